@@ -1,0 +1,51 @@
+# The two set-up commands of the README: `make run` and `make test`.
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-fast check format install system-deps demo bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# llama-cpp-python compiles from source the first time (~8.5 min on 2 cores); pip caches it.
+	$(PY) -m pip install -r requirements-dev.txt -c constraints.txt
+	touch $(STAMP)
+
+install: $(STAMP) system-deps
+
+# WordNet (synonym/antonym relations) and Chromium (browser test) come from Debian.
+system-deps:
+	@if [ ! -d /usr/share/wordnet ] || ! command -v chromium >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && apt-get install -y -qq wordnet-base wordnet-sense-index chromium chromium-driver >/dev/null \
+			|| echo "warning: apt-get failed; WordNet relations and the browser test will be unavailable"; \
+		else \
+			echo "note: run 'sudo apt-get install wordnet-base wordnet-sense-index chromium' for WordNet relations and the browser test"; \
+		fi; \
+	fi
+
+run: install
+	MORPHSCOPE_DEMO=1 $(PY) -m streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
+
+test: install
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+test-fast: install
+	$(PY) -m pytest -m "not slow" -x -q
+
+check: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: install
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+bench: install
+	for f in bench/bench_*.py; do $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""Morphscope engine: endpoints, tasks, runner, metrics and the CLI. Never imports streamlit."""

@@ -1,0 +1,113 @@
+"""Small shared value types of the engine (SPEC §1 vocabulary)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Verdict(StrEnum):
+    """Outcome of one case. SKIP and ERROR are shown but never counted as pass or violation."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+    ERROR = "ERROR"
+
+
+class Label(StrEnum):
+    """A human judgement on a FAIL (append-only history; the verdict itself is never changed)."""
+
+    CONFIRMED = "confirmed"
+    FP_INVALID_FOLLOWUP = "fp_invalid_followup"
+    FP_ORACLE = "fp_oracle"
+    UNSURE = "unsure"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible model endpoint. Holds the *name* of the key's variable, never the key."""
+
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    seed: int | None = None
+    concurrency: int = 8
+    timeout_s: float = 60.0
+    embedded: bool = False
+
+    def sampling_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+        }
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return params
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One source input: field values plus optional reference answer / solution / steps."""
+
+    fields: dict[str, str]
+    reference: str | None = None
+    reference_steps: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return content_hash({"fields": self.fields, "reference": self.reference})[:16]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A provider response as data: text or error, with cache and timing facts."""
+
+    text: str | None
+    error: str | None = None
+    cached: bool = False
+    latency_ms: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+@dataclass(frozen=True)
+class ParsedOutput:
+    """What a task's parser extracted from a completion."""
+
+    answer: str | None
+    trace: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """A verdict with the measured value and a one-line reason."""
+
+    verdict: Verdict
+    oracle: str
+    value: float | None = None
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def content_hash(obj: Any) -> str:
+    """Stable sha256 of a JSON-serialisable object (sorted keys), used for cache keys and ids."""
+    payload = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,1 @@
+"""ad relations (being written)."""

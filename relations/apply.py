@@ -1,0 +1,123 @@
+"""Turning (sample, relation) into seeded follow-ups — shared by the runner, the CLI and the pages."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.types import Sample
+from relations.base import FollowUp, NotApplicable, Relation, Rewriter, TransformContext
+from relations.requirements import availability
+
+
+def case_seed(run_seed: int, sample_id: str, relation_id: str, followup_index: int) -> int:
+    """The per-case seed: the same run seed reproduces the same follow-up byte for byte."""
+    key = f"{run_seed}|{sample_id}|{relation_id}|{followup_index}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+
+
+@dataclass(frozen=True)
+class SkippedFollowUp:
+    """A follow-up that could not be made: becomes a SKIP case with this reason."""
+
+    target: str
+    reason: str
+
+
+def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[str, ...]]:
+    """Which field sets get their own follow-up: each field, then all of them together."""
+    fields = [f for f in task_fields if relation.fields is None or f in relation.fields]
+    if not fields:
+        return []
+    if len(fields) == 1 or not relation.per_field:
+        return [tuple(fields)] if relation.per_field is False else [(fields[0],)]
+    return [(f,) for f in fields] + [tuple(fields)]
+
+
+def make_context(
+    relation: Relation,
+    sample: Sample,
+    task_id: str,
+    field: str,
+    *,
+    seed: int,
+    partners: Sequence[Sample] = (),
+    rewrite: Rewriter | None = None,
+) -> TransformContext:
+    return TransformContext(
+        rng=random.Random(seed),
+        seed=seed,
+        task_id=task_id,
+        field=field,
+        sample_fields=dict(sample.fields),
+        partners=partners,
+        rewrite=rewrite,
+        params=dict(relation.params),
+    )
+
+
+def generate_followups(
+    relation: Relation,
+    sample: Sample,
+    task_id: str,
+    task_fields: Sequence[str],
+    *,
+    run_seed: int = 0,
+    partners: Sequence[Sample] = (),
+    rewrite: Rewriter | None = None,
+) -> list[FollowUp | SkippedFollowUp]:
+    """All follow-ups of one sample under one relation, in a stable order (index = position)."""
+    available, why = availability(relation.requires)
+    if not available:
+        return [SkippedFollowUp(target="*", reason=f"relation unavailable: {why}")]
+    if not relation.applies_to(task_id):
+        return [SkippedFollowUp(target="*", reason=f"relation does not apply to task {task_id}")]
+
+    if relation.build is not None:
+        seed = case_seed(run_seed, sample.id, relation.id, 0)
+        ctx = make_context(
+            relation, sample, task_id, task_fields[0], seed=seed, partners=partners, rewrite=rewrite
+        )
+        try:
+            return list(relation.build(sample, task_id, task_fields, ctx))
+        except NotApplicable as exc:
+            return [SkippedFollowUp(target="*", reason=str(exc))]
+
+    assert relation.transform is not None, f"{relation.id} has neither transform nor build"
+    results: list[FollowUp | SkippedFollowUp] = []
+    for index, target in enumerate(field_targets(relation, task_fields)):
+        seed = case_seed(run_seed, sample.id, relation.id, index)
+        new_fields = dict(sample.fields)
+        target_name = "+".join(target)
+        try:
+            for field_name in target:
+                ctx = make_context(
+                    relation, sample, task_id, field_name, seed=seed, partners=partners, rewrite=rewrite
+                )
+                new_fields[field_name] = relation.transform(sample.fields.get(field_name, ""), ctx)
+        except NotApplicable as exc:
+            results.append(SkippedFollowUp(target=target_name, reason=str(exc)))
+            continue
+        preamble = relation.params.get("preamble")
+        results.append(FollowUp(fields=new_fields, target=target_name, preamble=preamble))
+    return results
+
+
+def transform_text(
+    relation: Relation,
+    text: str,
+    *,
+    seed: int = 0,
+    task_id: str = "qa",
+    field: str = "text",
+    partners: Sequence[Sample] = (),
+    rewrite: Rewriter | None = None,
+) -> FollowUp | SkippedFollowUp:
+    """Apply a relation to one free text (the Relations page's try-it box and `transform` CLI)."""
+    sample = Sample(fields={field: text})
+    outputs = generate_followups(
+        relation, sample, task_id, [field], run_seed=seed, partners=partners, rewrite=rewrite
+    )
+    return outputs[0] if outputs else SkippedFollowUp(target=field, reason="no follow-up")

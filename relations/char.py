@@ -1,0 +1,1 @@
+"""char relations (being written)."""

@@ -1,0 +1,1 @@
+"""multi relations (being written)."""

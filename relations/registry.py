@@ -1,0 +1,93 @@
+"""The relation registry. Built-ins register through the same door as user extensions."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from relations.base import Expectation, Relation, RelationKind, TransformFn
+
+REGISTRY: dict[str, Relation] = {}
+
+# One module per family; importing a module registers its relations.
+BUILTIN_MODULES = (
+    "relations.si",
+    "relations.rrb",
+    "relations.ad",
+    "relations.char",
+    "relations.word",
+    "relations.sentence",
+    "relations.task_specific",
+    "relations.multi",
+)
+_loaded = False
+
+
+def register(relation: Relation) -> Relation:
+    if relation.id in REGISTRY and REGISTRY[relation.id] is not relation:
+        raise ValueError(f"relation id {relation.id!r} registered twice")
+    REGISTRY[relation.id] = relation
+    return relation
+
+
+def transform_relation(
+    *,
+    id: str,  # noqa: A002 - the catalog's own word
+    name: str,
+    category: str,
+    description: str,
+    example: str,
+    kind: RelationKind = RelationKind.RULE,
+    expectation: Expectation = Expectation.EQUIVALENT,
+    **extra: Any,
+) -> Callable[[TransformFn], TransformFn]:
+    """Decorator: register a text transformation ``fn(text, ctx) -> text`` as a relation."""
+
+    def decorate(fn: TransformFn) -> TransformFn:
+        register(
+            Relation(
+                id=id,
+                name=name,
+                family=id.split(".", 1)[0],
+                category=category,
+                description=description,
+                example=example,
+                kind=kind,
+                expectation=expectation,
+                transform=fn,
+                **extra,
+            )
+        )
+        return fn
+
+    return decorate
+
+
+def load_builtins() -> None:
+    global _loaded  # noqa: PLW0603 - import-once latch for the built-in modules
+    if _loaded:
+        return
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+    _loaded = True
+
+
+def list_relations(task_id: str | None = None, extra: Iterable[Relation] = ()) -> list[Relation]:
+    """Built-in relations (plus ``extra``, e.g. custom ones from the store), sorted by id."""
+    load_builtins()
+    relations = list(REGISTRY.values()) + list(extra)
+    if task_id is not None:
+        relations = [r for r in relations if r.applies_to(task_id)]
+    return sorted(relations, key=lambda r: r.id)
+
+
+def get_relation(relation_id: str, extra: Iterable[Relation] = ()) -> Relation:
+    load_builtins()
+    for relation in extra:
+        if relation.id == relation_id:
+            return relation
+    try:
+        return REGISTRY[relation_id]
+    except KeyError:
+        raise KeyError(f"unknown relation {relation_id!r}") from None

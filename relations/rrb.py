@@ -1,0 +1,1 @@
+"""rrb relations (being written)."""

@@ -1,0 +1,1 @@
+"""sentence relations (being written)."""

@@ -1,0 +1,1 @@
+"""si relations (being written)."""

@@ -1,0 +1,133 @@
+"""Schema migrations (applied in order; never edit an applied one — add a new function)."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("morphscope")
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE endpoints (
+            name TEXT PRIMARY KEY,
+            base_url TEXT NOT NULL,
+            model TEXT NOT NULL,
+            api_key_env TEXT,            -- the variable's NAME, never the key
+            params TEXT NOT NULL DEFAULT '{}',
+            embedded INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            template TEXT NOT NULL,
+            answer_type TEXT NOT NULL,
+            labels TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE custom_relations (
+            id TEXT PRIMARY KEY,
+            spec TEXT NOT NULL,          -- JSON: kind, rule, expectation, thresholds …
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE samples (
+            id TEXT PRIMARY KEY,
+            fields TEXT NOT NULL,
+            reference TEXT,
+            reference_steps TEXT NOT NULL DEFAULT '[]',
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL,        -- running / done / cancelled / interrupted
+            endpoint_name TEXT NOT NULL,
+            model TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            dataset TEXT,
+            config TEXT NOT NULL,        -- the full RunConfig (re-runnable)
+            n_planned INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE run_samples (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            sample_id TEXT NOT NULL REFERENCES samples(id),
+            PRIMARY KEY (run_id, position)
+        );
+        CREATE TABLE calls (
+            key TEXT PRIMARY KEY,        -- hash of base URL, model, params, messages, repeat
+            base_url TEXT NOT NULL,
+            model TEXT NOT NULL,
+            params TEXT NOT NULL,
+            messages TEXT NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            response TEXT NOT NULL,
+            latency_ms REAL,
+            usage TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE embeddings (
+            text_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,        -- float32, L2-normalised
+            PRIMARY KEY (text_hash, model)
+        );
+        CREATE TABLE cases (
+            id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            sample_id TEXT NOT NULL,
+            relation_id TEXT NOT NULL,
+            family TEXT NOT NULL,
+            side TEXT,                   -- AgentDiff: meaning / presentation
+            target TEXT NOT NULL,        -- field(s) transformed
+            followup_index INTEGER NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            source_input TEXT NOT NULL,  -- JSON fields
+            followup_input TEXT,
+            source_prompt TEXT,
+            followup_prompt TEXT,
+            source_output TEXT,
+            followup_output TEXT,
+            source_answer TEXT,
+            followup_answer TEXT,
+            verdict TEXT NOT NULL CHECK (verdict IN ('PASS','FAIL','SKIP','ERROR')),
+            oracle TEXT,
+            value REAL,                  -- the measured value (similarity, |Δ| …)
+            reason TEXT NOT NULL DEFAULT '',
+            details TEXT NOT NULL DEFAULT '{}',
+            score_source REAL,           -- Score(M(p), s*) when a reference exists
+            score_followup REAL,
+            delta REAL,                  -- Δ = score_followup − score_source
+            output_similarity REAL,      -- cos(source output, follow-up output)
+            trace_sim REAL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_cases_run ON cases(run_id, relation_id, verdict);
+        CREATE INDEX idx_cases_model_relation ON cases(model, relation_id, verdict);
+        CREATE INDEX idx_cases_task ON cases(task_id);
+        CREATE INDEX idx_cases_verdict ON cases(verdict, relation_id);
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+            label TEXT NOT NULL CHECK (label IN
+                ('confirmed','fp_invalid_followup','fp_oracle','unsure','retracted')),
+            note TEXT NOT NULL DEFAULT '',
+            labeler TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_labels_case ON labels(case_id, id);
+        CREATE TABLE threshold_overrides (
+            relation_id TEXT PRIMARY KEY,
+            threshold REAL NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """
+    )

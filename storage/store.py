@@ -1,0 +1,407 @@
+"""The one storage object. Verbs for runs, cases, the call cache, embeddings and settings.
+
+Datasette's rule for SQLite applies: one writer, many readers. Each ``Store`` owns one
+connection; pages open a fresh ``Store`` per script run instead of caching a connection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlite_utils import Database
+
+from app.types import Completion, Endpoint, Sample, content_hash
+from storage.analysis import AnalysisQueries
+from storage.labels import LabelVerbs
+from storage.migrations import migrations
+
+DEFAULT_DB = Path("data/morphscope.db")
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get("MORPHSCOPE_DB") or DEFAULT_DB)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+class Store(AnalysisQueries, LabelVerbs):
+    """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        path = default_db_path() if path is None else path
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        else:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self.path = str(path)
+        self.db = Database(conn)
+        if self.path != ":memory:":
+            self.db.enable_wal()
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        migrations.apply(self.db)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def query(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        return list(self.db.query(sql, params))
+
+    # ------------------------------------------------------------ endpoints
+
+    def save_endpoint(self, endpoint: Endpoint) -> None:
+        params = {
+            "temperature": endpoint.temperature,
+            "top_p": endpoint.top_p,
+            "max_tokens": endpoint.max_tokens,
+            "seed": endpoint.seed,
+            "concurrency": endpoint.concurrency,
+            "timeout_s": endpoint.timeout_s,
+        }
+        with self.db.atomic():
+            self.db["endpoints"].upsert(
+                {
+                    "name": endpoint.name,
+                    "base_url": endpoint.base_url,
+                    "model": endpoint.model,
+                    "api_key_env": endpoint.api_key_env,
+                    "params": _dumps(params),
+                    "embedded": int(endpoint.embedded),
+                    "created_at": now(),
+                },
+                pk="name",
+            )
+
+    def endpoints(self) -> list[Endpoint]:
+        rows = self.query("SELECT * FROM endpoints ORDER BY name")
+        return [self._endpoint(row) for row in rows]
+
+    def endpoint(self, name: str) -> Endpoint | None:
+        rows = self.query("SELECT * FROM endpoints WHERE name = ?", [name])
+        return self._endpoint(rows[0]) if rows else None
+
+    def delete_endpoint(self, name: str) -> None:
+        with self.db.atomic():
+            self.db.execute("DELETE FROM endpoints WHERE name = ?", [name])
+
+    @staticmethod
+    def _endpoint(row: dict[str, Any]) -> Endpoint:
+        params = json.loads(row["params"])
+        return Endpoint(
+            name=row["name"],
+            base_url=row["base_url"],
+            model=row["model"],
+            api_key_env=row["api_key_env"],
+            embedded=bool(row["embedded"]),
+            **params,
+        )
+
+    # ------------------------------------------------------------ custom tasks & relations
+
+    def save_task(self, task_id: str, name: str, template: str, answer_type: str, labels) -> None:
+        with self.db.atomic():
+            self.db["tasks"].upsert(
+                {
+                    "id": task_id,
+                    "name": name,
+                    "template": template,
+                    "answer_type": answer_type,
+                    "labels": _dumps(list(labels)),
+                    "created_at": now(),
+                },
+                pk="id",
+            )
+
+    def custom_task_rows(self) -> list[dict[str, Any]]:
+        rows = self.query("SELECT * FROM tasks ORDER BY id")
+        for row in rows:
+            row["labels"] = json.loads(row["labels"])
+        return rows
+
+    def delete_task(self, task_id: str) -> None:
+        with self.db.atomic():
+            self.db.execute("DELETE FROM tasks WHERE id = ?", [task_id])
+
+    def save_custom_relation(self, relation_id: str, spec: dict[str, Any]) -> None:
+        existing = self.query("SELECT created_at FROM custom_relations WHERE id = ?", [relation_id])
+        with self.db.atomic():
+            self.db["custom_relations"].upsert(
+                {
+                    "id": relation_id,
+                    "spec": _dumps(spec),
+                    "created_at": existing[0]["created_at"] if existing else now(),
+                    "updated_at": now(),
+                },
+                pk="id",
+            )
+
+    def custom_relation_specs(self) -> dict[str, dict[str, Any]]:
+        rows = self.query("SELECT id, spec FROM custom_relations ORDER BY id")
+        return {row["id"]: json.loads(row["spec"]) for row in rows}
+
+    def delete_custom_relation(self, relation_id: str) -> None:
+        with self.db.atomic():
+            self.db.execute("DELETE FROM custom_relations WHERE id = ?", [relation_id])
+
+    # ------------------------------------------------------------ runs & samples
+
+    def save_run(
+        self,
+        run_id: str,
+        *,
+        endpoint: Endpoint,
+        task_id: str,
+        config: dict[str, Any],
+        samples: list[Sample],
+        dataset: str | None = None,
+        n_planned: int = 0,
+    ) -> None:
+        """Create the run (or reopen it for resuming) together with its samples, atomically."""
+        with self.db.atomic():
+            for sample in samples:
+                self.db["samples"].upsert(
+                    {
+                        "id": sample.id,
+                        "fields": _dumps(sample.fields),
+                        "reference": sample.reference,
+                        "reference_steps": _dumps(list(sample.reference_steps)),
+                        "meta": _dumps(sample.meta),
+                    },
+                    pk="id",
+                )
+            existing = self.query("SELECT id FROM runs WHERE id = ?", [run_id])
+            if existing:
+                self.db.execute(
+                    "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ? "
+                    "WHERE id = ?",
+                    [n_planned, run_id],
+                )
+                return
+            self.db["runs"].insert(
+                {
+                    "id": run_id,
+                    "created_at": now(),
+                    "finished_at": None,
+                    "status": "running",
+                    "endpoint_name": endpoint.name,
+                    "model": endpoint.model,
+                    "task_id": task_id,
+                    "dataset": dataset,
+                    "config": _dumps(config),
+                    "n_planned": n_planned,
+                }
+            )
+            self.db["run_samples"].insert_all(
+                {"run_id": run_id, "position": i, "sample_id": s.id} for i, s in enumerate(samples)
+            )
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", [status, now(), run_id]
+            )
+
+    def runs(self) -> list[dict[str, Any]]:
+        return self.query(
+            "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS n_cases "
+            "FROM runs r ORDER BY r.created_at DESC, r.id"
+        )
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM runs WHERE id = ?", [run_id])
+        if not rows:
+            return None
+        row = rows[0]
+        row["config"] = json.loads(row["config"])
+        return row
+
+    def run_samples(self, run_id: str) -> list[Sample]:
+        rows = self.query(
+            "SELECT s.* FROM run_samples rs JOIN samples s ON s.id = rs.sample_id "
+            "WHERE rs.run_id = ? ORDER BY rs.position",
+            [run_id],
+        )
+        return [
+            Sample(
+                fields=json.loads(r["fields"]),
+                reference=r["reference"],
+                reference_steps=tuple(json.loads(r["reference_steps"])),
+                meta=json.loads(r["meta"]),
+            )
+            for r in rows
+        ]
+
+    def delete_run(self, run_id: str) -> None:
+        with self.db.atomic():
+            self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
+
+    # ------------------------------------------------------------ cases
+
+    def record_cases(self, cases: list[dict[str, Any]]) -> None:
+        """Insert finished cases in one transaction (replacing a case re-evaluated on resume)."""
+        if not cases:
+            return
+        rows = []
+        for case in cases:
+            row = dict(case)
+            for key in ("source_input", "followup_input", "details"):
+                if key in row and not isinstance(row[key], str | None):
+                    row[key] = _dumps(row[key])
+            row.setdefault("created_at", now())
+            rows.append(row)
+        with self.db.atomic():
+            self.db["cases"].insert_all(rows, replace=True)
+
+    def recorded_case_ids(self, run_id: str) -> set[str]:
+        rows = self.db.execute("SELECT id FROM cases WHERE run_id = ?", [run_id]).fetchall()
+        return {row[0] for row in rows}
+
+    def cases_for(
+        self,
+        run_ids: Iterable[str] | None = None,
+        *,
+        verdicts: Iterable[str] | None = None,
+        relation_ids: Iterable[str] | None = None,
+        models: Iterable[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        where, params = self.case_filter(run_ids, verdicts, relation_ids, models)
+        sql = f"SELECT * FROM cases {where} ORDER BY run_id, sample_id, relation_id, followup_index, repeat_index"  # noqa: E501
+        if limit is not None:
+            sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
+        return self.query(sql, params)
+
+    def case(self, case_id: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM cases WHERE id = ?", [case_id])
+        return rows[0] if rows else None
+
+    @staticmethod
+    def case_filter(
+        run_ids: Iterable[str] | None = None,
+        verdicts: Iterable[str] | None = None,
+        relation_ids: Iterable[str] | None = None,
+        models: Iterable[str] | None = None,
+        tasks: Iterable[str] | None = None,
+    ) -> tuple[str, list[Any]]:
+        """A WHERE clause (with parameters) shared by every case query."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, values in (
+            ("run_id", run_ids),
+            ("verdict", verdicts),
+            ("relation_id", relation_ids),
+            ("model", models),
+            ("task_id", tasks),
+        ):
+            if values is None:
+                continue
+            values = list(values)
+            if not values:
+                clauses.append("0")
+                continue
+            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    # ------------------------------------------------------------ call cache
+
+    @staticmethod
+    def call_key(base_url: str, model: str, params: dict, messages: list, repeat_index: int) -> str:
+        return content_hash(
+            {
+                "base_url": base_url.rstrip("/"),
+                "model": model,
+                "params": params,
+                "messages": messages,
+                "repeat": repeat_index,
+            }
+        )
+
+    def cached_call(self, key: str) -> Completion | None:
+        row = self.db.execute(
+            "SELECT response, latency_ms, usage FROM calls WHERE key = ?", [key]
+        ).fetchone()
+        if row is None:
+            return None
+        return Completion(text=row[0], cached=True, latency_ms=row[1] or 0.0, usage=json.loads(row[2]))
+
+    def cache_call(
+        self,
+        key: str,
+        *,
+        base_url: str,
+        model: str,
+        params: dict,
+        messages: list,
+        repeat_index: int,
+        completion: Completion,
+    ) -> None:
+        """Only successful calls are cached: a failed call is retried on the next run."""
+        if not completion.ok:
+            return
+        with self.db.atomic():
+            self.db["calls"].insert(
+                {
+                    "key": key,
+                    "base_url": base_url,
+                    "model": model,
+                    "params": _dumps(params),
+                    "messages": _dumps(messages),
+                    "repeat_index": repeat_index,
+                    "response": completion.text,
+                    "latency_ms": completion.latency_ms,
+                    "usage": _dumps(completion.usage),
+                    "created_at": now(),
+                },
+                replace=True,
+            )
+
+    def count_calls(self) -> int:
+        return self.db.execute("SELECT count(*) FROM calls").fetchone()[0]
+
+    # ------------------------------------------------------------ embeddings cache
+
+    def cached_embeddings(self, hashes: list[str], model: str) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for chunk in _chunks(hashes, 500):
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(
+                f"SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
+                [model, *chunk],
+            ).fetchall()
+            for text_hash, blob in rows:
+                found[text_hash] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def cache_embeddings(self, vectors: dict[str, np.ndarray], model: str) -> None:
+        if not vectors:
+            return
+        with self.db.atomic():
+            self.db.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (text_hash, model, vector) VALUES (?, ?, ?)",
+                [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
+            )
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
