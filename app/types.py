@@ -43,6 +43,11 @@ class Endpoint:
     timeout_s: float = 60.0
     embedded: bool = False
 
+    @property
+    def cache_base_url(self) -> str:
+        """The base URL used in call-cache keys: the embedded server's port changes per start."""
+        return "embedded://local" if self.embedded else self.base_url.rstrip("/")
+
     def sampling_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
             "temperature": self.temperature,

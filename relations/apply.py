@@ -94,7 +94,13 @@ def generate_followups(
         try:
             for field_name in target:
                 ctx = make_context(
-                    relation, sample, task_id, field_name, seed=seed, partners=partners, rewrite=rewrite
+                    relation,
+                    sample,
+                    task_id,
+                    field_name,
+                    seed=seed,
+                    partners=partners,
+                    rewrite=rewrite,
                 )
                 new_fields[field_name] = relation.transform(sample.fields.get(field_name, ""), ctx)
         except NotApplicable as exc:

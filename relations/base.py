@@ -62,7 +62,9 @@ class TransformContext:
 
     def require_rewriter(self) -> Rewriter:
         if self.rewrite is None:
-            raise NotApplicable("no transformation endpoint configured for this LLM-prompted relation")
+            raise NotApplicable(
+                "no transformation endpoint configured for this LLM-prompted relation"
+            )
         return self.rewrite
 
 

@@ -33,7 +33,7 @@ def register(relation: Relation) -> Relation:
 
 def transform_relation(
     *,
-    id: str,  # noqa: A002 - the catalog's own word
+    id: str,
     name: str,
     category: str,
     description: str,
@@ -65,7 +65,7 @@ def transform_relation(
 
 
 def load_builtins() -> None:
-    global _loaded  # noqa: PLW0603 - import-once latch for the built-in modules
+    global _loaded
     if _loaded:
         return
     for module in BUILTIN_MODULES:

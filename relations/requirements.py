@@ -12,7 +12,7 @@ def wordnet_status() -> tuple[bool, str]:
         from relations.wordnet import load_wordnet
 
         load_wordnet()
-    except Exception as exc:  # noqa: BLE001 - any failure means "unavailable, with this reason"
+    except Exception as exc:
         return False, f"WordNet unavailable: {exc}"
     return True, ""
 

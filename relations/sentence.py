@@ -1,1 +1,159 @@
-"""sentence relations (being written)."""
+"""sentence.* — LLMorph's sentence-level relations (catalogue numbers in ``ref``).
+
+Identity (49), paraphrase (51), sentence shuffle (19), a random neutral sentence added (84),
+back-translation through the transformation endpoint (120) and upper-casing (102). Each should
+leave the answer unchanged (EQUIVALENT).
+"""
+
+from __future__ import annotations
+
+from relations.base import NotApplicable, RelationKind, TransformContext
+from relations.llm_prompts import PRESERVATION_CONSTRAINT, clean_rewrite, llm_rewrite
+from relations.registry import transform_relation
+from relations.text_utils import join_sentences, outside_math, permute_changed, split_sentences
+
+EXAMPLE = "The hotel room was small. The staff, however, were friendly and quick to help."
+
+# Our own sentiment-neutral, number-free sentences for LLMorph 84.
+NEUTRAL_SENTENCES = (
+    "The station has a large clock above its main entrance.",
+    "Some people read the newspaper with their morning coffee.",
+    "The river runs along the eastern edge of the town.",
+    "Most of the shelves in the shop are made of pine.",
+    "A weather report is broadcast after the evening news.",
+    "The library lends out maps as well as books.",
+    "Buses leave from the square in front of the town hall.",
+    "The path to the lake is lined with tall grass.",
+)
+
+# Intermediate languages for LLMorph 120, picked by the case seed (overridable via params).
+BACK_TRANSLATION_LANGUAGES = ("French", "German", "Spanish", "Italian", "Portuguese")
+
+_PARAPHRASE = (
+    "Paraphrase the text below: say exactly the same thing with different words, keeping its tone."
+)
+_TO_PIVOT = """Translate the text below into {language}.
+Keep every number, name and mathematical expression exactly as written.
+Reply with the {language} translation only.
+
+<text>
+{text}
+</text>"""
+_FROM_PIVOT = """Translate the {language} text below into English.
+{constraint}
+Reply with the English translation only.
+
+<text>
+{text}
+</text>"""
+
+
+def _llmorph(number: int) -> str:
+    return f"LLMorph {number}"
+
+
+@transform_relation(
+    id="sentence.identity",
+    name="Identity",
+    category="sentence",
+    description="The unchanged input (LLMorph's identity relation; measures sampling noise).",
+    example=EXAMPLE,
+    ref=_llmorph(49),
+    params={"allow_identical": True},
+)
+def identity(text: str, ctx: TransformContext) -> str:
+    return text
+
+
+@transform_relation(
+    id="sentence.paraphrase",
+    name="Paraphrase",
+    category="sentence",
+    description="Paraphrase the input with the transformation endpoint.",
+    example=EXAMPLE,
+    kind=RelationKind.LLM,
+    preconditions="a transformation endpoint (an empty rewrite is skipped)",
+    ref=_llmorph(51),
+    similarity_floor=0.7,
+)
+def paraphrase(text: str, ctx: TransformContext) -> str:
+    return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase")
+
+
+@transform_relation(
+    id="sentence.shuffle",
+    name="Shuffle sentences",
+    category="sentence",
+    description="Put the sentences in a seeded new order (joined with single spaces).",
+    example=EXAMPLE,
+    preconditions="at least 2 different sentences",
+    ref=_llmorph(19),
+)
+def shuffle(text: str, ctx: TransformContext) -> str:
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        raise NotApplicable(f"needs at least 2 sentences, found {len(sentences)}")
+    if len(set(sentences)) < 2:
+        raise NotApplicable("all sentences are the same; no order can differ")
+    return join_sentences(permute_changed(sentences, ctx.rng))
+
+
+@transform_relation(
+    id="sentence.add_random",
+    name="Add a random sentence",
+    category="sentence",
+    description="Append a neutral, unrelated sentence (from a fixed list, picked by the case "
+    "seed).",
+    example=EXAMPLE,
+    ref=_llmorph(84),
+)
+def add_random(text: str, ctx: TransformContext) -> str:
+    return f"{text.rstrip()} {ctx.rng.choice(NEUTRAL_SENTENCES)}"
+
+
+@transform_relation(
+    id="sentence.back_translation",
+    name="Back-translation",
+    category="sentence",
+    description="Translate into an intermediate language (chosen by the case seed) and back to "
+    "English, both with the transformation endpoint.",
+    example=EXAMPLE,
+    kind=RelationKind.LLM,
+    preconditions="a transformation endpoint (two calls; an empty translation is skipped)",
+    ref=_llmorph(120),
+    similarity_floor=0.7,
+    params={"languages": BACK_TRANSLATION_LANGUAGES},
+)
+def back_translation(text: str, ctx: TransformContext) -> str:
+    rewrite = ctx.require_rewriter()
+    language = ctx.rng.choice(tuple(ctx.params.get("languages") or BACK_TRANSLATION_LANGUAGES))
+    pivot = clean_rewrite(rewrite(_TO_PIVOT.format(language=language, text=text)))
+    if not pivot:
+        raise NotApplicable(f"the transformation endpoint returned an empty {language} translation")
+    back = clean_rewrite(
+        rewrite(
+            _FROM_PIVOT.format(language=language, constraint=PRESERVATION_CONSTRAINT, text=pivot)
+        )
+    )
+    if not back:
+        raise NotApplicable(
+            f"the transformation endpoint returned an empty translation from {language}"
+        )
+    return back
+
+
+@transform_relation(
+    id="sentence.uppercase",
+    name="Upper-case",
+    category="sentence",
+    description="Upper-case every letter of the prose; math spans ($…$, \\(…\\)) and LaTeX "
+    "commands are left as they are, since case matters there.",
+    example=EXAMPLE,
+    preconditions="some lower-case prose",
+    ref=_llmorph(102),
+)
+def uppercase(text: str, ctx: TransformContext) -> str:
+    upper = outside_math(text, str.upper)
+    if upper == text:
+        raise NotApplicable("no lower-case letters outside math to upper-case")
+    return upper

@@ -1,7 +1,475 @@
-"""SQL aggregations for the Analysis page and `report` (mixed into ``Store``)."""
+"""SQL aggregations for the Analysis page and `report` (mixed into ``Store``).
+
+Every verb here groups in SQLite and returns small lists of dicts (one per group), never the raw
+500k case rows. Derived numbers (Wilson intervals, net-of-floor rates, tests) are computed from
+these aggregates in ``app.metrics`` / ``app.stats``.
+
+Definitions used by the queries (``app.metrics`` documents the full list):
+
+- *case counts* — ``n`` every case, ``n_pass`` / ``n_fail`` / ``n_skip`` / ``n_error`` by verdict,
+  ``n_invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (a subset of
+  ``n_skip``, counted separately).
+- *answer changed* — for a case with both a source and a follow-up answer:
+  ``lower(trim(source_answer)) <> lower(trim(followup_answer))``; ``n_answered`` counts the cases
+  with both answers, ``n_changed`` those whose answer changed.
+- *cell* — one (model, task, sample, relation). Its Δ is the mean Δ of its cases (repeats,
+  follow-up indices and targets averaged first); cells without any Δ are left out of Δ metrics.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+IDENTITY_RELATION = "si.identity"
+STABILITY_THRESHOLD = 0.05
+
+# Columns a caller may group by (validated: they are pasted into SQL).
+GROUP_COLUMNS = ("model", "relation_id", "task_id", "run_id", "family", "side")
+
+_META_KEY = re.compile(r"^[A-Za-z0-9_]+$")
+
+_CHANGED = (
+    "CASE WHEN source_answer IS NULL OR followup_answer IS NULL THEN NULL "
+    "ELSE lower(trim(source_answer)) <> lower(trim(followup_answer)) END"
+)
+
+# The columns the drill-down table needs (everything but the prompts).
+DRILLDOWN_COLUMNS = (
+    "id, run_id, sample_id, relation_id, family, side, target, followup_index, repeat_index, "
+    "model, task_id, source_input, followup_input, source_output, followup_output, "
+    "source_answer, followup_answer, verdict, oracle, value, reason, details, "
+    "score_source, score_followup, delta, output_similarity, trace_sim, created_at"
+)
+
+
+def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(values)
+
+
+@dataclass(frozen=True)
+class CaseFilter:
+    """Which cases an analysis looks at. ``None`` means "any"; an empty tuple matches nothing.
+
+    ``date_from`` / ``date_to`` are inclusive calendar dates (``YYYY-MM-DD`` or ``date``) on the
+    *run's* start time (``runs.created_at``, UTC), so a run is either wholly in or wholly out.
+    """
+
+    run_ids: tuple[str, ...] | None = None
+    models: tuple[str, ...] | None = None
+    tasks: tuple[str, ...] | None = None
+    relations: tuple[str, ...] | None = None
+    date_from: str | None = None
+    date_to: str | None = None
+
+    @classmethod
+    def make(
+        cls,
+        run_ids: Iterable[str] | None = None,
+        models: Iterable[str] | None = None,
+        tasks: Iterable[str] | None = None,
+        relations: Iterable[str] | None = None,
+        date_from: str | date | None = None,
+        date_to: str | date | None = None,
+    ) -> CaseFilter:
+        """Build a filter from any iterables / dates (normalised so it is hashable for caches)."""
+        return cls(
+            run_ids=_as_tuple(run_ids),
+            models=_as_tuple(models),
+            tasks=_as_tuple(tasks),
+            relations=_as_tuple(relations),
+            date_from=str(date_from) if date_from else None,
+            date_to=str(date_to) if date_to else None,
+        )
+
+    def with_relations(self, relations: Iterable[str] | None) -> CaseFilter:
+        return replace(self, relations=_as_tuple(relations))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (for reports)."""
+        return {
+            "run_ids": list(self.run_ids) if self.run_ids is not None else None,
+            "models": list(self.models) if self.models is not None else None,
+            "tasks": list(self.tasks) if self.tasks is not None else None,
+            "relations": list(self.relations) if self.relations is not None else None,
+            "date_from": self.date_from,
+            "date_to": self.date_to,
+        }
+
+    def where(self, extra: Iterable[str] = ()) -> tuple[str, list[Any]]:
+        """``WHERE …`` (or "") over the bare ``cases`` table, with its parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, values in (
+            ("run_id", self.run_ids),
+            ("model", self.models),
+            ("task_id", self.tasks),
+            ("relation_id", self.relations),
+        ):
+            if values is None:
+                continue
+            if not values:
+                clauses.append("0")
+                continue
+            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+        if self.date_from or self.date_to:
+            run_clauses = []
+            if self.date_from:
+                run_clauses.append("created_at >= ?")
+                params.append(_day(self.date_from).isoformat())
+            if self.date_to:
+                run_clauses.append("created_at < ?")
+                params.append((_day(self.date_to) + timedelta(days=1)).isoformat())
+            clauses.append(f"run_id IN (SELECT id FROM runs WHERE {' AND '.join(run_clauses)})")
+        clauses.extend(extra)
+        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _day(value: str | date) -> date:
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError as exc:
+        raise ValueError(f"not a date (expected YYYY-MM-DD): {value!r}") from exc
+
+
+def _group(by: Iterable[str]) -> tuple[str, ...]:
+    by = tuple(by)
+    for column in by:
+        if column not in GROUP_COLUMNS:
+            raise ValueError(f"cannot group by {column!r} (allowed: {', '.join(GROUP_COLUMNS)})")
+    return by
+
+
+def _select_group(by: tuple[str, ...]) -> tuple[str, str]:
+    """(``col, col, `` for SELECT, ``GROUP BY col, col`` or "")."""
+    if not by:
+        return "", ""
+    columns = ", ".join(by)
+    return columns + ", ", f"GROUP BY {columns} ORDER BY {columns}"
 
 
 class AnalysisQueries:
     """Aggregation verbs; every query groups in SQL rather than loading rows into pandas."""
+
+    db: Database  # provided by Store, as is ``query(sql, params) -> list[dict]``
+
+    # ------------------------------------------------------------ options & counts
+
+    def filter_options(self) -> dict[str, Any]:
+        """Distinct values for the filter widgets: runs, models, tasks, relations, date bounds."""
+        runs = self.query(
+            "SELECT id, created_at, status, model, task_id, endpoint_name, dataset "
+            "FROM runs ORDER BY created_at DESC, id"
+        )
+        models = [r["model"] for r in self.query("SELECT DISTINCT model FROM cases ORDER BY 1")]
+        tasks = [r["task_id"] for r in self.query("SELECT DISTINCT task_id FROM cases ORDER BY 1")]
+        relation_rows = self.query("SELECT DISTINCT relation_id FROM cases ORDER BY 1")
+        relations = [r["relation_id"] for r in relation_rows]
+        bounds = self.query("SELECT min(created_at) AS first, max(created_at) AS last FROM runs")[0]
+        return {
+            "runs": runs,
+            "models": models,
+            "tasks": tasks,
+            "relations": relations,
+            "date_min": bounds["first"][:10] if bounds["first"] else None,
+            "date_max": bounds["last"][:10] if bounds["last"] else None,
+        }
+
+    def count_cases(self, flt: CaseFilter | None = None) -> int:
+        """Number of cases matching the filter."""
+        where, params = (flt or CaseFilter()).where()
+        return self.db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
+
+    # ------------------------------------------------------------ verdicts, Δ and similarity
+
+    def verdict_counts(
+        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
+    ) -> list[dict[str, Any]]:
+        """Per group: case counts by verdict, case-level Δ / similarity sums and answer changes.
+
+        Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_skip``, ``n_error``,
+        ``n_invalid_followup``, ``n_delta`` / ``sum_delta`` / ``sum_abs_delta`` (cases with a Δ),
+        ``n_similarity`` / ``sum_similarity`` (cases with an output similarity), ``n_answered`` /
+        ``n_changed`` (cases with both answers / whose answer changed).
+        """
+        flt = flt or CaseFilter()
+        by = _group(by)
+        select, group = _select_group(by)
+        where, params = flt.where()
+        rows = self.query(
+            f"SELECT {select}count(*) AS n, "
+            "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
+            "sum(verdict = 'SKIP') AS n_skip, sum(verdict = 'ERROR') AS n_error, "
+            "count(delta) AS n_delta, total(delta) AS sum_delta, "
+            "total(abs(delta)) AS sum_abs_delta, "
+            "count(output_similarity) AS n_similarity, "
+            "total(output_similarity) AS sum_similarity, "
+            f"count({_CHANGED}) AS n_answered, total({_CHANGED}) AS n_changed "
+            f"FROM cases {where} {group}",
+            params,
+        )
+        # invalid_followup SKIPs are rare: count them with a separate query that walks the
+        # verdict index instead of reading every row's reason.
+        where_skip, params_skip = flt.where(["verdict = 'SKIP'", "reason LIKE 'invalid_followup%'"])
+        invalid = {
+            tuple(r[c] for c in by): r["n"]
+            for r in self.query(
+                f"SELECT {select}count(*) AS n FROM cases {where_skip} {group}", params_skip
+            )
+        }
+        for row in rows:
+            for key in ("n_pass", "n_fail", "n_skip", "n_error"):
+                row[key] = int(row[key] or 0)
+            row["n_changed"] = int(row["n_changed"] or 0)
+            row["n_invalid_followup"] = invalid.get(tuple(row[c] for c in by), 0)
+        return [row for row in rows if row["n"]]
+
+    def cell_stats(
+        self,
+        flt: CaseFilter | None = None,
+        by: Iterable[str] = ("model", "relation_id"),
+        threshold: float = STABILITY_THRESHOLD,
+        identity: str = IDENTITY_RELATION,
+    ) -> list[dict[str, Any]]:
+        """Per group: Δ statistics over cells (model, task, sample, relation).
+
+        A cell's Δ is the mean Δ of its cases. Columns: ``n_cells`` (cells with a Δ),
+        ``mean_delta`` (mean cell Δ), ``mean_abs_delta`` (mean |cell Δ|), ``stability`` (share of
+        cells with |cell Δ| < threshold), and the same restricted to non-identity relations:
+        ``n_cells_excl_identity``, ``mad`` (mean |cell Δ| over non-identity cells — the paper's
+        MAD) and ``stability_excl_identity``.
+        """
+        flt = flt or CaseFilter()
+        by = _group(by)
+        for column in by:
+            if column not in ("model", "relation_id", "task_id"):
+                raise ValueError(f"cells cannot be grouped by {column!r}")
+        select, group = _select_group(by)
+        where, params = flt.where(["delta IS NOT NULL"])
+        # GROUP BY in the order of idx_cases_cells so SQLite walks the index without sorting.
+        sql = (
+            f"WITH cells AS (SELECT model, relation_id, task_id, sample_id, avg(delta) AS d "
+            f"FROM cases {where} GROUP BY model, relation_id, task_id, sample_id) "
+            f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta, "
+            "avg(abs(d)) AS mean_abs_delta, avg(abs(d) < ?) AS stability, "
+            "count(CASE WHEN relation_id <> ? THEN d END) AS n_cells_excl_identity, "
+            "avg(CASE WHEN relation_id <> ? THEN abs(d) END) AS mad, "
+            "avg(CASE WHEN relation_id <> ? THEN abs(d) < ? END) AS stability_excl_identity "
+            f"FROM cells {group}"
+        )
+        rows = self.query(sql, [*params, threshold, identity, identity, identity, threshold])
+        return [row for row in rows if row["n_cells"]]
+
+    def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
+        """(model, relation_id, cell Δ) for every cell with a Δ (input to the statistical tests)."""
+        where, params = (flt or CaseFilter()).where(["delta IS NOT NULL"])
+        return self.db.execute(
+            "SELECT model, relation_id, avg(delta) FROM cases "
+            f"{where} GROUP BY model, relation_id, task_id, sample_id",
+            params,
+        ).fetchall()
+
+    def value_sample(
+        self, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 100_000
+    ) -> tuple[list[tuple[str, str, float]], int]:
+        """(model, relation_id, value) per case for box plots, and the stride used.
+
+        When more than ``max_rows`` cases have a value, every k-th case by rowid is returned
+        (k = the stride, deterministic), so the figure stays small and the query fast.
+        """
+        if column not in ("delta", "output_similarity", "value", "trace_sim"):
+            raise ValueError(f"no distribution for column {column!r}")
+        flt = flt or CaseFilter()
+        where, params = flt.where([f"{column} IS NOT NULL"])
+        total = self.db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
+        stride = max(1, -(-total // max_rows)) if max_rows else 1
+        extra = [f"{column} IS NOT NULL"] + ([f"rowid % {stride} = 0"] if stride > 1 else [])
+        where, params = flt.where(extra)
+        rows = self.db.execute(
+            f"SELECT model, relation_id, {column} FROM cases {where}", params
+        ).fetchall()
+        return rows, stride
+
+    # ------------------------------------------------------------ AgentDiff gap
+
+    def side_gap(
+        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model",)
+    ) -> list[dict[str, Any]]:
+        """AgentDiff inconsistency gap per group (default: per model).
+
+        Per original (model, task, sample): inconsistency of side='meaning' cases (share whose
+        answer changed, among cases with both answers) minus that of side='presentation' cases.
+        The gap is the mean of those per-original differences over originals having both sides.
+        Also ``meaning_rate`` / ``presentation_rate`` (pooled over all their cases), ``n_originals``
+        and ``sd_gap`` (standard deviation of the per-original differences).
+        """
+        flt = flt or CaseFilter()
+        by = _group(by)
+        for column in by:
+            if column not in ("model", "task_id"):
+                raise ValueError(f"the gap cannot be grouped by {column!r}")
+        select, group = _select_group(by)
+        inner_by = ", ".join(dict.fromkeys((*by, "model", "task_id", "sample_id")))
+        where, params = flt.where(["side IN ('meaning', 'presentation')"])
+        per_case = (
+            f"WITH per_case AS (SELECT model, task_id, sample_id, side, {_CHANGED} AS changed "
+            f"FROM cases {where}) "
+        )
+        gap_sql = (
+            f"{per_case}, per_original AS (SELECT {inner_by}, "
+            "avg(CASE WHEN side = 'meaning' THEN changed END) AS meaning, "
+            "avg(CASE WHEN side = 'presentation' THEN changed END) AS presentation "
+            f"FROM per_case GROUP BY {inner_by}) "
+            f"SELECT {select}count(*) AS n_originals, avg(meaning - presentation) AS gap, "
+            "avg((meaning - presentation) * (meaning - presentation)) AS mean_sq "
+            "FROM per_original WHERE meaning IS NOT NULL AND presentation IS NOT NULL "
+            f"{group}"
+        )
+        pooled_sql = (
+            f"{per_case} SELECT "
+            f"{select}avg(CASE WHEN side = 'meaning' THEN changed END) AS meaning_rate, "
+            "avg(CASE WHEN side = 'presentation' THEN changed END) AS presentation_rate, "
+            "count(CASE WHEN side = 'meaning' THEN changed END) AS n_meaning, "
+            "count(CASE WHEN side = 'presentation' THEN changed END) AS n_presentation "
+            f"FROM per_case {group}"
+        )
+        gaps = {tuple(r[c] for c in by): r for r in self.query(gap_sql, params)}
+        pooled = self.query(pooled_sql, params)
+        out = []
+        for row in pooled:
+            key = tuple(row[c] for c in by)
+            gap_row = gaps.get(key, {})
+            n = gap_row.get("n_originals") or 0
+            gap = gap_row.get("gap")
+            sd = None
+            if n >= 2 and gap is not None:
+                variance = (gap_row["mean_sq"] - gap * gap) * n / (n - 1)
+                sd = max(variance, 0.0) ** 0.5
+            out.append({**row, "n_originals": n, "gap": gap, "sd_gap": sd})
+        return out
+
+    # ------------------------------------------------------------ per-category breakdown
+
+    def meta_keys(self) -> list[str]:
+        """Keys present in samples.meta (e.g. category, difficulty), most common first."""
+        rows = self.query(
+            "SELECT j.key AS key, count(*) AS n FROM samples, json_each(samples.meta) AS j "
+            "WHERE json_valid(samples.meta) AND j.type IN ('text', 'integer', 'real') "
+            "GROUP BY j.key ORDER BY n DESC, j.key"
+        )
+        return [r["key"] for r in rows if _META_KEY.match(r["key"])]
+
+    def meta_breakdown(
+        self, key: str, flt: CaseFilter | None = None, by: Iterable[str] = ("model",)
+    ) -> list[dict[str, Any]]:
+        """Per group × value of ``samples.meta[key]``: verdict counts, Δ sums, answer changes.
+
+        Cases are first summed per (group, sample) in SQL, then joined to ``samples`` (so the JSON
+        is read once per sample, not once per case). Samples without the key give ``value`` NULL.
+        """
+        if not _META_KEY.match(key):
+            raise ValueError(f"not a metadata key: {key!r}")
+        flt = flt or CaseFilter()
+        by = _group(by)
+        inner_by = ", ".join(dict.fromkeys((*by, "sample_id")))
+        where, params = flt.where()
+        outer_by = ", ".join([f"p.{c}" for c in by] + ["value"])
+        sql = (
+            f"WITH per_sample AS (SELECT {inner_by}, count(*) AS n, "
+            "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
+            "sum(verdict = 'SKIP') AS n_skip, sum(verdict = 'ERROR') AS n_error, "
+            "count(delta) AS n_delta, total(delta) AS sum_delta, "
+            "total(abs(delta)) AS sum_abs_delta, "
+            f"count({_CHANGED}) AS n_answered, total({_CHANGED}) AS n_changed "
+            f"FROM cases {where} GROUP BY {inner_by}) "
+            f"SELECT {', '.join(f'p.{c} AS {c}' for c in by)}{', ' if by else ''}"
+            "json_extract(s.meta, '$.' || ?) AS value, count(DISTINCT p.sample_id) AS n_samples, "
+            "sum(p.n) AS n, sum(p.n_pass) AS n_pass, sum(p.n_fail) AS n_fail, "
+            "sum(p.n_skip) AS n_skip, sum(p.n_error) AS n_error, sum(p.n_delta) AS n_delta, "
+            "total(p.sum_delta) AS sum_delta, total(p.sum_abs_delta) AS sum_abs_delta, "
+            "sum(p.n_answered) AS n_answered, total(p.n_changed) AS n_changed "
+            "FROM per_sample p LEFT JOIN samples s ON s.id = p.sample_id "
+            f"GROUP BY {outer_by} ORDER BY {outer_by}"
+        )
+        rows = self.query(sql, [*params, key])
+        for row in rows:
+            for column in ("n_pass", "n_fail", "n_skip", "n_error", "n_changed"):
+                row[column] = int(row[column] or 0)
+        return rows
+
+    # ------------------------------------------------------------ drill-down & iteration
+
+    def cell_cases(
+        self,
+        flt: CaseFilter | None = None,
+        *,
+        model: str | None = None,
+        relation_id: str | None = None,
+        verdicts: Iterable[str] | None = None,
+        limit: int = 500,
+    ) -> list[dict[str, Any]]:
+        """The cases of one heatmap cell (model × relation), FAILs first, at most ``limit``."""
+        extra: list[str] = []
+        params_extra: list[Any] = []
+        if model is not None:
+            extra.append("model = ?")
+            params_extra.append(model)
+        if relation_id is not None:
+            extra.append("relation_id = ?")
+            params_extra.append(relation_id)
+        if verdicts is not None:
+            verdicts = list(verdicts)
+            if not verdicts:
+                return []
+            extra.append(f"verdict IN ({','.join('?' * len(verdicts))})")
+            params_extra.extend(verdicts)
+        # where() appends the extra clauses last, so their parameters follow the filter's.
+        where, params = (flt or CaseFilter()).where(extra)
+        order = (
+            "CASE verdict WHEN 'FAIL' THEN 0 WHEN 'ERROR' THEN 1 WHEN 'SKIP' THEN 2 ELSE 3 END, "
+            "sample_id, followup_index, repeat_index, id"
+        )
+        return self.query(
+            f"SELECT {DRILLDOWN_COLUMNS} FROM cases {where} ORDER BY {order} LIMIT {int(limit)}",
+            [*params, *params_extra],
+        )
+
+    def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[dict]:
+        """Up to ``limit`` cases with a follow-up input, for the severity scatter.
+
+        Ordered by case id (a content hash, so effectively a fixed random sample).
+        """
+        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL"])
+        return self.query(
+            "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
+            "source_answer, followup_answer, delta, output_similarity, details "
+            f"FROM cases {where} ORDER BY id LIMIT {int(limit)}",
+            params,
+        )
+
+    def iter_cases(
+        self, flt: CaseFilter | None = None, columns: str = "*", batch: int = 2000
+    ) -> Iterator[dict[str, Any]]:
+        """Stream matching cases (in a stable order) without holding them all in memory."""
+        where, params = (flt or CaseFilter()).where()
+        cursor = self.db.conn.execute(
+            f"SELECT {columns} FROM cases {where} "
+            "ORDER BY model, task_id, relation_id, sample_id, followup_index, repeat_index, id",
+            params,
+        )
+        names = [d[0] for d in cursor.description]
+        while True:
+            chunk = cursor.fetchmany(batch)
+            if not chunk:
+                return
+            for row in chunk:
+                yield dict(zip(names, row, strict=True))

@@ -1,7 +1,572 @@
-"""Label verbs for Triage (mixed into ``Store``). Labels are an append-only history."""
+"""Label verbs for Triage (mixed into ``Store``). Labels are an append-only history.
+
+A label is never edited or deleted: ``undo_label`` appends a ``retracted`` entry whose ``retracts``
+column names the label it cancels. The *current* label of a case for one labeler is their latest
+label (by time, then insertion order) that no retraction cancels; the current label of a case is
+the latest of those over all labelers. Both are plain SQL (the CTEs below), so the queue, the
+progress bars and the false-positive rates are computed by SQLite.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from app.types import Label
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+RETRACTED = "retracted"
+LABELS: tuple[str, ...] = tuple(label.value for label in Label)
+FALSE_POSITIVE_LABELS: tuple[str, ...] = (
+    Label.FP_INVALID_FOLLOWUP.value,
+    Label.FP_ORACLE.value,
+)
+
+# One row per (case, labeler): that labeler's latest label that no retraction cancels.
+_CURRENT_BY_LABELER = """
+current_by_labeler AS (
+    SELECT id, case_id, labeler, label, note, created_at FROM (
+        SELECT l.id, l.case_id, l.labeler, l.label, l.note, l.created_at,
+               ROW_NUMBER() OVER (
+                   PARTITION BY l.case_id, l.labeler ORDER BY l.created_at DESC, l.id DESC
+               ) AS position
+        FROM labels l
+        WHERE l.label != 'retracted'
+          AND NOT EXISTS (SELECT 1 FROM labels r WHERE r.retracts = l.id)
+    ) WHERE position = 1
+)"""
+
+# One row per case: the most recent current label over all labelers.
+_CURRENT_BY_CASE = """
+current_by_case AS (
+    SELECT id, case_id, labeler, label, note, created_at FROM (
+        SELECT cl.*, ROW_NUMBER() OVER (
+                   PARTITION BY cl.case_id ORDER BY cl.created_at DESC, cl.id DESC
+               ) AS position
+        FROM current_by_labeler cl
+    ) WHERE position = 1
+)"""
+
+_QUEUE_ORDER = "c.run_id, c.relation_id, c.sample_id, c.followup_index, c.repeat_index, c.id"
+
+Z_95 = 1.959963984540054
+
+
+def label_timestamp() -> str:
+    """UTC ISO time with microseconds, so labels made within one second still sort correctly."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float | None, float | None]:
+    """Wilson score interval for a proportion (95% by default); (None, None) when n == 0."""
+    if n <= 0:
+        return None, None
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _in_filter(**columns: Iterable[Any] | None) -> tuple[list[str], list[Any]]:
+    """``c.<column> IN (...)`` conditions on ``cases c`` for each filter given (None = any)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, values in columns.items():
+        if values is None:
+            continue
+        values = list(values)
+        # An empty selection matches nothing (not everything).
+        clauses.append(f"c.{column} IN ({','.join('?' * len(values))})" if values else "0")
+        params.extend(values)
+    return clauses, params
+
+
+def _where(clauses: list[str]) -> str:
+    return ("WHERE " + " AND ".join(clauses)) if clauses else ""
+
+
+def _numeric_tasks_clause(numeric_tasks: Iterable[str] | None) -> tuple[str, list[Any]]:
+    if numeric_tasks is None:
+        return "", []
+    tasks = list(numeric_tasks)
+    marks = ",".join("?" * len(tasks)) or "NULL"
+    return f"AND (c.oracle != 'numeric_within' OR c.task_id IN ({marks}))", tasks
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
 
 class LabelVerbs:
-    """Triage verbs: add_label, current labels, false-positive rates …"""
+    """Triage verbs: add/undo labels, the queue, progress, false-positive rates, verdict changes.
+
+    Mixed into ``Store``: relies on its ``db`` and ``query``.
+    """
+
+    db: Database
+
+    # ------------------------------------------------------------ writing labels
+
+    def add_label(self, case_id: str, label: str, note: str = "", labeler: str = "") -> int:
+        """Append a label to a case's history and return its id.
+
+        ``label`` must be one of confirmed / fp_invalid_followup / fp_oracle / unsure (use
+        ``undo_label`` to retract). Raises ValueError for an unknown label or case, or a case
+        that never was a FAIL (labels judge violations).
+        """
+        label = str(label)
+        if label not in LABELS:
+            raise ValueError(f"unknown label {label!r}; expected one of {', '.join(LABELS)}")
+        rows = self.query(
+            "SELECT verdict, original_verdict FROM cases WHERE id = ?",
+            [case_id],
+        )
+        if not rows:
+            raise ValueError(f"unknown case {case_id!r}")
+        if "FAIL" not in (rows[0]["verdict"], rows[0]["original_verdict"]):
+            raise ValueError(f"case {case_id!r} is {rows[0]['verdict']}: only FAILs are labeled")
+        with self.db.atomic():
+            cursor = self.db.execute(
+                "INSERT INTO labels (case_id, label, note, labeler, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [case_id, label, (note or "").strip(), (labeler or "").strip(), label_timestamp()],
+            )
+            return int(cursor.lastrowid)
+
+    def undo_label(self, case_id: str, labeler: str = "", note: str = "") -> dict[str, Any] | None:
+        """Cancel ``labeler``'s current label on the case by appending a 'retracted' entry.
+
+        Returns the cancelled label's row, or None when that labeler has no label to undo. Undoing
+        again cancels the label before it (a stack); the history keeps every entry.
+        """
+        labeler = (labeler or "").strip()
+        with self.db.atomic():
+            current = self.query(
+                f"WITH {_CURRENT_BY_LABELER} "
+                "SELECT * FROM current_by_labeler WHERE case_id = ? AND labeler = ?",
+                [case_id, labeler],
+            )
+            if not current:
+                return None
+            self.db.execute(
+                "INSERT INTO labels (case_id, label, note, labeler, created_at, retracts) "
+                "VALUES (?, 'retracted', ?, ?, ?, ?)",
+                [case_id, (note or "").strip(), labeler, label_timestamp(), current[0]["id"]],
+            )
+        return current[0]
+
+    # ------------------------------------------------------------ reading labels
+
+    def current_labels(
+        self,
+        labeler: str | None = None,
+        *,
+        per_labeler: bool = False,
+        run_ids: Iterable[str] | None = None,
+        case_ids: Iterable[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Current labels: one row per case (latest over labelers), or per case × labeler.
+
+        ``labeler`` restricts to that labeler's labels (then there is one row per case anyway).
+        Rows: id, case_id, labeler, label, note, created_at.
+        """
+        source = "current_by_labeler" if (per_labeler or labeler is not None) else "current_by_case"
+        clauses, params = _in_filter(run_id=run_ids, id=case_ids)
+        if labeler is not None:
+            clauses.append("cl.labeler = ?")
+            params.append(labeler)
+        return self.query(
+            f"WITH {_CURRENT_BY_LABELER}, {_CURRENT_BY_CASE} "
+            f"SELECT cl.* FROM {source} cl JOIN cases c ON c.id = cl.case_id {_where(clauses)} "
+            "ORDER BY cl.case_id, cl.labeler",
+            params,
+        )
+
+    def current_label(self, case_id: str, labeler: str | None = None) -> str | None:
+        """The case's current label (for one labeler, or the latest over all); None if none."""
+        rows = self.current_labels(labeler, case_ids=[case_id])
+        return rows[0]["label"] if rows else None
+
+    def label_history(self, case_id: str) -> list[dict[str, Any]]:
+        """Every entry for a case, oldest first, with ``cancelled`` = a later undo retracted it."""
+        rows = self.query(
+            "SELECT l.id, l.case_id, l.label, l.note, l.labeler, l.created_at, l.retracts, "
+            "EXISTS (SELECT 1 FROM labels r WHERE r.retracts = l.id) AS cancelled "
+            "FROM labels l WHERE l.case_id = ? ORDER BY l.created_at, l.id",
+            [case_id],
+        )
+        for row in rows:
+            row["cancelled"] = bool(row["cancelled"])
+        return rows
+
+    def last_labeler(self) -> str | None:
+        """The labeler of the most recent entry (to prefill the name field)."""
+        rows = self.query(
+            "SELECT labeler FROM labels WHERE labeler != '' "
+            "ORDER BY created_at DESC, id DESC LIMIT 1"
+        )
+        return rows[0]["labeler"] if rows else None
+
+    def labelers(self) -> list[str]:
+        """Everyone who has labeled something, sorted."""
+        rows = self.query("SELECT DISTINCT labeler FROM labels WHERE labeler != '' ORDER BY 1")
+        return [row["labeler"] for row in rows]
+
+    def all_labels(self, run_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """The full label history with case context (for export), oldest first.
+
+        A retraction carries ``retracts_created_at``: the time of the label it cancels, which
+        identifies that label across databases (ids do not).
+        """
+        clauses, params = _in_filter(run_id=run_ids)
+        return self.query(
+            "SELECT l.case_id, c.run_id, c.model, c.relation_id, l.labeler, l.label, l.note, "
+            "l.created_at, t.created_at AS retracts_created_at "
+            "FROM labels l JOIN cases c ON c.id = l.case_id "
+            f"LEFT JOIN labels t ON t.id = l.retracts {_where(clauses)} "
+            "ORDER BY l.created_at, l.id",
+            params,
+        )
+
+    def insert_label_rows(self, rows: list[dict[str, Any]]) -> int:
+        """Append validated label rows (import); a retraction finds its target by time.
+
+        Rows: case_id, label, note, labeler, created_at[, retracts_created_at]. Runs in one
+        transaction; raises ValueError (and writes nothing) if a retraction's target is missing.
+        """
+        inserted = 0
+        with self.db.atomic():
+            for row in rows:
+                retracts = None
+                if row["label"] == RETRACTED:
+                    target = self.query(
+                        "SELECT l.id FROM labels l WHERE l.case_id = ? AND l.labeler = ? "
+                        "AND l.created_at = ? AND l.label != 'retracted' "
+                        "AND NOT EXISTS (SELECT 1 FROM labels r WHERE r.retracts = l.id) "
+                        "ORDER BY l.id DESC LIMIT 1",
+                        [row["case_id"], row["labeler"], row["retracts_created_at"]],
+                    )
+                    if not target:
+                        raise ValueError(
+                            f"retraction of case {row['case_id']!r} by {row['labeler']!r} points "
+                            f"at a label at {row['retracts_created_at']} that does not exist"
+                        )
+                    retracts = target[0]["id"]
+                self.db.execute(
+                    "INSERT INTO labels (case_id, label, note, labeler, created_at, retracts) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        row["case_id"],
+                        row["label"],
+                        row["note"],
+                        row["labeler"],
+                        row["created_at"],
+                        retracts,
+                    ],
+                )
+                inserted += 1
+        return inserted
+
+    # ------------------------------------------------------------ queue & progress
+
+    def _fail_filter(
+        self,
+        run_ids: Iterable[str] | None,
+        models: Iterable[str] | None,
+        tasks: Iterable[str] | None,
+        relation_ids: Iterable[str] | None,
+    ) -> tuple[str, list[Any]]:
+        """Conditions on ``cases c`` (without WHERE) selecting the FAILs of the filters."""
+        clauses, params = _in_filter(
+            verdict=["FAIL"], run_id=run_ids, model=models, task_id=tasks, relation_id=relation_ids
+        )
+        return " AND ".join(clauses), params
+
+    def triage_queue(
+        self,
+        run_ids: Iterable[str] | None = None,
+        models: Iterable[str] | None = None,
+        tasks: Iterable[str] | None = None,
+        relation_ids: Iterable[str] | None = None,
+        *,
+        unlabeled_only: bool = False,
+        labeler: str | None = None,
+        labeled_by: str | None = None,
+    ) -> list[str]:
+        """Ids of the FAIL cases to triage, in a stable order (run, relation, sample, follow-up).
+
+        ``unlabeled_only`` keeps cases without a current label — from ``labeler`` when given
+        (so a second reviewer sees cases the first one labeled), from anyone otherwise.
+        ``labeled_by`` keeps only cases that labeler currently has a label on.
+        """
+        conditions, params = self._fail_filter(run_ids, models, tasks, relation_ids)
+        extra: list[str] = []
+        if unlabeled_only:
+            if labeler is None:
+                extra.append(
+                    "NOT EXISTS (SELECT 1 FROM current_by_labeler cl WHERE cl.case_id = c.id)"
+                )
+            else:
+                extra.append(
+                    "NOT EXISTS (SELECT 1 FROM current_by_labeler cl "
+                    "WHERE cl.case_id = c.id AND cl.labeler = ?)"
+                )
+                params.append(labeler)
+        if labeled_by is not None:
+            extra.append(
+                "EXISTS (SELECT 1 FROM current_by_labeler cl "
+                "WHERE cl.case_id = c.id AND cl.labeler = ?)"
+            )
+            params.append(labeled_by)
+        where = " AND ".join([conditions, *extra])
+        rows = self.db.execute(
+            f"WITH {_CURRENT_BY_LABELER} SELECT c.id FROM cases c WHERE {where} "
+            f"ORDER BY {_QUEUE_ORDER}",
+            params,
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def triage_options(self) -> dict[str, list[Any]]:
+        """What the queue filters can offer: runs (rows with id, model, task_id, created_at,
+        n_fail), models, tasks and relations that have FAIL cases."""
+        runs = self.query(
+            "SELECT r.id, r.model, r.task_id, r.created_at, count(*) AS n_fail "
+            "FROM cases c JOIN runs r ON r.id = c.run_id WHERE c.verdict = 'FAIL' "
+            "GROUP BY r.id ORDER BY r.created_at DESC, r.id"
+        )
+
+        def distinct(column: str) -> list[str]:
+            rows = self.db.execute(
+                f"SELECT DISTINCT {column} FROM cases WHERE verdict = 'FAIL' ORDER BY 1"
+            ).fetchall()
+            return [row[0] for row in rows]
+
+        return {
+            "runs": runs,
+            "models": distinct("model"),
+            "tasks": distinct("task_id"),
+            "relations": distinct("relation_id"),
+        }
+
+    def _chosen_labels(self, labeler: str | None) -> tuple[str, list[Any]]:
+        """A CTE prefix defining ``chosen`` = one current label per case (of ``labeler``)."""
+        if labeler is None:
+            return (
+                f"WITH {_CURRENT_BY_LABELER}, {_CURRENT_BY_CASE}, "
+                "chosen AS (SELECT * FROM current_by_case) ",
+                [],
+            )
+        return (
+            f"WITH {_CURRENT_BY_LABELER}, "
+            "chosen AS (SELECT * FROM current_by_labeler WHERE labeler = ?) ",
+            [labeler],
+        )
+
+    def label_progress(
+        self,
+        run_ids: Iterable[str] | None = None,
+        models: Iterable[str] | None = None,
+        tasks: Iterable[str] | None = None,
+        relation_ids: Iterable[str] | None = None,
+        *,
+        labeler: str | None = None,
+    ) -> dict[str, Any]:
+        """Labeled / total FAILs overall and per relation (labels of ``labeler``, or anyone's).
+
+        Returns {"total", "labeled", "by_relation": [{relation_id, total, labeled, confirmed,
+        fp_invalid_followup, fp_oracle, unsure}]}.
+        """
+        prefix, params = self._chosen_labels(labeler)
+        conditions, filter_params = self._fail_filter(run_ids, models, tasks, relation_ids)
+        counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
+        rows = self.query(
+            prefix + "SELECT c.relation_id, count(*) AS total, count(ch.case_id) AS labeled, "
+            f"{counts} FROM cases c LEFT JOIN chosen ch ON ch.case_id = c.id "
+            f"WHERE {conditions} GROUP BY c.relation_id ORDER BY c.relation_id",
+            params + filter_params,
+        )
+        return {
+            "total": sum(row["total"] for row in rows),
+            "labeled": sum(row["labeled"] for row in rows),
+            "by_relation": rows,
+        }
+
+    # ------------------------------------------------------------ false-positive rates
+
+    def false_positive_rates(
+        self,
+        run_ids: Iterable[str] | None = None,
+        *,
+        models: Iterable[str] | None = None,
+        relation_ids: Iterable[str] | None = None,
+        labeler: str | None = None,
+        by_model: bool = True,
+    ) -> list[dict[str, Any]]:
+        """Per model × relation (or per relation): how many labeled FAILs are false positives.
+
+        fp_rate = (fp_invalid_followup + fp_oracle) / labeled FAILs, ``unsure`` excluded from both,
+        with a Wilson 95% interval; violation_rate = FAIL / (PASS + FAIL); and
+        confirmed_violation_rate = violation_rate × (1 − fp_rate) (None while nothing is labeled).
+        """
+        prefix, params = self._chosen_labels(labeler)
+        clauses, filter_params = _in_filter(
+            verdict=["PASS", "FAIL"], run_id=run_ids, model=models, relation_id=relation_ids
+        )
+        group = "c.model, c.relation_id" if by_model else "c.relation_id"
+        model_column = "c.model" if by_model else "NULL"
+        fail_counts = ", ".join(
+            f"coalesce(sum(c.verdict = 'FAIL' AND ch.label = '{label}'), 0) AS {label}"
+            for label in LABELS
+        )
+        rows = self.query(
+            prefix + f"SELECT c.relation_id, {model_column} AS model, "
+            "coalesce(sum(c.verdict = 'PASS'), 0) AS n_pass, "
+            f"coalesce(sum(c.verdict = 'FAIL'), 0) AS n_fail, {fail_counts} "
+            f"FROM cases c LEFT JOIN chosen ch ON ch.case_id = c.id {_where(clauses)} "
+            f"GROUP BY {group} ORDER BY c.relation_id, {model_column}",
+            params + filter_params,
+        )
+        out = []
+        for row in rows:
+            false_positives = sum(row[label] for label in FALSE_POSITIVE_LABELS)
+            labeled = false_positives + row[Label.CONFIRMED.value]
+            fp_rate = _ratio(false_positives, labeled)
+            low, high = wilson_interval(false_positives, labeled)
+            violation_rate = _ratio(row["n_fail"], row["n_pass"] + row["n_fail"])
+            confirmed = (
+                violation_rate * (1 - fp_rate)
+                if violation_rate is not None and fp_rate is not None
+                else None
+            )
+            out.append(
+                {
+                    **row,
+                    "labeled": labeled,
+                    "false_positives": false_positives,
+                    "fp_rate": fp_rate,
+                    "fp_ci_low": low,
+                    "fp_ci_high": high,
+                    "violation_rate": violation_rate,
+                    "confirmed_violation_rate": confirmed,
+                }
+            )
+        return out
+
+    # ------------------------------------------------------------ thresholds & verdict changes
+
+    def set_threshold_override(self, relation_id: str, threshold: float) -> None:
+        with self.db.atomic():
+            self.db.execute(
+                "INSERT OR REPLACE INTO threshold_overrides (relation_id, threshold, created_at) "
+                "VALUES (?, ?, ?)",
+                [relation_id, float(threshold), label_timestamp()],
+            )
+
+    def threshold_cases(
+        self,
+        relation_id: str,
+        oracles: Iterable[str],
+        *,
+        numeric_tasks: Iterable[str] | None = None,
+        labeler: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """PASS/FAIL cases of a relation judged by one of ``oracles`` with a stored value.
+
+        ``numeric_tasks`` (when given) limits numeric_within cases to those tasks — the ones
+        whose ε is absolute, so the stored |Δ| compares with it directly.
+        Rows: id, oracle, value, verdict, reason, details, label (current label or None).
+        """
+        oracles = list(oracles)
+        prefix, params = self._chosen_labels(labeler)
+        numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
+        return self.query(
+            prefix + "SELECT c.id, c.oracle, c.value, c.verdict, c.reason, c.details, "
+            "ch.label AS label FROM cases c LEFT JOIN chosen ch ON ch.case_id = c.id "
+            "WHERE c.relation_id = ? AND c.verdict IN ('PASS', 'FAIL') AND c.value IS NOT NULL "
+            f"AND c.oracle IN ({','.join('?' * len(oracles))}) {numeric_clause} ORDER BY c.id",
+            [*params, relation_id, *oracles, *numeric_params],
+        )
+
+    def labeled_threshold_cases(
+        self,
+        oracles: Iterable[str],
+        run_ids: Iterable[str] | None = None,
+        *,
+        numeric_tasks: Iterable[str] | None = None,
+        labeler: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Cases labeled confirmed / fp_oracle whose oracle compares a value with a threshold
+        (``numeric_tasks`` as in ``threshold_cases``)."""
+        oracles = list(oracles)
+        prefix, params = self._chosen_labels(labeler)
+        clauses, filter_params = _in_filter(verdict=["PASS", "FAIL"], run_id=run_ids)
+        numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
+        return self.query(
+            prefix + "SELECT c.id, c.relation_id, c.oracle, c.value, c.verdict, ch.label "
+            f"FROM cases c JOIN chosen ch ON ch.case_id = c.id {_where(clauses)} "
+            "AND c.value IS NOT NULL AND ch.label IN ('confirmed', 'fp_oracle') "
+            f"AND c.oracle IN ({','.join('?' * len(oracles))}) {numeric_clause} "
+            "ORDER BY c.relation_id, c.oracle, c.value",
+            [*params, *filter_params, *oracles, *numeric_params],
+        )
+
+    def recorded_thresholds(self, relation_id: str, oracle: str) -> list[float]:
+        """Thresholds the oracle wrote into this relation's ``details`` (most used first):
+        ``theta`` for similarity oracles, ``eps`` for numeric ones, or ``threshold``."""
+        recorded = (
+            "coalesce(json_extract(details, '$.theta'), json_extract(details, '$.eps'), "
+            "json_extract(details, '$.threshold'))"
+        )
+        rows = self.query(
+            f"SELECT {recorded} AS threshold, count(*) AS n FROM cases "
+            "WHERE relation_id = ? AND oracle = ? AND json_valid(details) "
+            f"AND {recorded} IS NOT NULL GROUP BY 1 ORDER BY n DESC, 1",
+            [relation_id, oracle],
+        )
+        return [float(row["threshold"]) for row in rows]
+
+    def record_verdict_changes(
+        self, relation_id: str, threshold: float, changes: list[dict[str, Any]]
+    ) -> None:
+        """Write recomputed verdicts, log them, keep the first automatic verdict, set the override.
+
+        ``changes``: rows with id, old_verdict, new_verdict, old_reason, new_reason. One
+        transaction (a savepoint inside the caller's, if any).
+        """
+        stamp = label_timestamp()
+        with self.db.atomic():
+            self.db.conn.executemany(
+                "UPDATE cases SET original_verdict = coalesce(original_verdict, verdict), "
+                "verdict = ?, reason = ? WHERE id = ?",
+                [(c["new_verdict"], c["new_reason"], c["id"]) for c in changes],
+            )
+            self.db.conn.executemany(
+                "INSERT INTO verdict_history (case_id, relation_id, old_verdict, new_verdict, "
+                "old_reason, new_reason, threshold, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        c["id"],
+                        relation_id,
+                        c["old_verdict"],
+                        c["new_verdict"],
+                        c["old_reason"] or "",
+                        c["new_reason"],
+                        float(threshold),
+                        stamp,
+                    )
+                    for c in changes
+                ],
+            )
+            self.set_threshold_override(relation_id, threshold)
+
+    def verdict_history(self, case_id: str) -> list[dict[str, Any]]:
+        """Threshold-driven verdict changes of a case, oldest first."""
+        return self.query(
+            "SELECT * FROM verdict_history WHERE case_id = ? ORDER BY id",
+            [case_id],
+        )

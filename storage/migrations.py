@@ -131,3 +131,34 @@ def m001_initial(db: Database) -> None:
         );
         """
     )
+
+
+@migrations()
+def m003_triage(db: Database) -> None:
+    """Triage: undo links, the original automatic verdict, and a verdict change log.
+
+    ``labels.retracts`` points a 'retracted' entry at the label it cancels, so the current label
+    of a case is a plain SQL query. ``cases.original_verdict`` is set the first time a threshold
+    override recomputes a verdict; ``verdict_history`` keeps every such change.
+    """
+    # Separate statements (not executescript) so the migration stays inside its transaction.
+    db.execute("ALTER TABLE labels ADD COLUMN retracts INTEGER")
+    db.execute("CREATE INDEX idx_labels_retracts ON labels(retracts)")
+    db.execute("CREATE INDEX idx_labels_labeler ON labels(labeler, case_id)")
+    db.execute("ALTER TABLE cases ADD COLUMN original_verdict TEXT")
+    db.execute(
+        """
+        CREATE TABLE verdict_history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+            relation_id TEXT NOT NULL,
+            old_verdict TEXT NOT NULL,
+            new_verdict TEXT NOT NULL,
+            old_reason TEXT NOT NULL DEFAULT '',
+            new_reason TEXT NOT NULL DEFAULT '',
+            threshold REAL NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_verdict_history_case ON verdict_history(case_id, id)")

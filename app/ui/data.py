@@ -1,0 +1,34 @@
+"""Cached data access for the pages. Pages never open SQLite themselves: they call these.
+
+A ``Store`` (one SQLite connection) is opened per script run — FACTS: a connection cached with
+``st.cache_resource`` breaks on the next rerun. Read-heavy aggregates are cached with
+``st.cache_data`` keyed by the DB path and a data version that every write bumps.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from storage import Store, default_db_path
+
+_VERSION_KEY = "data_version"
+
+
+def get_store() -> Store:
+    """The store for this script run (closed by garbage collection at the end of the run)."""
+    store = st.session_state.get("_store")
+    if store is None or store.path != str(default_db_path()):
+        store = Store(default_db_path())
+        st.session_state["_store"] = store
+    return store
+
+
+def data_version() -> int:
+    """Part of every st.cache_data key so cached aggregates refresh after writes."""
+    return st.session_state.get(_VERSION_KEY, 0)
+
+
+def data_changed() -> None:
+    """Call after any write that pages show (new run, label, threshold …)."""
+    st.session_state[_VERSION_KEY] = data_version() + 1
+    st.cache_data.clear()

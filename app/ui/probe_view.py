@@ -1,0 +1,252 @@
+"""The Probe page's building blocks: pickers, inputs, the run with progress, the results view."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from app.datasets import DATASETS, datasets_for_task, load_dataset
+from app.inputs import (
+    InputError,
+    encoding_note,
+    read_upload,
+    samples_from_frame,
+    samples_from_pasted,
+    suggest_mapping,
+    suggest_reference_column,
+)
+from app.runner import RunConfig, RunSummary
+from app.tasks import Task
+from app.types import Sample
+from app.ui.components import side_by_side, verdict_badge
+from relations.base import Relation
+
+MAX_SHOWN_CASES = 60
+DEFAULT_RELATIONS = {
+    "sentiment": ["si.identity", "char.leet", "sentence.uppercase", "word.negation"],
+    "sentiment_score": ["si.identity", "sentiment.exclamation", "char.random_replace"],
+    "qa": ["si.identity", "char.swap_neighbours", "ad.distractor"],
+    "reasoning": ["si.identity", "si.academic", "si.business", "rrb.word_reversal"],
+    "math": ["si.identity", "si.academic", "rrb.sentence_reversal"],
+    "nli": ["si.identity", "char.random_replace"],
+    "relation_extraction": ["si.identity", "char.delete"],
+}
+
+
+def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str]:
+    """Multi-select grouped by family (options sorted by family, labelled 'family · name')."""
+    usable = [r for r in relations if r.applies_to(task.id)]
+    by_id = {r.id: r for r in usable}
+    options = sorted(by_id, key=lambda rid: (by_id[rid].family, rid))
+    defaults = [r for r in DEFAULT_RELATIONS.get(task.id, ["si.identity"]) if r in by_id]
+    chosen = st.multiselect(
+        "Relations",
+        options,
+        default=defaults,
+        key=f"{key}_{task.id}",
+        format_func=lambda rid: f"{by_id[rid].family} · {by_id[rid].name}  ({rid})",
+        help="Grouped by family. si = semantic invariance, rrb = structural perturbations, "
+        "ad = AgentDiff, char/word/sentence = LLMorph parity, multi = multi-input.",
+    )
+    if chosen:
+        with st.expander(f"What the {len(chosen)} selected relations do"):
+            for rid in chosen:
+                relation = by_id[rid]
+                note = " — *negative control*" if relation.negative_control else ""
+                st.markdown(
+                    f"**{relation.name}** `{rid}` · expects *{relation.expectation}*{note}  \n"
+                    f"{relation.description}"
+                )
+    return chosen
+
+
+def input_picker(task: Task, key: str) -> tuple[list[Sample], str | None]:
+    """Inputs from a demo dataset, pasted text or an upload. Errors are shown, never raised."""
+    demo_ids = datasets_for_task(task.id)
+    sources = (["Demo dataset"] if demo_ids else []) + ["Paste", "Upload"]
+    source = st.radio("Inputs", sources, horizontal=True, key=f"{key}_source")
+    try:
+        if source == "Demo dataset":
+            dataset_id = st.selectbox(
+                "Dataset", demo_ids, key=f"{key}_dataset", format_func=lambda d: DATASETS[d].title
+            )
+            samples = load_dataset(dataset_id)
+            limit = st.slider(
+                "How many inputs", 1, len(samples), min(6, len(samples)), key=f"{key}_limit"
+            )
+            return samples[:limit], dataset_id
+        if source == "Paste":
+            hint = (
+                "One input per line"
+                if len(task.fields) == 1
+                else f"One input per line, fields ({', '.join(task.fields)}) separated by a tab "
+                "or ' ||| '"
+            )
+            text = st.text_area(f"{hint}, or JSON lines", key=f"{key}_paste", height=150)
+            if not text.strip():
+                return [], None
+            samples = samples_from_pasted(text, list(task.fields))
+            st.caption(f"{len(samples)} input(s) read")
+            return samples, "pasted"
+        upload = st.file_uploader(
+            "CSV, JSONL or TXT", type=["csv", "tsv", "jsonl", "json", "txt"], key=f"{key}_upload"
+        )
+        if upload is None:
+            return [], None
+        frame = read_upload(upload.name, upload.getvalue())
+        note = encoding_note(frame)
+        if note:
+            st.info(note)
+        st.dataframe(frame.head(5), hide_index=True)
+        columns = [str(c) for c in frame.columns]
+        suggested = suggest_mapping(columns, list(task.fields))
+        mapping = {}
+        mapping_columns = st.columns(len(task.fields) + 1)
+        for column_widget, field in zip(mapping_columns, task.fields, strict=False):
+            choice = column_widget.selectbox(
+                f"Column for {{{field}}}",
+                ["—", *columns],
+                index=(columns.index(suggested[field]) + 1) if suggested.get(field) else 0,
+                key=f"{key}_map_{field}",
+            )
+            mapping[field] = None if choice == "—" else choice
+        ref_default = suggest_reference_column(columns, exclude=[c for c in mapping.values() if c])
+        ref_choice = mapping_columns[-1].selectbox(
+            "Reference (optional)",
+            ["—", *columns],
+            index=(columns.index(ref_default) + 1) if ref_default else 0,
+            key=f"{key}_map_reference",
+        )
+        reference = None if ref_choice == "—" else ref_choice
+        samples = samples_from_frame(frame, mapping, reference_column=reference)
+        st.caption(f"{len(samples)} input(s) from {upload.name}")
+        return samples, upload.name
+    except InputError as exc:
+        st.error(f"Cannot use these inputs: {exc}")
+    except (KeyError, ValueError) as exc:
+        st.error(f"Cannot use these inputs: {exc}")
+    return [], None
+
+
+def sampling_options(endpoint, task: Task, key: str):
+    """Sampling parameters, repeats and seed; task defaults (e.g. reasoning's) preselected."""
+    with st.expander("Options: sampling, repeats, seed"):
+        cols = st.columns(4)
+        temperature = cols[0].number_input(
+            "Temperature", 0.0, 2.0, float(task.defaults.get("temperature", endpoint.temperature)),
+            0.1, key=f"{key}_temperature",
+        )  # fmt: skip
+        max_tokens = cols[1].number_input(
+            "Max tokens", 1, 4096, int(task.defaults.get("max_tokens", endpoint.max_tokens)),
+            key=f"{key}_max_tokens",
+        )  # fmt: skip
+        repeats = cols[2].number_input(
+            "Repeats", 1, 10, 1, key=f"{key}_repeats",
+            help="Run every case k times; with si.identity this measures the noise floor",
+        )  # fmt: skip
+        seed = cols[3].number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}_seed")
+    endpoint = replace(endpoint, temperature=float(temperature), max_tokens=int(max_tokens))
+    return endpoint, int(repeats), int(seed)
+
+
+def execute_with_progress(runner, config: RunConfig, task: Task, samples) -> RunSummary:
+    """Run with a live progress bar. A click elsewhere interrupts; finished work is kept."""
+    bar = st.progress(0.0, text="Preparing follow-ups…")
+
+    def on_progress(progress) -> None:
+        fraction = progress.done / progress.total if progress.total else 1.0
+        bar.progress(
+            min(1.0, fraction),
+            text=f"{progress.done}/{progress.total} cases · {progress.calls_made} calls · "
+            f"{progress.cache_hits} from cache",
+        )
+
+    summary = runner.run_sync(config, task, samples, progress=on_progress)
+    bar.progress(1.0, text=f"Done in {summary.elapsed_s:.1f} s")
+    return summary
+
+
+def summary_line(summary: RunSummary) -> str:
+    counts = " · ".join(f"{verdict_badge(k)} {v}" for k, v in sorted(summary.verdicts.items()))
+    return (
+        f"Run `{summary.run_id}` — {summary.cases} cases: {counts}  \n"
+        f"{summary.calls_made} model calls, {summary.cache_hits} answered from the cache, "
+        f"{summary.elapsed_s:.1f} s"
+    )
+
+
+def _fields_text(value) -> str:
+    if value is None:
+        return ""
+    fields = json.loads(value) if isinstance(value, str) else value
+    if len(fields) == 1:
+        return next(iter(fields.values()))
+    return "\n".join(f"{k}: {v}" for k, v in fields.items())
+
+
+def render_results(store, run_id: str, key: str) -> None:
+    """The side-by-side results of one run, with filters by verdict and relation."""
+    cases = store.cases_for([run_id])
+    if not cases:
+        st.info("This run has no cases yet.")
+        return
+    frame = pd.DataFrame(cases)
+    cols = st.columns(2)
+    verdicts = cols[0].multiselect(
+        "Verdict", ["FAIL", "PASS", "SKIP", "ERROR"], default=[], key=f"{key}_verdicts",
+        placeholder="all verdicts",
+    )  # fmt: skip
+    relation_ids = sorted(frame["relation_id"].unique())
+    relations = cols[1].multiselect(
+        "Relation", relation_ids, default=[], key=f"{key}_relations", placeholder="all relations"
+    )
+    if verdicts:
+        frame = frame[frame["verdict"].isin(verdicts)]
+    if relations:
+        frame = frame[frame["relation_id"].isin(relations)]
+    table = pd.DataFrame(
+        {
+            "verdict": frame["verdict"],
+            "relation": frame["relation_id"],
+            "field": frame["target"],
+            "source input": frame["source_input"].map(_fields_text),
+            "follow-up input": frame["followup_input"].map(_fields_text),
+            "source answer": frame["source_answer"],
+            "follow-up answer": frame["followup_answer"],
+            "value": frame["value"],
+            "reason": frame["reason"],
+        }
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        column_config={
+            "value": st.column_config.NumberColumn(format="%.3f"),
+            "source input": st.column_config.TextColumn(width="medium"),
+            "follow-up input": st.column_config.TextColumn(width="medium"),
+        },
+    )
+    st.caption(
+        f"{len(frame)} case(s) shown. Expand a case for the full texts, differences highlighted."
+    )
+    order = {"FAIL": 0, "ERROR": 1, "PASS": 2, "SKIP": 3}
+    ranked = sorted(frame.to_dict("records"), key=lambda c: order.get(c["verdict"], 9))
+    for case in ranked[:MAX_SHOWN_CASES]:
+        value = f" · value {case['value']:.3f}" if pd.notna(case.get("value")) else ""
+        title = f"{case['verdict']} · {case['relation_id']} · {case['target']}{value}"
+        with st.expander(title):
+            st.markdown(f"{verdict_badge(case['verdict'])} {case['reason'] or ''}")
+            side_by_side(
+                "Source input", _fields_text(case["source_input"]),
+                "Follow-up input", _fields_text(case["followup_input"]),
+            )  # fmt: skip
+            if case.get("source_output") is not None or case.get("followup_output") is not None:
+                side_by_side(
+                    f"Source output → {case.get('source_answer')}", case.get("source_output"),
+                    f"Follow-up output → {case.get('followup_answer')}", case.get("followup_output"),
+                )  # fmt: skip
+    if len(ranked) > MAX_SHOWN_CASES:
+        st.caption(f"Showing the first {MAX_SHOWN_CASES}; filter to see others, or use Analysis.")

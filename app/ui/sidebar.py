@@ -1,0 +1,40 @@
+"""The shared sidebar: the embedded model server's state and the database in use."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.embedded import ServerState, get_server
+from app.ui.data import data_changed
+from storage import default_db_path
+
+STATE_BADGES = {
+    ServerState.READY: ":green-badge[ready]",
+    ServerState.STARTING: ":orange-badge[starting…]",
+    ServerState.FAILED: ":red-badge[failed]",
+    ServerState.STOPPED: ":gray-badge[stopped]",
+}
+
+
+def render_sidebar() -> None:
+    with st.sidebar:
+        status = get_server().status()
+        st.markdown(f"**Embedded model** {STATE_BADGES[status.state]}")
+        st.caption(f"SmolLM2-135M-Instruct · {status.message}")
+        if status.state is ServerState.STOPPED and st.button(
+            "Start embedded model", key="sb_start"
+        ):
+            get_server().ensure_started()
+            st.rerun()
+        if status.state is ServerState.FAILED:
+            if st.button("Restart embedded model", key="sb_restart"):
+                get_server().stop()
+                get_server().ensure_started()
+                st.rerun()
+            with st.expander("Server log"):
+                st.code(status.log_tail or "(empty)", language="text")
+        st.divider()
+        st.caption(f"Database: `{default_db_path()}`")
+        if st.button("Refresh data", key="sb_refresh", help="Clear cached tables and charts"):
+            data_changed()
+            st.rerun()

@@ -1,0 +1,49 @@
+"""What the CLI and the pages share on top of the store: tasks, relations, runners, endpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.embeddings import EmbeddingCache, default_embedder
+from app.runner import Runner
+from app.tasks import BUILTIN_TASKS, Task, custom_task
+from relations.base import Relation
+from storage import Store
+
+
+def all_tasks(store: Store) -> dict[str, Task]:
+    """Built-in tasks plus the custom ones saved in the store."""
+    tasks = dict(BUILTIN_TASKS)
+    for row in store.custom_task_rows():
+        try:
+            task = custom_task(
+                row["id"], row["name"], row["template"], row["answer_type"], row["labels"]
+            )
+        except ValueError:
+            continue  # a row saved by an older version that no longer validates
+        tasks[task.id] = task
+    return tasks
+
+
+def get_task(store: Store, task_id: str) -> Task:
+    tasks = all_tasks(store)
+    if task_id not in tasks:
+        raise KeyError(f"unknown task {task_id!r}; known: {', '.join(sorted(tasks))}")
+    return tasks[task_id]
+
+
+def custom_relations(store: Store) -> list[Relation]:
+    from relations.custom import custom_relations as load
+
+    return load(store)
+
+
+def all_relations(store: Store, task_id: str | None = None) -> list[Relation]:
+    from relations.registry import list_relations
+
+    return list_relations(task_id, extra=custom_relations(store))
+
+
+def make_runner(store: Store, embedder_factory: Callable = default_embedder) -> Runner:
+    embeddings = EmbeddingCache(embedder_factory(), store)
+    return Runner(store, embeddings, custom_relations=custom_relations(store))

@@ -1,0 +1,5 @@
+"""analysis page (being written)."""
+
+import streamlit as st
+
+st.title("Analysis")

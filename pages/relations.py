@@ -1,0 +1,5 @@
+"""relations page (being written)."""
+
+import streamlit as st
+
+st.title("Relations")

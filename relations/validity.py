@@ -1,0 +1,206 @@
+"""The follow-up validity gate (SPEC §3): which follow-ups are not worth sending.
+
+A follow-up identical to its source measures nothing (``identical_followup``), unless the relation
+asks for that (identity relations measure sampling noise). An LLM-prompted rewrite that drops a
+number or a named entity of the source, or whose embedding similarity to the source falls below
+the relation's floor, has probably changed the meaning (``invalid_followup: …``). Both become
+SKIPs with the reason, counted separately — this is what keeps false positives down.
+
+Pure functions: no store, no network; the similarity function is passed in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
+
+from relations.base import Expectation, FollowUp, Relation, RelationKind
+from relations.text_utils import normalise_whitespace, split_sentences
+
+Similarity = Callable[[str, str], float]
+
+IDENTICAL = "identical_followup"
+# Expectations under which the follow-up must say the same thing as the source.
+MEANING_PRESERVING = frozenset(
+    {
+        Expectation.EQUIVALENT,
+        Expectation.AT_LEAST_AS_EXTREME,
+        Expectation.ORDER_PRESERVED,
+        Expectation.TRANSITIVE,
+    }
+)
+INVALID = "invalid_followup"
+
+# Digits with optional thousands separators and decimals; ".5" too. Not inside words ("H2O").
+_NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
+_LATEX_THOUSANDS = re.compile(r"\{,\}|\\,|\\!")  # 3{,}000 and 3\,000 are 3000
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+
+_UNITS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen",
+)  # fmt: skip
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+NUMBER_WORDS: dict[str, Decimal] = {word: Decimal(i) for i, word in enumerate(_UNITS)}
+NUMBER_WORDS |= {word: Decimal(20 + 10 * i) for i, word in enumerate(_TENS)}
+NUMBER_WORDS |= {
+    "hundred": Decimal(100),
+    "thousand": Decimal(1000),
+    "million": Decimal(1_000_000),
+    "dozen": Decimal(12),
+    "half": Decimal("0.5"),
+    "twice": Decimal(2),
+    "double": Decimal(2),
+    "triple": Decimal(3),
+}
+_NUMBER_WORD = re.compile(
+    r"\b(?:(" + "|".join(_TENS) + r")-(" + "|".join(_UNITS[1:10]) + r")|(" + "|".join(NUMBER_WORDS)
+    + r"))\b",
+    re.I,
+)  # fmt: skip
+
+# Capitalised words that are not entities even in mid-sentence ("Question: What …", "Mr. Lee").
+_NOT_ENTITIES = frozenset(
+    {
+        "i", "a", "an", "the", "what", "who", "whom", "whose", "which", "when", "where", "why",
+        "how", "if", "in", "on", "at", "for", "and", "but", "or", "is", "are", "was", "were", "do",
+        "does", "did", "find", "question", "answer", "problem", "note", "let", "suppose", "given",
+        "then", "it", "he", "she", "they", "we", "you", "this", "that", "there", "mr", "mrs", "ms",
+        "dr", "prof", "step", "solution",
+    }
+)  # fmt: skip
+
+
+def _number_key(token: str) -> Decimal | None:
+    try:
+        return Decimal(token.replace(",", "")).normalize()
+    except InvalidOperation:
+        return None
+
+
+def source_numbers(text: str) -> list[str]:
+    """The numbers written with digits in ``text``, as written, without repeats."""
+    text = _LATEX_THOUSANDS.sub(",", text)
+    seen: dict[Decimal, str] = {}
+    for match in _NUMBER.finditer(text):
+        key = _number_key(match.group())
+        if key is not None and key not in seen:
+            seen[key] = match.group()
+    return list(seen.values())
+
+
+def number_values(text: str) -> set[Decimal]:
+    """Every number value in ``text``: digits, and number words ("three", "twenty-five")."""
+    text = _LATEX_THOUSANDS.sub(",", text)
+    values = {key for m in _NUMBER.finditer(text) if (key := _number_key(m.group())) is not None}
+    for match in _NUMBER_WORD.finditer(text):
+        if match.group(1):
+            values.add(NUMBER_WORDS[match.group(1).lower()] + NUMBER_WORDS[match.group(2).lower()])
+        else:
+            values.add(NUMBER_WORDS[match.group(3).lower()])
+    return {value.normalize() for value in values}
+
+
+def named_entities(text: str) -> list[str]:
+    """Capitalised words that do not open a sentence ("Paris", "NASA"), without repeats."""
+    entities: dict[str, None] = {}
+    for sentence in split_sentences(text):
+        for position, match in enumerate(_WORD.finditer(sentence)):
+            word = re.sub(r"(?:['’]s|['’-])$", "", match.group())
+            if position == 0 or not word[:1].isupper() or word.lower() in _NOT_ENTITIES:
+                continue
+            entities.setdefault(word)
+    return list(entities)
+
+
+def dropped_content(source: str, followup: str) -> list[str]:
+    """Numbers and named entities of ``source`` that ``followup`` no longer contains."""
+    present = number_values(followup)
+    dropped = [n for n in source_numbers(source) if _number_key(n) not in present]
+    for entity in named_entities(source):
+        if not re.search(rf"(?<!\w){re.escape(entity)}(?!\w)", followup, re.I):
+            dropped.append(entity)
+    return dropped
+
+
+def allows_identical(relation: Relation) -> bool:
+    return bool(relation.params.get("allow_identical"))
+
+
+def checks_preservation(relation: Relation) -> bool:
+    """Whether the gate requires the follow-up to keep the source's numbers and entities.
+
+    LLM-prompted relations only (rule-based ones are exact by construction), and only those whose
+    output should keep the source's meaning: a relation that replaces content on purpose (NLI
+    premise weakening, a custom "change the meaning" rewrite) is exempt. ``params`` may force
+    either way with ``preserve_content``.
+    """
+    if relation.kind != RelationKind.LLM:
+        return False
+    default = relation.expectation in MEANING_PRESERVING
+    return bool(relation.params.get("preserve_content", default))
+
+
+def _content_reason(
+    relation: Relation, source: str, followup: str, similarity: Similarity | None
+) -> str | None:
+    if checks_preservation(relation):
+        dropped = dropped_content(source, followup)
+        if dropped:
+            shown = ", ".join(dropped[:5]) + (", …" if len(dropped) > 5 else "")
+            return f"{INVALID}: dropped {shown}"
+    floor = relation.similarity_floor
+    if similarity is not None and floor is not None:
+        value = float(similarity(source, followup))
+        if value < floor:
+            return f"{INVALID}: input similarity {value:.2f} < floor {floor:.2f}"
+    return None
+
+
+def check_followup(
+    relation: Relation,
+    source_text: str,
+    followup_text: str,
+    similarity: Similarity | None = None,
+) -> str | None:
+    """None when the follow-up text may be sent; otherwise the SKIP reason.
+
+    ``similarity(a, b)`` returns the cosine of the two texts' embeddings; without it the floor
+    is not checked.
+    """
+    if normalise_whitespace(source_text) == normalise_whitespace(followup_text):
+        return None if allows_identical(relation) else IDENTICAL
+    return _content_reason(relation, source_text, followup_text, similarity)
+
+
+def gate_followup(
+    relation: Relation,
+    source_fields: Mapping[str, str],
+    followup: FollowUp,
+    similarity: Similarity | None = None,
+) -> str | None:
+    """The gate over a whole follow-up: every changed field is checked against its source.
+
+    The source is ``followup.source_fields`` when the relation derived its own source. A follow-up
+    whose fields are all unchanged is identical only if it also adds no preamble or companions.
+    """
+    base = followup.source_fields if followup.source_fields is not None else source_fields
+    changed = [
+        name
+        for name, value in followup.fields.items()
+        if normalise_whitespace(value) != normalise_whitespace(base.get(name, ""))
+    ]
+    if not changed:
+        if followup.preamble or followup.companions or allows_identical(relation):
+            return None
+        return IDENTICAL
+    for name in changed:
+        source = base.get(name, "")
+        if not source.strip():
+            continue  # a field the relation added: nothing of the source to lose
+        reason = _content_reason(relation, source, followup.fields[name], similarity)
+        if reason is not None:
+            return f"{reason} (in {name})" if len(followup.fields) > 1 else reason
+    return None

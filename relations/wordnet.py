@@ -1,0 +1,289 @@
+"""WordNet 3.0 for NLTK, built offline from the Debian ``wordnet-base`` files.
+
+NLTK's own downloader cannot reach the network here, but Debian ships the same WordNet 3.0
+database in ``/usr/share/wordnet`` (packages ``wordnet-base`` and ``wordnet-sense-index``). NLTK
+reads it if the files sit in ``<root>/corpora/wordnet/`` next to a ``lexnames`` file, which Debian
+does not ship, so we generate it. NLTK refuses symlinks that leave its data root: we copy.
+
+The root defaults to ``data/wordnet`` in the repository and can be moved with the environment
+variable ``MORPHSCOPE_WORDNET_DIR``. Nothing here downloads anything.
+
+Also: small lookups several relations share (``synonyms``, ``antonyms``, part-of-speech guesses
+from WordNet itself, since NLTK's POS tagger data cannot be installed here).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+SOURCE_DIR = Path("/usr/share/wordnet")  # where apt puts WordNet 3.0 (tests point it elsewhere)
+ENV_DIR = "MORPHSCOPE_WORDNET_DIR"
+DEFAULT_ROOT = Path(__file__).resolve().parents[1] / "data" / "wordnet"
+
+# The files NLTK's WordNet reader opens; the rest of the Debian folder is copied when present.
+REQUIRED_FILES = (
+    "data.noun",
+    "data.verb",
+    "data.adj",
+    "data.adv",
+    "index.noun",
+    "index.verb",
+    "index.adj",
+    "index.adv",
+    "noun.exc",
+    "verb.exc",
+    "adj.exc",
+    "adv.exc",
+)
+OPTIONAL_FILES = ("index.sense", "cntlist.rev", "cntlist", "frames.vrb", "sents.vrb", "sentidx.vrb")
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# WordNet's lexicographer files in file-number order, with their part of speech
+# (1 noun, 2 verb, 3 adjective, 4 adverb). The numbers are the ones in the data files.
+LEXNAMES: tuple[tuple[str, int], ...] = (
+    ("adj.all", 3),
+    ("adj.pert", 3),
+    ("adv.all", 4),
+    *(
+        (f"noun.{name}", 1)
+        for name in _words(
+            "Tops act animal artifact attribute body cognition communication event feeling food "
+            "group location motive object person phenomenon plant possession process quantity "
+            "relation shape state substance time"
+        )
+    ),
+    *(
+        (f"verb.{name}", 2)
+        for name in _words(
+            "body change cognition communication competition consumption contact creation "
+            "emotion motion perception possession social stative weather"
+        )
+    ),
+    ("adj.ppl", 3),
+)
+
+MISSING_MESSAGE = (
+    "WordNet files not found in /usr/share/wordnet; install wordnet-base wordnet-sense-index"
+)
+
+_build_lock = threading.Lock()
+
+# Function words that WordNet also lists as nouns or adjectives ("a" the vitamin, "in" the state,
+# "will" the noun …): never treated as content words. Our own list.
+STOPWORDS = frozenset(
+    _words(
+        """
+    a an the this that these those some any each every no none all both either neither such
+    i me my mine myself you your yours yourself yourselves he him his himself she her hers herself
+    it its itself we us our ours ourselves they them their theirs themselves who whom whose which
+    what whatever whoever where when why how there here then than so too very just only also
+    not nor never no yes and or but if because as while until unless although though whether
+    of at by for with about against between into through during before after above below to from
+    up down in out on off over under again further once upon within without toward towards onto
+    across along around behind beyond near among per via
+    am is are was were be been being have has had having do does did doing done
+    will would shall should can could may might must ought
+    s t d ll m re ve o y don isn aren wasn weren hasn haven hadn doesn didn won wouldn shan
+    shouldn can't cannot couldn mightn mustn needn
+    more most other another same own few many much several lot lots
+    one ones something anything nothing everything someone anyone everyone nobody somebody
+    """
+    )
+)
+
+WN_POS = ("n", "v", "a", "r")
+
+
+def wordnet_root() -> Path:
+    """The NLTK data root holding ``corpora/wordnet`` (env override, else ``data/wordnet``)."""
+    override = os.environ.get(ENV_DIR)
+    return Path(override).expanduser().resolve() if override else DEFAULT_ROOT
+
+
+def lexnames_text() -> str:
+    """The generated ``lexnames`` file: ``NN<TAB>name<TAB>pos`` per line, 45 lines."""
+    return "".join(f"{number:02d}\t{name}\t{pos}\n" for number, (name, pos) in enumerate(LEXNAMES))
+
+
+def _copy_atomic(source: Path, target: Path) -> None:
+    # Copy to a temporary name then rename, so a concurrent reader never sees half a file.
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    os.close(handle)
+    try:
+        shutil.copyfile(source, temporary)
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def build_corpus_dir(source: Path, root: Path) -> Path:
+    """Copy WordNet from ``source`` into ``root/corpora/wordnet`` (idempotent). Returns that dir.
+
+    Raises RuntimeError when ``source`` lacks the WordNet files.
+    """
+    missing = [name for name in REQUIRED_FILES if not (source / name).is_file()]
+    if missing:
+        raise RuntimeError(MISSING_MESSAGE)
+    corpus = root / "corpora" / "wordnet"
+    corpus.mkdir(parents=True, exist_ok=True)
+    for name in REQUIRED_FILES + OPTIONAL_FILES:
+        origin = source / name
+        if not origin.is_file():
+            continue
+        target = corpus / name
+        if target.is_file() and target.stat().st_size == origin.stat().st_size:
+            continue
+        _copy_atomic(origin, target)
+    lexnames = corpus / "lexnames"
+    if not lexnames.is_file() or lexnames.read_text(encoding="utf-8") != lexnames_text():
+        handle, temporary = tempfile.mkstemp(dir=corpus, prefix=".lexnames.")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(lexnames_text())
+        os.replace(temporary, lexnames)
+    return corpus
+
+
+def _reader_class() -> type:
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class Wordnet30Reader(WordNetCorpusReader):
+        """NLTK's reader, minus a needless start-up cost for this exact database.
+
+        NLTK maps synsets of "its" WordNet onto the loaded one for the multilingual data by
+        reading ``index.sense`` twice (seconds). Our files *are* WordNet 3.0, the version that
+        mapping starts from, so the mapping is the identity and we skip it.
+        """
+
+        def map_wn(self, version: str = "wordnet") -> Any:
+            if self.get_version() == "3.0":
+                return None
+            return super().map_wn(version)
+
+    return Wordnet30Reader
+
+
+@cache
+def _load(source: str, root: str) -> Any:
+    import nltk
+
+    build_corpus_dir(Path(source), Path(root))
+    if root not in nltk.data.path:
+        # Also lets ``nltk.corpus.wordnet`` find the same files for code that imports it directly.
+        nltk.data.path.insert(0, root)
+    with warnings.catch_warnings():
+        # "multilingual functions are not available": we load no Open Multilingual Wordnet.
+        warnings.simplefilter("ignore")
+        wordnet = _reader_class()(nltk.data.find("corpora/wordnet"), None)
+    if not wordnet.synsets("happy"):
+        raise RuntimeError(f"WordNet under {root} loaded but finds no synsets for 'happy'")
+    return wordnet
+
+
+def load_wordnet() -> Any:
+    """A WordNet reader (NLTK's ``WordNetCorpusReader``) over the Debian files, built once, cached.
+
+    Raises RuntimeError (naming the apt packages to install) when the Debian files are missing.
+    """
+    with _build_lock:
+        return _load(str(SOURCE_DIR), str(wordnet_root()))
+
+
+# ---------------------------------------------------------------- lookups shared by relations
+
+
+def _lemma_text(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _pos_matches(synset_pos: str, pos: str | None) -> bool:
+    # NLTK tags adjective satellites "s"; callers ask for adjectives as "a".
+    if pos is None:
+        return True
+    return synset_pos == pos or (pos == "a" and synset_pos == "s")
+
+
+def _synsets(word: str, pos: str | None) -> list[Any]:
+    wordnet = load_wordnet()
+    found = wordnet.synsets(word.lower(), pos=pos)
+    return [s for s in found if _pos_matches(s.pos(), pos)]
+
+
+def synonyms(word: str, pos: str | None = None, senses: int | None = None) -> list[str]:
+    """WordNet synonyms of ``word`` (other lemmas of its synsets), sorted, without the word.
+
+    ``pos`` is one of ``n v a r`` (None: any); ``senses`` keeps only the first N synsets
+    (WordNet lists the most frequent sense first). Multi-word lemmas come back with spaces.
+    """
+    lower = word.lower()
+    found: set[str] = set()
+    for synset in _synsets(lower, pos)[:senses]:
+        for lemma in synset.lemmas():
+            text = _lemma_text(lemma.name())
+            if text.lower() != lower:
+                found.add(text)
+    return sorted(found)
+
+
+def antonyms(word: str, pos: str | None = None, indirect: bool = True) -> list[str]:
+    """WordNet antonyms of ``word``, sorted.
+
+    Direct antonyms are those of the lemmas spelled like ``word``. With ``indirect``, an adjective
+    satellite without direct antonyms borrows those of its head
+    (``glad`` → ``happy`` → ``unhappy``).
+    """
+    lower = word.lower()
+    found: set[str] = set()
+    satellites = []
+    for synset in _synsets(lower, pos):
+        for lemma in synset.lemmas():
+            if lemma.name().lower() != lower:
+                continue
+            found.update(_lemma_text(a.name()) for a in lemma.antonyms())
+        if synset.pos() == "s":
+            satellites.append(synset)
+    if indirect and not found:
+        for satellite in satellites:
+            for head in satellite.similar_tos():
+                for lemma in head.lemmas():
+                    found.update(_lemma_text(a.name()) for a in lemma.antonyms())
+    found.discard(lower)
+    return sorted(found)
+
+
+def is_lemma(word: str, pos: str) -> bool:
+    """True when ``word`` itself (not an inflection) is a WordNet lemma of this part of speech."""
+    lower = word.lower()
+    return any(lemma.name().lower() == lower for s in _synsets(lower, pos) for lemma in s.lemmas())
+
+
+def pos_candidates(word: str) -> list[str]:
+    """Parts of speech (``n v a r``) WordNet knows ``word`` as, most frequent use first.
+
+    Stopwords and non-alphabetic tokens get none. The order uses WordNet's sense counts
+    (``cntlist.rev``) of the word's own lemma, so ``happy`` is an adjective before a noun.
+    """
+    lower = word.lower()
+    if lower in STOPWORDS or not lower.isalpha():
+        return []
+    scored: list[tuple[int, int, str]] = []
+    for order, pos in enumerate(WN_POS):
+        found = _synsets(lower, pos)
+        if not found:
+            continue
+        count = sum(
+            lemma.count() for s in found for lemma in s.lemmas() if lemma.name().lower() == lower
+        )
+        scored.append((-count, order, pos))
+    return [pos for _, _, pos in sorted(scored)]

@@ -1,0 +1,64 @@
+"""Shared fixtures: temporary stores, the fake OpenAI server, a fast offline embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+import pytest
+
+from app.embeddings import EmbeddingCache
+from app.types import Endpoint
+from storage import Store
+from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+
+class BagOfWordsEmbedder:
+    """Deterministic hashed bag-of-words vectors: fast stand-in for MiniLM in unit tests."""
+
+    name = "test-bow"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        vectors = np.zeros((len(texts), 256), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                vectors[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 256] += 1.0
+            norm = np.linalg.norm(vectors[row])
+            vectors[row] = vectors[row] / norm if norm else vectors[row]
+            if not norm:
+                vectors[row, 0] = 1.0
+        return vectors
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "test.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def embeddings(store):
+    return EmbeddingCache(BagOfWordsEmbedder(), store)
+
+
+@pytest.fixture
+def fake_server():
+    with FakeOpenAIServer(FakeBehaviour()) as server:
+        yield server
+
+
+@pytest.fixture
+def fake_endpoint(fake_server):
+    return Endpoint(name="fake", base_url=fake_server.base_url, model="fake-model", concurrency=8)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path, monkeypatch):
+    """Never touch the user's data/ folder from tests."""
+    monkeypatch.setenv("MORPHSCOPE_DB", str(tmp_path / "app.db"))

@@ -1,0 +1,158 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
+
+(respx cannot intercept the openai client here — FACTS.md.) Behaviour is configurable: how to
+answer, added latency, and injected faults (429 with Retry-After, 500, hanging past a timeout,
+non-JSON bodies), all counted so tests can assert how many calls really reached the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+Responder = Callable[[list[dict[str, str]]], str]
+
+
+def echo_sentiment(messages: list[dict[str, str]]) -> str:
+    """A tiny deterministic 'model': positive if the prompt's last line mentions good things."""
+    text = messages[-1]["content"].lower()
+    if "score" in text and "scale" in text:
+        return "0.9" if "good" in text or "love" in text else "0.2"
+    return "positive" if ("good" in text or "love" in text or "great" in text) else "negative"
+
+
+@dataclass
+class FakeBehaviour:
+    responder: Responder = echo_sentiment
+    latency_s: float = 0.0
+    fault_rate: float = 0.0  # share of chat calls that fail (429 / 500 / hang), seeded
+    retry_after_s: float = 0.0
+    hang_s: float = 0.0  # how long a "timeout" fault sleeps
+    fault_seed: int = 0
+    non_openai: bool = False  # answer HTML instead of JSON
+    models: tuple[str, ...] = ("fake-model",)
+
+
+@dataclass
+class FakeServerStats:
+    chat_calls: int = 0
+    faults: int = 0
+    model_listings: int = 0
+    prompts: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class FakeOpenAIServer:
+    def __init__(self, behaviour: FakeBehaviour | None = None) -> None:
+        self.behaviour = behaviour or FakeBehaviour()
+        self.stats = FakeServerStats()
+        self._rng = random.Random(self.behaviour.fault_seed)
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, code: int, body: dict | str, headers: dict | None = None) -> None:
+                payload = body if isinstance(body, str) else json.dumps(body)
+                data = payload.encode()
+                self.send_response(code)
+                ctype = "text/html" if isinstance(body, str) else "application/json"
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                behaviour = server.behaviour
+                if behaviour.non_openai:
+                    self._send(200, "<html><body>Hello, not an API</body></html>")
+                    return
+                if self.path.rstrip("/").endswith("/models"):
+                    with server.stats.lock:
+                        server.stats.model_listings += 1
+                    data = [
+                        {"id": m, "object": "model", "owned_by": "test"} for m in behaviour.models
+                    ]
+                    self._send(200, {"object": "list", "data": data})
+                    return
+                self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                behaviour = server.behaviour
+                length = int(self.headers.get("Content-Length", 0))
+                request = json.loads(self.rfile.read(length) or b"{}")
+                if behaviour.non_openai:
+                    self._send(200, "<html><body>Hello, not an API</body></html>")
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": "not found"}})
+                    return
+                if request.get("model") not in behaviour.models:
+                    self._send(
+                        404, {"error": {"message": f"model {request.get('model')} not found"}}
+                    )
+                    return
+                with server.stats.lock:
+                    server.stats.chat_calls += 1
+                    fault = server._rng.random() < behaviour.fault_rate
+                    kind = server._rng.choice(["429", "500", "hang"]) if fault else None
+                    if fault:
+                        server.stats.faults += 1
+                if kind == "429":
+                    headers = {"Retry-After": f"{behaviour.retry_after_s:g}"}
+                    self._send(429, {"error": {"message": "slow down"}}, headers)
+                    return
+                if kind == "500":
+                    self._send(500, {"error": {"message": "boom"}})
+                    return
+                if kind == "hang":
+                    time.sleep(behaviour.hang_s)
+                if behaviour.latency_s:
+                    time.sleep(behaviour.latency_s)
+                messages = request.get("messages", [])
+                with server.stats.lock:
+                    server.stats.prompts.append(messages[-1]["content"] if messages else "")
+                text = behaviour.responder(messages)
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": request.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+                    },
+                )
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

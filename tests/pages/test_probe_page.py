@@ -1,0 +1,50 @@
+"""Probe page through the entrypoint: smoke test and a run against the fake OpenAI server."""
+
+from __future__ import annotations
+
+from app.types import Endpoint
+from storage import Store
+from tests.pages.conftest import open_page
+
+
+def test_probe_page_renders_with_embedded_model_preselected(app_db):
+    at = open_page("pages/probe.py")
+    assert not at.exception
+    assert at.title[0].value.endswith("Probe")
+    assert at.selectbox(key="probe_endpoint").value == "SmolLM2-135M-Instruct (local)"
+    # demo dataset and default relations are preselected, so a first probe is one click away
+    assert at.radio(key="probe_inputs_source").value == "Demo dataset"
+    assert at.selectbox(key="probe_task").value == "sentiment"
+    assert "si.identity" in at.multiselect(key="probe_relations_sentiment").value
+    assert not at.button(key="probe_run").disabled
+
+
+def test_probe_run_against_fake_server_shows_verdicts(app_db, fake_server):
+    store = Store(app_db)
+    store.save_endpoint(Endpoint(name="fake", base_url=fake_server.base_url, model="fake-model"))
+    store.close()
+    at = open_page("pages/probe.py")
+    at.selectbox(key="probe_endpoint").select("fake").run()
+    at.selectbox(key="probe_task").select("sentiment").run()
+    at.multiselect(key="probe_relations_sentiment").set_value(["si.identity", "sentence.uppercase"])
+    at.radio(key="probe_inputs_source").set_value("Paste").run()
+    at.text_area(key="probe_inputs_paste").input("I love this.\nThe service was bad.\n").run()
+    assert not at.button(key="probe_run").disabled
+    at.button(key="probe_run").click().run()
+    assert not at.exception, at.exception
+    markdown = " ".join(m.value for m in at.markdown)
+    assert "cases" in markdown and "PASS" in markdown
+    store = Store(app_db)
+    cases = store.cases_for()
+    assert len(cases) == 4
+    assert {c["verdict"] for c in cases} <= {"PASS", "FAIL"}
+    assert fake_server.stats.chat_calls > 0
+    calls_before = fake_server.stats.chat_calls
+    # The same run again is answered from the cache.
+    at.button(key="probe_run").click().run()
+    assert fake_server.stats.chat_calls == calls_before
+    assert "0 model calls" in " ".join(m.value for m in at.markdown)
+    # filters: only FAILs / only one relation
+    at.multiselect(key="probe_results_relations").set_value(["si.identity"]).run()
+    assert not at.exception
+    assert len(at.dataframe) >= 1

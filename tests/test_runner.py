@@ -1,0 +1,175 @@
+"""The runner against a real fake OpenAI server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.endpoints import RetryPolicy
+from app.runner import RunConfig, Runner
+from app.tasks import BUILTIN_TASKS
+from app.types import Endpoint, Sample
+from relations.base import Expectation, NotApplicable, Relation, RelationKind
+from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+SENTIMENT = BUILTIN_TASKS["sentiment"]
+SAMPLES = [Sample({"text": t}) for t in ("I love it.", "It broke twice.", "Bad food.", "Fine.")]
+
+
+def _add_good(text, ctx):
+    return text + " Honestly good."
+
+
+def _only_long(text, ctx):
+    if len(text) < 10:
+        raise NotApplicable("text shorter than 10 characters")
+    return text.upper()
+
+
+ADD_GOOD = Relation(
+    id="test.add_good", name="add good", family="test", category="test", description="d",
+    example="x", kind=RelationKind.RULE, expectation=Expectation.EQUIVALENT, transform=_add_good,
+)  # fmt: skip
+ONLY_LONG = Relation(
+    id="test.only_long", name="only long", family="test", category="test", description="d",
+    example="x", kind=RelationKind.RULE, expectation=Expectation.EQUIVALENT, transform=_only_long,
+)  # fmt: skip
+CUSTOM = [ADD_GOOD, ONLY_LONG]
+
+
+def _runner(store, embeddings, retry=None):
+    return Runner(store, embeddings, custom_relations=CUSTOM, retry=retry or RetryPolicy(0, 0.0))
+
+
+def _config(endpoint, relations=("test.add_good",), **kw):
+    return RunConfig(endpoint=endpoint, task_id="sentiment", relation_ids=tuple(relations), **kw)
+
+
+def test_run_records_every_case_with_a_verdict(store, embeddings, fake_endpoint, fake_server):
+    summary = _runner(store, embeddings).run_sync(_config(fake_endpoint), SENTIMENT, SAMPLES)
+    cases = store.cases_for([summary.run_id])
+    assert len(cases) == 4 == summary.cases
+    by_text = {c["source_input"]: c for c in cases}
+    # "It broke twice." is negative; with "Honestly good." appended the fake model says positive.
+    broke = next(c for k, c in by_text.items() if "broke" in k)
+    assert broke["verdict"] == "FAIL"
+    assert broke["source_answer"] == "negative" and broke["followup_answer"] == "positive"
+    assert broke["oracle"] == "equal_label" and broke["value"] == 0.0
+    love = next(c for k, c in by_text.items() if "love" in k)
+    assert love["verdict"] == "PASS"
+    assert summary.verdicts == {"PASS": 1, "FAIL": 3}
+    # 4 source prompts + 4 follow-up prompts, each sent once.
+    assert fake_server.stats.chat_calls == 8 == summary.calls_made
+
+
+def test_second_identical_run_makes_zero_calls(store, embeddings, fake_endpoint, fake_server):
+    runner = _runner(store, embeddings)
+    first = runner.run_sync(_config(fake_endpoint), SENTIMENT, SAMPLES)
+    calls_after_first = fake_server.stats.chat_calls
+    second = runner.run_sync(_config(fake_endpoint), SENTIMENT, SAMPLES)
+    assert second.run_id == first.run_id
+    assert second.calls_made == 0 and fake_server.stats.chat_calls == calls_after_first
+    # A new run that shares prompts (another relation) reuses the cached source calls.
+    third = runner.run_sync(
+        _config(fake_endpoint, ("test.add_good", "test.only_long")), SENTIMENT, SAMPLES
+    )
+    assert third.cache_hits >= 8
+    assert third.calls_made == 2  # only the two upper-cased long texts are new
+
+
+def test_precondition_gives_skip_with_reason(store, embeddings, fake_endpoint):
+    summary = _runner(store, embeddings).run_sync(
+        _config(fake_endpoint, ("test.only_long",)), SENTIMENT, SAMPLES
+    )
+    skips = store.cases_for([summary.run_id], verdicts=["SKIP"])
+    assert {c["reason"] for c in skips} == {"text shorter than 10 characters"}
+    assert len(skips) == 2  # "Bad food." and "Fine."
+
+
+def test_identity_repeats_are_separate_samples(store, embeddings, fake_endpoint, fake_server):
+    import relations.si  # noqa: F401 - registers si.identity
+
+    summary = _runner(store, embeddings).run_sync(
+        _config(fake_endpoint, ("si.identity",), repeats=3), SENTIMENT, SAMPLES[:2]
+    )
+    assert summary.cases == 6
+    # source and follow-up prompts are identical, but each repeat and side is its own call
+    assert fake_server.stats.chat_calls == 2 * 3 * 2
+
+
+def test_unreachable_endpoint_gives_explicit_errors(store, embeddings):
+    dead = Endpoint(name="dead", base_url="http://127.0.0.1:9/v1", model="m", timeout_s=2)
+    summary = _runner(store, embeddings).run_sync(_config(dead), SENTIMENT, SAMPLES)
+    cases = store.cases_for([summary.run_id])
+    assert len(cases) == 4 and all(c["verdict"] == "ERROR" for c in cases)
+    assert all("connection failed" in c["reason"] for c in cases)
+    assert store.count_calls() == 0  # failures are not cached: the next run retries them
+
+
+def test_wrong_model_and_non_openai_server_are_errors_not_crashes(store, embeddings):
+    with FakeOpenAIServer(FakeBehaviour(non_openai=True)) as html_server:
+        endpoint = Endpoint(name="html", base_url=html_server.base_url, model="fake-model")
+        summary = _runner(store, embeddings).run_sync(_config(endpoint), SENTIMENT, SAMPLES[:1])
+        assert summary.verdicts == {"ERROR": 1}
+    with FakeOpenAIServer() as server:
+        endpoint = Endpoint(name="wrong", base_url=server.base_url, model="no-such-model")
+        summary = _runner(store, embeddings).run_sync(_config(endpoint), SENTIMENT, SAMPLES[:1])
+        (case,) = store.cases_for([summary.run_id])
+        assert case["verdict"] == "ERROR" and "404" in case["reason"]
+
+
+def test_faults_are_retried_and_nothing_is_lost(store, embeddings):
+    behaviour = FakeBehaviour(fault_rate=0.3, retry_after_s=0.01, fault_seed=7, hang_s=3)
+    samples = [Sample({"text": f"Review number {i} is good."}) for i in range(20)]
+    with FakeOpenAIServer(behaviour) as server:
+        endpoint = Endpoint(name="f", base_url=server.base_url, model="fake-model", timeout_s=1)
+        runner = _runner(store, embeddings, RetryPolicy(max_retries=5, base_delay_s=0.01))
+        summary = runner.run_sync(_config(endpoint), SENTIMENT, samples)
+        assert server.stats.faults > 0
+    cases = store.cases_for([summary.run_id])
+    assert len(cases) == 20
+    assert all(c["verdict"] in {"PASS", "FAIL", "ERROR"} for c in cases)
+    assert sum(1 for c in cases if c["verdict"] != "ERROR") >= 18
+
+
+def test_cancel_then_resume_repeats_no_finished_call(store, embeddings):
+    samples = [Sample({"text": f"Item {i} was good."}) for i in range(12)]
+    with FakeOpenAIServer(FakeBehaviour(latency_s=0.05)) as server:
+        endpoint = Endpoint(name="f", base_url=server.base_url, model="fake-model", concurrency=2)
+        cancel = threading.Event()
+
+        def stop_after_first_flush(progress):
+            if progress.done > 0:
+                cancel.set()
+
+        runner = _runner(store, embeddings)
+        first = runner.run_sync(
+            _config(endpoint), SENTIMENT, samples, progress=stop_after_first_flush, cancel=cancel
+        )
+        assert first.status == "cancelled"
+        assert 0 < first.cases < 12
+        second = runner.run_sync(_config(endpoint), SENTIMENT, samples)
+        assert second.status == "done" and second.cases == 12
+        # every distinct prompt reached the server exactly once across both runs
+        assert server.stats.chat_calls == len(set(server.stats.prompts)) == 24
+    assert store.run(first.run_id)["status"] == "done"
+
+
+def test_same_seed_same_followups(tmp_path, embeddings, fake_endpoint):
+    import relations.si  # noqa: F401
+    from storage import Store
+
+    followups = []
+    for name in ("a", "b"):
+        other = Store(tmp_path / f"{name}.db")
+        summary = Runner(other, embeddings).run_sync(
+            RunConfig(fake_endpoint, "sentiment", ("si.academic",), seed=5), SENTIMENT, SAMPLES
+        )
+        followups.append([c["followup_input"] for c in other.cases_for([summary.run_id])])
+    assert followups[0] == followups[1]
+
+
+def test_empty_inputs_are_rejected(store, embeddings, fake_endpoint):
+    with pytest.raises(ValueError, match="no inputs"):
+        _runner(store, embeddings).run_sync(_config(fake_endpoint), SENTIMENT, [])
