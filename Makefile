@@ -3,14 +3,25 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 STAMP := $(VENV)/.installed
+# llama-cpp-python has no binary wheel. We build a portable one (no -march=native: a native build
+# can use instructions that the VM advertises but cannot run → "Illegal instruction") and keep it
+# in a wheelhouse outside the checkout, so clean clones and CI reuse it.
+WHEELHOUSE ?= $(HOME)/.cache/morphscope/wheels
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 .PHONY: run test test-fast check format install system-deps demo bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# llama-cpp-python compiles from source the first time (~8.5 min on 2 cores); pip caches it.
-	$(PY) -m pip install -r requirements-dev.txt -c constraints.txt
+	@mkdir -p $(WHEELHOUSE)
+	@ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+		echo "Building llama-cpp-python $(LLAMA_VERSION) once (about 10 minutes on 2 cores)…"; \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --no-deps --no-cache-dir \
+			-w $(WHEELHOUSE) "llama-cpp-python==$(LLAMA_VERSION)"; }
+	$(PY) -m pip install --find-links $(WHEELHOUSE) -r requirements-dev.txt -c constraints.txt
 	touch $(STAMP)
 
 install: $(STAMP) system-deps

@@ -21,7 +21,8 @@ included, as in the paper's denominators, and excluded).
 
 **Mean similarity** = mean ``output_similarity`` (cosine of the two outputs' embeddings) over cases.
 **Inconsistency rate** = share of cases whose follow-up answer differs from the source answer
-(``lower(trim(.))`` compared), among cases with both answers.
+(compared ignoring ASCII letter case, as SQLite's NOCASE; the task parsers already normalise),
+among cases with both answers.
 
 **Noise floor** (per model) = the violation rate of ``si.identity`` cases (the source re-sampled),
 computed regardless of the relation filter; **net violation rate** = max(0, rate − floor), ``None``
@@ -229,7 +230,7 @@ def model_rows(
     by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in counts:
         by_model[row["model"]].append(row)
-    cells = {r["model"]: r for r in store.cell_stats(flt, by=("model",))}
+    cells = _model_cells(store.cell_stats(flt, by=("model", "relation_id")))
     if gaps is None:
         gaps = store.side_gap(flt, by=("model",))
     gap_by_model = {r["model"]: r for r in gaps}
@@ -258,6 +259,33 @@ def model_rows(
                 "agentdiff_gap": gap.get("gap"),
             }
         )
+    return out
+
+
+def _model_cells(relation_cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per-model cell statistics combined exactly from per-relation ones (cell-count weights),
+    so the model level costs no second pass over the cases."""
+    acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for row in relation_cells:
+        a = acc[row["model"]]
+        n = row["n_cells"]
+        a["n_cells"] += n
+        a["sum_delta"] += row["mean_delta"] * n
+        a["n_stable"] += row["n_stable"]
+        if row["relation_id"] != IDENTITY_RELATION:
+            a["n_excl"] += n
+            a["sum_abs_excl"] += row["mean_abs_delta"] * n
+            a["n_stable_excl"] += row["n_stable"]
+    out = {}
+    for model, a in acc.items():
+        out[model] = {
+            "n_cells": int(a["n_cells"]),
+            "mean_delta": ratio(a["sum_delta"], a["n_cells"]),
+            "stability": ratio(a["n_stable"], a["n_cells"]),
+            "n_cells_excl_identity": int(a["n_excl"]),
+            "mad": ratio(a["sum_abs_excl"], a["n_excl"]),
+            "stability_excl_identity": ratio(a["n_stable_excl"], a["n_excl"]),
+        }
     return out
 
 
@@ -442,12 +470,18 @@ def severity_proxies(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def answer_changed(case: dict[str, Any]) -> bool | None:
-    """Whether the follow-up answer differs from the source answer (None without both)."""
+    """Whether the follow-up answer differs from the source answer (None without both).
+
+    Same rule as the SQL aggregate: equal ignoring ASCII letter case (SQLite NOCASE).
+    """
     source, followup = case.get("source_answer"), case.get("followup_answer")
     if source is None or followup is None:
         return None
-    return source.strip().lower() != followup.strip().lower()
+    return str(source).translate(_ASCII_FOLD) != str(followup).translate(_ASCII_FOLD)
 
 
 def drilldown(
@@ -491,23 +525,32 @@ def severity_table(store, flt: CaseFilter | None = None, limit: int = 2000) -> l
 
 
 def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
-    """Per relation: run A's and run B's violation rate, mean Δ, similarity, and B − A."""
-    results = {}
-    for tag, run_id in (("a", run_a), ("b", run_b)):
-        flt = CaseFilter.make(run_ids=[run_id])
-        cells = {r["relation_id"]: r for r in store.cell_stats(flt, by=("relation_id",))}
-        for counts in store.verdict_counts(flt, by=("relation_id",)):
-            rates = _rates(counts)
-            relation_id = counts["relation_id"]
-            entry = results.setdefault(relation_id, {"relation_id": relation_id})
-            entry[f"{tag}_n"] = rates["n"]
-            entry[f"{tag}_violation_rate"] = rates["violation_rate"]
-            entry[f"{tag}_mean_delta"] = cells.get(relation_id, {}).get("mean_delta")
-            entry[f"{tag}_mean_similarity"] = rates["mean_similarity"]
+    """Per relation: run A's and run B's n, violation rate, mean cell Δ, mean similarity, and
+    ``violation_rate_change`` = B − A (one pass over both runs)."""
+    flt = CaseFilter.make(run_ids=[run_a, run_b])
+    tags = {run_a: "a", run_b: "b"}
+    cells = {
+        (r["run_id"], r["relation_id"]): r
+        for r in store.cell_stats(flt, by=("run_id", "relation_id"))
+    }
+    results: dict[str, dict[str, Any]] = {}
+    for counts in store.verdict_counts(flt, by=("run_id", "relation_id")):
+        tag = tags[counts["run_id"]]
+        rates = _rates(counts)
+        relation_id = counts["relation_id"]
+        entry = results.setdefault(relation_id, {"relation_id": relation_id})
+        entry[f"{tag}_n"] = rates["n"]
+        entry[f"{tag}_violation_rate"] = rates["violation_rate"]
+        cell = cells.get((counts["run_id"], relation_id), {})
+        entry[f"{tag}_mean_delta"] = cell.get("mean_delta")
+        entry[f"{tag}_mean_similarity"] = rates["mean_similarity"]
     out = []
     for relation_id in sorted(results):
         entry = results[relation_id]
-        a, b = entry.get("a_violation_rate"), entry.get("b_violation_rate")
+        for tag in ("a", "b"):
+            for key in ("n", "violation_rate", "mean_delta", "mean_similarity"):
+                entry.setdefault(f"{tag}_{key}", 0 if key == "n" else None)
+        a, b = entry["a_violation_rate"], entry["b_violation_rate"]
         entry["violation_rate_change"] = b - a if a is not None and b is not None else None
         out.append(entry)
     return out

@@ -283,11 +283,8 @@ def suggest_thresholds(
 
 
 def _count_flips(store: Store, relation_id: str, oracle: str, threshold: float) -> int:
-    return sum(
-        threshold_verdict(oracle, float(row["value"]), threshold) != row["verdict"]
-        for row in store.threshold_cases(
-            relation_id, [oracle], numeric_tasks=absolute_eps_tasks(store)
-        )
+    return store.count_threshold_flips(
+        relation_id, oracle, threshold, numeric_tasks=absolute_eps_tasks(store)
     )
 
 

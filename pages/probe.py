@@ -5,7 +5,9 @@ import streamlit as st
 from app.runner import RunConfig
 from app.ui.components import endpoint_picker, resolve_embedded
 from app.ui.data import data_changed, get_store
+from app.ui.demo import render_demo_offer
 from app.ui.probe_view import (
+    custom_task_form,
     execute_with_progress,
     input_picker,
     relation_picker,
@@ -22,6 +24,8 @@ st.caption(
 )
 store = get_store()
 tasks = all_tasks(store)
+if not store.runs():
+    render_demo_offer(key="probe")
 
 left, right = st.columns([1, 1])
 with left:
@@ -35,6 +39,7 @@ with left:
         format_func=lambda t: f"{tasks[t].name} ({t})",
     )
     task = tasks[task_id]
+    custom_task_form(store, key="probe_custom_task")
     relation_ids = relation_picker(all_relations(store, task.id), task, key="probe_relations")
 with right:
     samples, dataset = input_picker(task, key="probe_inputs")

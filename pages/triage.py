@@ -233,7 +233,22 @@ st.caption(
     "Wilson 95% interval. Confirmed violation rate = violation rate × (1 − fp rate)."
 )
 st.dataframe(
-    feedback,
+    feedback[
+        [
+            "relation",
+            "n_fail",
+            "labeled",
+            "fp_rate",
+            "fp_ci_low",
+            "fp_ci_high",
+            "violation_rate",
+            "confirmed_violation_rate",
+            "confirmed",
+            "fp_invalid_followup",
+            "fp_oracle",
+            "unsure",
+        ]
+    ],
     hide_index=True,
     column_config={
         column: st.column_config.NumberColumn(format="%.3f")

@@ -10,6 +10,7 @@ endpoint; their parsed outputs come back in ``CheckInput.companions`` under the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from app.tasks import parse_number
@@ -99,7 +100,7 @@ def order_preserved(ci: CheckInput) -> OracleResult:
     s1, s2 = _score(ci.source.answer), _score(ci.companions["partner_source"].answer)
     f1, f2 = _score(ci.followup.answer), _score(ci.companions["partner_followup"].answer)
     details = {"source": s1, "partner_source": s2, "followup": f1, "partner_followup": f2}
-    if None in (s1, s2, f1, f2):
+    if any(value is None or math.isnan(value) for value in (s1, s2, f1, f2)):
         return OracleResult(
             Verdict.ERROR, oracle, reason="a score could not be read", details=details
         )

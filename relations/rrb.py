@@ -129,8 +129,14 @@ EXAMPLE = (
     "A farmer picks 12 red apples and 7 green apples. She sells $\\frac{1}{4}$ of the red "
     "ones.\nHow many apples does she have left?"
 )
-EXAMPLE_PARTNER = (
-    "A train leaves at 3 pm and covers 180 km at a steady 60 km/h. At what time does it arrive?"
+# Partner problems for the catalog's live example (the Relations page reads "example_partners").
+EXAMPLE_PARTNERS = (
+    {
+        PROBLEM_FIELD: "A train leaves at 3 pm and covers 180 km at a steady 60 km/h. At what "
+        "time does it arrive?"
+    },
+    {PROBLEM_FIELD: "What is the greatest common divisor of 84 and 126?"},
+    {PROBLEM_FIELD: "A square has a diagonal of length $6\\sqrt{2}$. What is its area?"},
 )
 
 # An encoder gets the raw field text and the case context; returns (transformed text, note).
@@ -356,7 +362,7 @@ rrb_relation(
     # A cannot be told from a longer one (see inverse_interleave_word, which takes n_words_a).
     inverse=None,
     section="§3.2 interleaved contexts (word level)",
-    params={"example_partner": EXAMPLE_PARTNER},
+    params={"example_partners": EXAMPLE_PARTNERS},
     preconditions=PARTNER_PRECONDITION,
 )
 
@@ -375,7 +381,7 @@ rrb_relation(
     # "abab" + "wxyz" interleave identically): inverse_interleave_symbol takes len_a.
     inverse=None,
     section="§3.2 interleaved contexts (symbol level)",
-    params={"example_partner": EXAMPLE_PARTNER},
+    params={"example_partners": EXAMPLE_PARTNERS},
     preconditions=PARTNER_PRECONDITION,
 )
 
@@ -393,7 +399,7 @@ rrb_relation(
     encode=_interleaver(interleave_line),
     inverse=inverse_interleave_line,
     section="§3.2 interleaved contexts (line level)",
-    params={"example_partner": EXAMPLE_PARTNER},
+    params={"example_partners": EXAMPLE_PARTNERS},
     preconditions=PARTNER_PRECONDITION,
 )
 
@@ -567,6 +573,6 @@ rrb_relation(
     inverse=inverse_sequential_overload,
     section="§3.2 / §4 sequential cognitive overload",
     protocol=OVERLOAD_PROTOCOL,
-    params={"k": 3, "example_partner": EXAMPLE_PARTNER},
+    params={"k": 3, "example_partners": EXAMPLE_PARTNERS},
     preconditions="other samples in the batch",
 )

@@ -116,8 +116,8 @@ def split_reversal(text: str) -> str:
 def inverse_split_reversal(transformed: str) -> str:
     """Split reversal is its own inverse.
 
-    Exact unless the last piece starts with whitespace other than a space (a tab): reversed, that
-    whitespace ends the text and the final rstrip removes it.
+    Exact unless the last non-empty piece starts with whitespace other than a space (a tab):
+    reversed, that whitespace ends the text and the final rstrip removes it.
     """
     return _reverse_pieces(transformed)
 
@@ -144,7 +144,8 @@ def word_split_swap(text: str) -> str:
 def inverse_word_split_swap(transformed: str) -> str:
     """Move the last ``len // 2`` characters of every piece back to its front.
 
-    Exact unless the last piece holds non-space whitespace that the swap moved to its end.
+    Exact unless the last non-empty piece holds non-space whitespace (a tab) that the swap moved
+    to its end, where the final rstrip removes it.
     """
     return " ".join(_unswap_halves(piece) for piece in transformed.split(" "))
 

@@ -236,17 +236,19 @@ def synonyms(word: str, pos: str | None = None, senses: int | None = None) -> li
     return sorted(found)
 
 
-def antonyms(word: str, pos: str | None = None, indirect: bool = True) -> list[str]:
+def antonyms(
+    word: str, pos: str | None = None, indirect: bool = True, senses: int | None = None
+) -> list[str]:
     """WordNet antonyms of ``word``, sorted.
 
     Direct antonyms are those of the lemmas spelled like ``word``. With ``indirect``, an adjective
     satellite without direct antonyms borrows those of its head
-    (``glad`` → ``happy`` → ``unhappy``).
+    (``glad`` → ``happy`` → ``unhappy``). ``senses`` keeps only the first N synsets.
     """
     lower = word.lower()
     found: set[str] = set()
     satellites = []
-    for synset in _synsets(lower, pos):
+    for synset in _synsets(lower, pos)[:senses]:
         for lemma in synset.lemmas():
             if lemma.name().lower() != lower:
                 continue

@@ -10,8 +10,9 @@ Definitions used by the queries (``app.metrics`` documents the full list):
   ``n_invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (a subset of
   ``n_skip``, counted separately).
 - *answer changed* — for a case with both a source and a follow-up answer:
-  ``lower(trim(source_answer)) <> lower(trim(followup_answer))``; ``n_answered`` counts the cases
-  with both answers, ``n_changed`` those whose answer changed.
+  ``source_answer <> followup_answer COLLATE NOCASE`` (the task parsers already normalise the
+  answers; NOCASE folds ASCII letters only); ``n_answered`` counts the cases with both answers,
+  ``n_changed`` those whose answer changed.
 - *cell* — one (model, task, sample, relation). Its Δ is the mean Δ of its cases (repeats,
   follow-up indices and targets averaged first); cells without any Δ are left out of Δ metrics.
 """
@@ -35,10 +36,9 @@ GROUP_COLUMNS = ("model", "relation_id", "task_id", "run_id", "family", "side")
 
 _META_KEY = re.compile(r"^[A-Za-z0-9_]+$")
 
-_CHANGED = (
-    "CASE WHEN source_answer IS NULL OR followup_answer IS NULL THEN NULL "
-    "ELSE lower(trim(source_answer)) <> lower(trim(followup_answer)) END"
-)
+# Both are read from idx_cases_analysis (migration m002), so no table row is touched.
+_ANSWERED = "(source_answer IS NOT NULL AND followup_answer IS NOT NULL)"
+_CHANGED = "(source_answer <> followup_answer COLLATE NOCASE)"  # NULL unless both answers exist
 
 # The columns the drill-down table needs (everything but the prompts).
 DRILLDOWN_COLUMNS = (
@@ -213,7 +213,7 @@ class AnalysisQueries:
             "total(abs(delta)) AS sum_abs_delta, "
             "count(output_similarity) AS n_similarity, "
             "total(output_similarity) AS sum_similarity, "
-            f"count({_CHANGED}) AS n_answered, total({_CHANGED}) AS n_changed "
+            f"sum({_ANSWERED}) AS n_answered, total({_CHANGED}) AS n_changed "
             f"FROM cases {where} {group}",
             params,
         )
@@ -227,7 +227,7 @@ class AnalysisQueries:
             )
         }
         for row in rows:
-            for key in ("n_pass", "n_fail", "n_skip", "n_error"):
+            for key in ("n_pass", "n_fail", "n_skip", "n_error", "n_answered"):
                 row[key] = int(row[key] or 0)
             row["n_changed"] = int(row["n_changed"] or 0)
             row["n_invalid_followup"] = invalid.get(tuple(row[c] for c in by), 0)
@@ -240,34 +240,46 @@ class AnalysisQueries:
         threshold: float = STABILITY_THRESHOLD,
         identity: str = IDENTITY_RELATION,
     ) -> list[dict[str, Any]]:
-        """Per group: Δ statistics over cells (model, task, sample, relation).
+        """Per group: Δ statistics over cells (model, task, sample, relation [, run]).
 
         A cell's Δ is the mean Δ of its cases. Columns: ``n_cells`` (cells with a Δ),
-        ``mean_delta`` (mean cell Δ), ``mean_abs_delta`` (mean |cell Δ|), ``stability`` (share of
-        cells with |cell Δ| < threshold), and the same restricted to non-identity relations:
-        ``n_cells_excl_identity``, ``mad`` (mean |cell Δ| over non-identity cells — the paper's
-        MAD) and ``stability_excl_identity``.
+        ``mean_delta`` (mean cell Δ), ``mean_abs_delta`` (mean |cell Δ|), ``n_stable`` and
+        ``stability`` (cells with |cell Δ| < threshold, and their share), and the same restricted
+        to non-identity relations: ``n_cells_excl_identity``, ``mad`` (mean |cell Δ| over
+        non-identity cells — the paper's MAD), ``n_stable_excl_identity`` and
+        ``stability_excl_identity``. Grouping by ``run_id`` makes cells per run.
         """
         flt = flt or CaseFilter()
         by = _group(by)
         for column in by:
-            if column not in ("model", "relation_id", "task_id"):
+            if column not in ("model", "relation_id", "task_id", "run_id"):
                 raise ValueError(f"cells cannot be grouped by {column!r}")
         select, group = _select_group(by)
+        cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
         where, params = flt.where(["delta IS NOT NULL"])
-        # GROUP BY in the order of idx_cases_cells so SQLite walks the index without sorting.
+        # GROUP BY in the order of idx_cases_analysis so SQLite walks the index without sorting.
         sql = (
-            f"WITH cells AS (SELECT model, relation_id, task_id, sample_id, avg(delta) AS d "
-            f"FROM cases {where} GROUP BY model, relation_id, task_id, sample_id) "
+            f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d "
+            f"FROM cases {where} GROUP BY {cell_key}) "
             f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta, "
-            "avg(abs(d)) AS mean_abs_delta, avg(abs(d) < ?) AS stability, "
+            "avg(abs(d)) AS mean_abs_delta, total(abs(d) < ?) AS n_stable, "
             "count(CASE WHEN relation_id <> ? THEN d END) AS n_cells_excl_identity, "
             "avg(CASE WHEN relation_id <> ? THEN abs(d) END) AS mad, "
-            "avg(CASE WHEN relation_id <> ? THEN abs(d) < ? END) AS stability_excl_identity "
+            "total(CASE WHEN relation_id <> ? THEN abs(d) < ? END) AS n_stable_excl_identity "
             f"FROM cells {group}"
         )
         rows = self.query(sql, [*params, threshold, identity, identity, identity, threshold])
-        return [row for row in rows if row["n_cells"]]
+        out = []
+        for row in rows:
+            if not row["n_cells"]:
+                continue
+            row["n_stable"] = int(row["n_stable"])
+            row["n_stable_excl_identity"] = int(row["n_stable_excl_identity"])
+            row["stability"] = row["n_stable"] / row["n_cells"]
+            excl = row["n_cells_excl_identity"]
+            row["stability_excl_identity"] = row["n_stable_excl_identity"] / excl if excl else None
+            out.append(row)
+        return out
 
     def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
         """(model, relation_id, cell Δ) for every cell with a Δ (input to the statistical tests)."""
@@ -279,7 +291,7 @@ class AnalysisQueries:
         ).fetchall()
 
     def value_sample(
-        self, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 100_000
+        self, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 50_000
     ) -> tuple[list[tuple[str, str, float]], int]:
         """(model, relation_id, value) per case for box plots, and the stride used.
 
@@ -319,42 +331,45 @@ class AnalysisQueries:
                 raise ValueError(f"the gap cannot be grouped by {column!r}")
         select, group = _select_group(by)
         inner_by = ", ".join(dict.fromkeys((*by, "model", "task_id", "sample_id")))
+        # side IN (...) lets SQLite use the small partial index idx_cases_side (m002).
         where, params = flt.where(["side IN ('meaning', 'presentation')"])
-        per_case = (
-            f"WITH per_case AS (SELECT model, task_id, sample_id, side, {_CHANGED} AS changed "
-            f"FROM cases {where}) "
+        sql = (
+            f"WITH per_original AS (SELECT {inner_by}, "
+            f"total(CASE WHEN side = 'meaning' THEN {_CHANGED} END) AS m_changed, "
+            f"count(CASE WHEN side = 'meaning' THEN {_CHANGED} END) AS m_n, "
+            f"total(CASE WHEN side = 'presentation' THEN {_CHANGED} END) AS p_changed, "
+            f"count(CASE WHEN side = 'presentation' THEN {_CHANGED} END) AS p_n "
+            f"FROM cases {where} GROUP BY {inner_by}), "
+            "diffs AS (SELECT *, CASE WHEN m_n > 0 AND p_n > 0 "
+            "THEN m_changed / m_n - p_changed / p_n END AS diff FROM per_original) "
+            f"SELECT {select}total(m_changed) AS m_changed, total(m_n) AS n_meaning, "
+            "total(p_changed) AS p_changed, total(p_n) AS n_presentation, "
+            "count(diff) AS n_originals, avg(diff) AS gap, avg(diff * diff) AS mean_sq "
+            f"FROM diffs {group}"
         )
-        gap_sql = (
-            f"{per_case}, per_original AS (SELECT {inner_by}, "
-            "avg(CASE WHEN side = 'meaning' THEN changed END) AS meaning, "
-            "avg(CASE WHEN side = 'presentation' THEN changed END) AS presentation "
-            f"FROM per_case GROUP BY {inner_by}) "
-            f"SELECT {select}count(*) AS n_originals, avg(meaning - presentation) AS gap, "
-            "avg((meaning - presentation) * (meaning - presentation)) AS mean_sq "
-            "FROM per_original WHERE meaning IS NOT NULL AND presentation IS NOT NULL "
-            f"{group}"
-        )
-        pooled_sql = (
-            f"{per_case} SELECT "
-            f"{select}avg(CASE WHEN side = 'meaning' THEN changed END) AS meaning_rate, "
-            "avg(CASE WHEN side = 'presentation' THEN changed END) AS presentation_rate, "
-            "count(CASE WHEN side = 'meaning' THEN changed END) AS n_meaning, "
-            "count(CASE WHEN side = 'presentation' THEN changed END) AS n_presentation "
-            f"FROM per_case {group}"
-        )
-        gaps = {tuple(r[c] for c in by): r for r in self.query(gap_sql, params)}
-        pooled = self.query(pooled_sql, params)
         out = []
-        for row in pooled:
-            key = tuple(row[c] for c in by)
-            gap_row = gaps.get(key, {})
-            n = gap_row.get("n_originals") or 0
-            gap = gap_row.get("gap")
+        for row in self.query(sql, params):
+            n, gap = row.pop("n_originals"), row.pop("gap")
+            mean_sq = row.pop("mean_sq")
+            n_meaning, n_presentation = int(row["n_meaning"]), int(row["n_presentation"])
             sd = None
             if n >= 2 and gap is not None:
-                variance = (gap_row["mean_sq"] - gap * gap) * n / (n - 1)
+                variance = (mean_sq - gap * gap) * n / (n - 1)
                 sd = max(variance, 0.0) ** 0.5
-            out.append({**row, "n_originals": n, "gap": gap, "sd_gap": sd})
+            out.append(
+                {
+                    **{c: row[c] for c in by},
+                    "n_originals": n,
+                    "gap": gap,
+                    "sd_gap": sd,
+                    "meaning_rate": row["m_changed"] / n_meaning if n_meaning else None,
+                    "presentation_rate": (
+                        row["p_changed"] / n_presentation if n_presentation else None
+                    ),
+                    "n_meaning": n_meaning,
+                    "n_presentation": n_presentation,
+                }
+            )
         return out
 
     # ------------------------------------------------------------ per-category breakdown
@@ -380,17 +395,24 @@ class AnalysisQueries:
             raise ValueError(f"not a metadata key: {key!r}")
         flt = flt or CaseFilter()
         by = _group(by)
-        inner_by = ", ".join(dict.fromkeys((*by, "sample_id")))
+        sample_by = ", ".join(dict.fromkeys((*by, "sample_id")))
         where, params = flt.where()
         outer_by = ", ".join([f"p.{c}" for c in by] + ["value"])
+        # Sum per cell first (in idx_cases_analysis order: no sort over every case), then per
+        # sample, then join the few samples and read their JSON once each.
         sql = (
-            f"WITH per_sample AS (SELECT {inner_by}, count(*) AS n, "
+            "WITH per_cell AS (SELECT model, relation_id, task_id, sample_id, count(*) AS n, "
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
             "sum(verdict = 'SKIP') AS n_skip, sum(verdict = 'ERROR') AS n_error, "
             "count(delta) AS n_delta, total(delta) AS sum_delta, "
             "total(abs(delta)) AS sum_abs_delta, "
-            f"count({_CHANGED}) AS n_answered, total({_CHANGED}) AS n_changed "
-            f"FROM cases {where} GROUP BY {inner_by}) "
+            f"sum({_ANSWERED}) AS n_answered, total({_CHANGED}) AS n_changed "
+            f"FROM cases {where} GROUP BY model, relation_id, task_id, sample_id), "
+            f"per_sample AS (SELECT {sample_by}, sum(n) AS n, sum(n_pass) AS n_pass, "
+            "sum(n_fail) AS n_fail, sum(n_skip) AS n_skip, sum(n_error) AS n_error, "
+            "sum(n_delta) AS n_delta, total(sum_delta) AS sum_delta, "
+            "total(sum_abs_delta) AS sum_abs_delta, sum(n_answered) AS n_answered, "
+            f"total(n_changed) AS n_changed FROM per_cell GROUP BY {sample_by}) "
             f"SELECT {', '.join(f'p.{c} AS {c}' for c in by)}{', ' if by else ''}"
             "json_extract(s.meta, '$.' || ?) AS value, count(DISTINCT p.sample_id) AS n_samples, "
             "sum(p.n) AS n, sum(p.n_pass) AS n_pass, sum(p.n_fail) AS n_fail, "
@@ -402,7 +424,7 @@ class AnalysisQueries:
         )
         rows = self.query(sql, [*params, key])
         for row in rows:
-            for column in ("n_pass", "n_fail", "n_skip", "n_error", "n_changed"):
+            for column in ("n_pass", "n_fail", "n_skip", "n_error", "n_changed", "n_answered"):
                 row[column] = int(row[column] or 0)
         return rows
 

@@ -55,6 +55,14 @@ _QUEUE_ORDER = "c.run_id, c.relation_id, c.sample_id, c.followup_index, c.repeat
 
 Z_95 = 1.959963984540054
 
+# When a stored value is a violation under threshold ``?`` — the oracles' comparisons
+# (relations/oracles.py), mirrored by app.triage.threshold_verdict and tested against it.
+THRESHOLD_FAIL_SQL: dict[str, str] = {
+    "semantic_similar": "c.value < ?",
+    "semantic_different": "c.value >= ?",
+    "numeric_within": "c.value > ? + 1e-12",
+}
+
 
 def label_timestamp() -> str:
     """UTC ISO time with microseconds, so labels made within one second still sort correctly."""
@@ -334,23 +342,27 @@ class LabelVerbs:
     def triage_options(self) -> dict[str, list[Any]]:
         """What the queue filters can offer: runs (rows with id, model, task_id, created_at,
         n_fail), models, tasks and relations that have FAIL cases."""
-        runs = self.query(
-            "SELECT r.id, r.model, r.task_id, r.created_at, count(*) AS n_fail "
-            "FROM cases c JOIN runs r ON r.id = c.run_id WHERE c.verdict = 'FAIL' "
-            "GROUP BY r.id ORDER BY r.created_at DESC, r.id"
-        )
-
-        def distinct(column: str) -> list[str]:
-            rows = self.db.execute(
-                f"SELECT DISTINCT {column} FROM cases WHERE verdict = 'FAIL' ORDER BY 1"
+        # Per run from the (run_id, relation_id, verdict) index; models and tasks from the runs.
+        fails = dict(
+            self.db.execute(
+                "SELECT run_id, count(*) FROM cases WHERE verdict = 'FAIL' GROUP BY run_id"
             ).fetchall()
-            return [row[0] for row in rows]
-
+        )
+        runs = [
+            {**run, "n_fail": fails[run["id"]]}
+            for run in self.query(
+                "SELECT id, model, task_id, created_at FROM runs ORDER BY created_at DESC, id"
+            )
+            if run["id"] in fails
+        ]
+        relations = self.db.execute(
+            "SELECT DISTINCT relation_id FROM cases WHERE verdict = 'FAIL' ORDER BY 1"
+        ).fetchall()
         return {
             "runs": runs,
-            "models": distinct("model"),
-            "tasks": distinct("task_id"),
-            "relations": distinct("relation_id"),
+            "models": sorted({run["model"] for run in runs}),
+            "tasks": sorted({run["task_id"] for run in runs}),
+            "relations": [row[0] for row in relations],
         }
 
     def _chosen_labels(self, labeler: str | None) -> tuple[str, list[Any]]:
@@ -381,15 +393,27 @@ class LabelVerbs:
         Returns {"total", "labeled", "by_relation": [{relation_id, total, labeled, confirmed,
         fp_invalid_followup, fp_oracle, unsure}]}.
         """
-        prefix, params = self._chosen_labels(labeler)
         conditions, filter_params = self._fail_filter(run_ids, models, tasks, relation_ids)
-        counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
-        rows = self.query(
-            prefix + "SELECT c.relation_id, count(*) AS total, count(ch.case_id) AS labeled, "
-            f"{counts} FROM cases c LEFT JOIN chosen ch ON ch.case_id = c.id "
-            f"WHERE {conditions} GROUP BY c.relation_id ORDER BY c.relation_id",
-            params + filter_params,
+        # Totals come from the cases indexes; label counts from the (small) labels side joined
+        # to cases by primary key — never a join of every case against the labels.
+        totals = self.query(
+            f"SELECT c.relation_id, count(*) AS total FROM cases c WHERE {conditions} "
+            "GROUP BY c.relation_id ORDER BY c.relation_id",
+            filter_params,
         )
+        prefix, params = self._chosen_labels(labeler)
+        counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
+        labeled = {
+            row["relation_id"]: row
+            for row in self.query(
+                prefix + f"SELECT c.relation_id, count(*) AS labeled, {counts} "
+                f"FROM chosen ch JOIN cases c ON c.id = ch.case_id WHERE {conditions} "
+                "GROUP BY c.relation_id",
+                params + filter_params,
+            )
+        }
+        empty = {"labeled": 0, **dict.fromkeys(LABELS, 0)}
+        rows = [{**row, **labeled.get(row["relation_id"], empty)} for row in totals]
         return {
             "total": sum(row["total"] for row in rows),
             "labeled": sum(row["labeled"] for row in rows),
@@ -413,24 +437,38 @@ class LabelVerbs:
         with a Wilson 95% interval; violation_rate = FAIL / (PASS + FAIL); and
         confirmed_violation_rate = violation_rate × (1 − fp_rate) (None while nothing is labeled).
         """
-        prefix, params = self._chosen_labels(labeler)
         clauses, filter_params = _in_filter(
             verdict=["PASS", "FAIL"], run_id=run_ids, model=models, relation_id=relation_ids
         )
         group = "c.model, c.relation_id" if by_model else "c.relation_id"
         model_column = "c.model" if by_model else "NULL"
-        fail_counts = ", ".join(
-            f"coalesce(sum(c.verdict = 'FAIL' AND ch.label = '{label}'), 0) AS {label}"
-            for label in LABELS
-        )
         rows = self.query(
-            prefix + f"SELECT c.relation_id, {model_column} AS model, "
+            f"SELECT c.relation_id, {model_column} AS model, "
             "coalesce(sum(c.verdict = 'PASS'), 0) AS n_pass, "
-            f"coalesce(sum(c.verdict = 'FAIL'), 0) AS n_fail, {fail_counts} "
-            f"FROM cases c LEFT JOIN chosen ch ON ch.case_id = c.id {_where(clauses)} "
+            "coalesce(sum(c.verdict = 'FAIL'), 0) AS n_fail "
+            f"FROM cases c {_where(clauses)} "
             f"GROUP BY {group} ORDER BY c.relation_id, {model_column}",
-            params + filter_params,
+            filter_params,
         )
+        # Labels are few: count them from the labels side (cases joined by primary key).
+        prefix, params = self._chosen_labels(labeler)
+        fail_clauses, fail_params = _in_filter(
+            verdict=["FAIL"], run_id=run_ids, model=models, relation_id=relation_ids
+        )
+        counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
+        label_counts = {
+            (row["relation_id"], row["model"]): row
+            for row in self.query(
+                prefix + f"SELECT c.relation_id, {model_column} AS model, {counts} "
+                f"FROM chosen ch JOIN cases c ON c.id = ch.case_id {_where(fail_clauses)} "
+                f"GROUP BY {group}",
+                params + fail_params,
+            )
+        }
+        empty = dict.fromkeys(LABELS, 0)
+        rows = [
+            {**row, **label_counts.get((row["relation_id"], row["model"]), empty)} for row in rows
+        ]
         out = []
         for row in rows:
             false_positives = sum(row[label] for label in FALSE_POSITIVE_LABELS)
@@ -473,24 +511,40 @@ class LabelVerbs:
         oracles: Iterable[str],
         *,
         numeric_tasks: Iterable[str] | None = None,
-        labeler: str | None = None,
     ) -> list[dict[str, Any]]:
         """PASS/FAIL cases of a relation judged by one of ``oracles`` with a stored value.
 
         ``numeric_tasks`` (when given) limits numeric_within cases to those tasks — the ones
         whose ε is absolute, so the stored |Δ| compares with it directly.
-        Rows: id, oracle, value, verdict, reason, details, label (current label or None).
+        Rows: id, oracle, value, verdict, reason.
         """
         oracles = list(oracles)
-        prefix, params = self._chosen_labels(labeler)
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
         return self.query(
-            prefix + "SELECT c.id, c.oracle, c.value, c.verdict, c.reason, c.details, "
-            "ch.label AS label FROM cases c LEFT JOIN chosen ch ON ch.case_id = c.id "
-            "WHERE c.relation_id = ? AND c.verdict IN ('PASS', 'FAIL') AND c.value IS NOT NULL "
+            "SELECT c.id, c.oracle, c.value, c.verdict, c.reason FROM cases c "
+            "WHERE c.verdict IN ('PASS', 'FAIL') AND c.relation_id = ? AND c.value IS NOT NULL "
             f"AND c.oracle IN ({','.join('?' * len(oracles))}) {numeric_clause} ORDER BY c.id",
-            [*params, relation_id, *oracles, *numeric_params],
+            [relation_id, *oracles, *numeric_params],
         )
+
+    def count_threshold_flips(
+        self,
+        relation_id: str,
+        oracle: str,
+        threshold: float,
+        *,
+        numeric_tasks: Iterable[str] | None = None,
+    ) -> int:
+        """How many stored PASS/FAIL verdicts of the relation a new threshold would flip."""
+        fails = THRESHOLD_FAIL_SQL[oracle]
+        numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
+        row = self.db.execute(
+            "SELECT count(*) FROM cases c WHERE c.verdict IN ('PASS', 'FAIL') "
+            "AND c.relation_id = ? AND c.oracle = ? AND c.value IS NOT NULL "
+            f"{numeric_clause} AND (c.verdict = 'FAIL') != ({fails})",
+            [relation_id, oracle, *numeric_params, threshold],
+        ).fetchone()
+        return int(row[0])
 
     def labeled_threshold_cases(
         self,
@@ -524,7 +578,8 @@ class LabelVerbs:
         )
         rows = self.query(
             f"SELECT {recorded} AS threshold, count(*) AS n FROM cases "
-            "WHERE relation_id = ? AND oracle = ? AND json_valid(details) "
+            "WHERE verdict IN ('PASS', 'FAIL') AND relation_id = ? AND oracle = ? "
+            "AND json_valid(details) "
             f"AND {recorded} IS NOT NULL GROUP BY 1 ORDER BY n DESC, 1",
             [relation_id, oracle],
         )

@@ -162,3 +162,24 @@ def m003_triage(db: Database) -> None:
         """
     )
     db.execute("CREATE INDEX idx_verdict_history_case ON verdict_history(case_id, id)")
+
+
+@migrations()
+def m002_analysis(db: Database) -> None:
+    """Covering indexes for the Analysis aggregations (bench/bench_analysis_scale.py: < 1 s at
+    500k cases).
+
+    ``idx_cases_analysis`` holds every column the model × relation, cell (Δ), breakdown and
+    filter queries read, in GROUP BY order (model, relation, task, sample, run), so they scan the
+    index instead of the wide rows. ``idx_cases_side`` is partial: only AgentDiff cases (side set)
+    for the meaning-vs-presentation gap.
+    """
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_cases_analysis ON cases(model, relation_id, task_id, "
+        "sample_id, run_id, verdict, delta, output_similarity, side, source_answer, "
+        "followup_answer)"
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_cases_side ON cases(side, model, task_id, sample_id, "
+        "run_id, relation_id, source_answer, followup_answer) WHERE side IS NOT NULL"
+    )

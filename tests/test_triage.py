@@ -74,6 +74,29 @@ def test_threshold_verdict_follows_each_oracle_boundary() -> None:
         threshold_verdict("equal_label", 1.0, 0.5)
 
 
+@pytest.mark.parametrize("oracle", ["semantic_similar", "semantic_different", "numeric_within"])
+def test_sql_flip_count_agrees_with_the_python_rule(oracle: str) -> None:
+    threshold = 0.5
+    values = [0.2, 0.5 - 1e-9, 0.5, 0.5 + 1e-13, 0.5 + 1e-9, 0.8 - 0.7 + 0.4, 0.9]
+    store = Store(":memory:")
+    cases = [
+        make_case(
+            f"{verdict}{i}",
+            index=10 * i + (verdict == "PASS"),
+            verdict=verdict,
+            oracle=oracle,
+            value=value,
+            task_id="sentiment_score",
+        )
+        for i, value in enumerate(values)
+        for verdict in ("PASS", "FAIL")
+    ]
+    save_runs(store, cases)
+    expected = sum(threshold_verdict(oracle, c["value"], threshold) != c["verdict"] for c in cases)
+    assert store.count_threshold_flips("si.paraphrase", oracle, threshold) == expected
+    assert expected == len(values)  # each value flips exactly one of its PASS / FAIL twins
+
+
 # ---------------------------------------------------------------- best threshold
 
 

@@ -250,3 +250,28 @@ def render_results(store, run_id: str, key: str) -> None:
                 )  # fmt: skip
     if len(ranked) > MAX_SHOWN_CASES:
         st.caption(f"Showing the first {MAX_SHOWN_CASES}; filter to see others, or use Analysis.")
+
+
+def custom_task_form(store, key: str) -> None:
+    """Define a task: a template with {field} placeholders and an answer type (saved in the DB)."""
+    from app.tasks import AnswerType, custom_task
+
+    with st.expander("Define a custom task"), st.form(f"{key}_form"):
+        task_id = st.text_input("Task id", placeholder="toxicity")
+        name = st.text_input("Name", placeholder="Toxicity label")
+        template = st.text_area(
+            "Prompt template ({field} placeholders)",
+            placeholder="Is this comment toxic? Answer toxic or fine.\n\nComment: {text}",
+        )
+        answer_type = st.selectbox("Answer type", [a.value for a in AnswerType])
+        labels = st.text_input("Labels (comma-separated, for label answers)")
+        if st.form_submit_button("Save task"):
+            try:
+                task = custom_task(
+                    task_id.strip(), name.strip(), template, answer_type, labels.split(",")
+                )
+            except ValueError as exc:
+                st.error(str(exc))
+                return
+            store.save_task(task.id, task.name, task.template, task.answer_type, task.labels)
+            st.success(f"Saved task {task.id} with fields {', '.join(task.fields)}.")

@@ -34,7 +34,7 @@ from relations.registry import list_relations
 log = logging.getLogger(__name__)
 
 ANY_TASK = "any task"
-NEW_RELATION = "➕ New custom relation"
+NEW_RELATION = "(new custom relation)"
 DEFAULT_TRY_TEXT = (
     "The bakery sold 48 loaves on Monday. It was a great day. Sales on Tuesday were 12 fewer. "
     "How many loaves were sold on Tuesday?"
@@ -68,6 +68,10 @@ def all_relations(extra: Iterable[Relation] = ()) -> list[Relation]:
     return list_relations(extra=extra)
 
 
+def _tasks_text(tasks: Sequence[str]) -> str:
+    return "any" if list(tasks) == ["*"] else ", ".join(tasks)
+
+
 def catalog_frame(relations: Sequence[Relation]) -> pd.DataFrame:
     """One row per relation with the catalog columns the page shows."""
     rows = []
@@ -81,7 +85,7 @@ def catalog_frame(relations: Sequence[Relation]) -> pd.DataFrame:
                 "category": entry["category"],
                 "kind": entry["kind"],
                 "output relation": entry["output_relation"],
-                "tasks": ", ".join(entry["tasks"]),
+                "tasks": _tasks_text(entry["tasks"]),
                 "ref": entry["ref"],
                 "available": entry["available"],
                 "unavailable because": entry["unavailable_reason"] or "",
@@ -374,11 +378,11 @@ def render_detail(relation: Relation) -> None:
         "family / category": f"{entry['family']} / {entry['category']}",
         "kind": entry["kind"],
         "expected output relation": entry["output_relation"],
-        "tasks": ", ".join(entry["tasks"]),
+        "tasks": _tasks_text(entry["tasks"]),
         "fields": ", ".join(entry["fields"]) if entry["fields"] else "the task's",
         "ref": entry["ref"] or "—",
     }
-    st.table(pd.DataFrame({"": list(facts.values())}, index=list(facts)))
+    st.table(pd.DataFrame({"value": list(facts.values())}, index=list(facts)), hide_header=True)
     if entry["preconditions"]:
         st.markdown(f"**Preconditions.** {entry['preconditions']}")
     if relation.negative_control:

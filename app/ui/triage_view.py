@@ -24,6 +24,11 @@ LABEL_BUTTONS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+def _code(text: Any) -> str:
+    """An identifier as inline code; backticks removed so it cannot break out of the span."""
+    return "`" + str(text).replace("`", "'") + "`"
+
+
 def fields_text(raw: str | dict | None) -> str:
     """A case's input fields (stored as JSON) as readable text: the value alone for one field,
     ``name: value`` lines for several."""
@@ -65,17 +70,17 @@ def render_case(case: dict[str, Any], history: list[dict[str, Any]], position: s
     badge = verdict_badge(case["verdict"])
     if original and original != case["verdict"]:
         badge += f" (automatic verdict: {verdict_badge(original)})"
-    st.markdown(f"**{position}** · {badge}")
-    facts = st.columns(4)
-    facts[0].metric("Relation", case["relation_id"])
-    facts[1].metric("Model", case["model"])
-    facts[2].metric("Task", case["task_id"])
     value = case.get("value")
-    facts[3].metric(
-        f"Measured ({case.get('oracle') or 'oracle'})",
-        "—" if value is None else f"{value:.3f}",
+    measured = "—" if value is None else f"{value:.3f}"
+    st.markdown(
+        f"**{position}** · {badge} · relation {_code(case['relation_id'])} · "
+        f"model {_code(case['model'])} · task {_code(case['task_id'])}"
     )
-    st.caption(f"Run `{case['run_id']}` · sample `{case['sample_id']}` · target {case['target']}")
+    st.markdown(f"Oracle {_code(case.get('oracle') or 'none')} · measured value **{measured}**")
+    st.caption(
+        f"Run {_code(case['run_id'])} · sample {_code(case['sample_id'])} · "
+        f"target {_code(case['target'])}"
+    )
     st.text(f"Reason: {case.get('reason') or ''}")
     side_by_side(
         "Source input",

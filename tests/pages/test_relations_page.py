@@ -9,6 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from app.diffing import diff_html
 from app.ui.relations_view import (
     ANY_TASK,
     catalog_frame,
@@ -167,8 +168,9 @@ def test_filter_by_family(db_path):
     at.selectbox(key="relations_detail").set_value(
         "sentiment.exclamation — Replace '.' with '!'"
     ).run()
-    # the worked example's follow-up is computed live
-    assert "The soundtrack is wonderful!" in markdown_text(at)
+    # the worked example's follow-up is computed live (changed words are highlighted spans)
+    shown = markdown_text(at)
+    assert "wonderful!</span>" in shown and "times!</span>" in shown
 
 
 @pytest.mark.parametrize("family", ["rrb", "char", "si", "sentiment"])
@@ -192,11 +194,10 @@ def test_try_it_shows_a_followup(db_path, family):
     at.text_area(key="relations_try_text").input(text).run()
     at.number_input(key="relations_try_seed").set_value(3).run()
     assert not at.exception
-    shown = markdown_text(at)
-    # the follow-up panel holds the (escaped) follow-up words
-    first_changed = changed_fields(expected)[0][2]
-    for word in first_changed.split()[:3]:
-        assert word.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in shown
+    # the follow-up panel holds exactly the highlighted follow-up of that relation and seed
+    _, source, followup = changed_fields(expected)[0]
+    assert followup != source
+    assert diff_html(source, followup)[1] in markdown_text(at)
 
 
 def test_try_it_llm_relation_explains_the_missing_endpoint(db_path):

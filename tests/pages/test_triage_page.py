@@ -130,18 +130,21 @@ def test_labeler_is_prefilled_from_the_last_label(app_db) -> None:
 def test_threshold_suggestion_apply_button(app_db) -> None:
     seed(app_db)
     store = Store(app_db)
+    store.record_cases([make_case("a6", index=6, value=0.7)])
     store.add_label("a1", "confirmed", "", "ann")
     store.add_label("a2", "confirmed", "", "ann")
     store.add_label("a3", "fp_oracle", "", "ann")
+    store.add_label("a6", "fp_oracle", "", "ann")
     store.close()
     at = open_page(PAGE)
     assert not at.exception, at.exception
     line = next(t.value for t in at.text if t.value.startswith("si.paraphrase (semantic_similar)"))
-    assert "suggested 0.475" in line and "67% → 100%" in line
+    assert "suggested 0.475" in line and "50% → 100%" in line
+    assert "4 stored verdict(s) would change" in line  # a3, a6 and run-b's b1, b2 (cosine 0.5)
     at.button(key="triage_apply_0").click().run()
     assert not at.exception, at.exception
     assert (
-        "Threshold 0.475 applied to si.paraphrase: 1 of 4 verdicts changed" in at.success[0].value
+        "Threshold 0.475 applied to si.paraphrase: 4 of 7 verdicts changed" in at.success[0].value
     )
     store = Store(app_db)
     assert store.case("a3")["verdict"] == "PASS"

@@ -1,0 +1,244 @@
+"""Scale benchmark (SPEC §9): every Analysis query under 1 s with 500,000 stored cases.
+
+Builds a temporary database with 500k cases — 4 models × 40 relations (si.identity among them,
+repeated 5 times per sample like every relation here) × 625 samples × 5 repeats, with ~5% SKIPs
+(half of them invalid_followup), ~1% ERRORs, AgentDiff sides on the ad.* relations and category /
+difficulty metadata — inserted with one executemany in one transaction, then times each query the
+Analysis page and ``report`` run, and prints a table. Exit status 1 if any query takes ≥ 1 s.
+
+Run: ``.venv/bin/python bench/bench_analysis_scale.py [--cases N] [--keep PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app import metrics, reports, stats
+from storage import Store
+from storage.analysis import CaseFilter
+
+MODELS = ["model-alpha-7b", "model-beta-70b", "model-gamma-mini", "model-delta-405b"]
+CATEGORIES = ["physics", "math", "chemistry", "economics", "statistics", "biology"]
+DIFFICULTIES = ["easy", "medium", "hard"]
+LIMIT_S = 1.0
+
+
+def relation_ids() -> list[tuple[str, str, str | None]]:
+    """40 (relation_id, family, side) triples resembling the catalogue."""
+    out: list[tuple[str, str, str | None]] = [
+        (f"si.{n}", "si", None)
+        for n in ("identity", "paraphrase", "reorder_facts", "expand", "contract", "academic")
+    ]
+    out += [("ad.paraphrase", "ad", "meaning"), ("ad.synonym", "ad", "meaning")]
+    out += [(f"ad.{n}", "ad", "presentation") for n in ("reorder", "format", "distractor")]
+    out += [(f"rrb.op{i:02d}", "rrb", None) for i in range(14)]
+    out += [(f"char.op{i:02d}", "char", None) for i in range(15)]
+    return out[:40]
+
+
+def build(path: Path, n_cases: int) -> Store:
+    store = Store(path)
+    rng = random.Random(1234)
+    relations = relation_ids()
+    repeats = 5
+    n_samples = max(1, n_cases // (len(MODELS) * len(relations) * repeats))
+    samples = []
+    for s in range(n_samples):
+        meta = {"category": CATEGORIES[s % len(CATEGORIES)], "difficulty": DIFFICULTIES[s % 3]}
+        fields = {"problem": f"Problem {s}: a train leaves at {s % 12} and travels {s * 7} km."}
+        samples.append((f"s{s:06d}", json.dumps(fields), f"answer {s}", "[]", json.dumps(meta)))
+    runs = []
+    for m, model in enumerate(MODELS):
+        runs.append(
+            (
+                f"run-{m}",
+                f"2026-11-0{m + 1}T10:00:00+00:00",
+                "done",
+                "bench",
+                model,
+                "reasoning",
+                "{}",
+            )
+        )
+    rows = []
+    case_no = 0
+    for m, model in enumerate(MODELS):
+        weakness = 0.05 + 0.04 * m
+        for relation_id, family, side in relations:
+            rel_noise = 0.01 if relation_id == "si.identity" else rng.uniform(0.02, 0.15)
+            for s in range(n_samples):
+                sample_id = f"s{s:06d}"
+                for r in range(repeats):
+                    if case_no >= n_cases:
+                        break
+                    case_no += 1
+                    roll = rng.random()
+                    if roll < 0.025:
+                        verdict, reason = "SKIP", "invalid_followup: dropped the number 7"
+                    elif roll < 0.05:
+                        verdict, reason = "SKIP", "precondition: needs two sentences"
+                    elif roll < 0.06:
+                        verdict, reason = "ERROR", "call failed after 3 retries"
+                    elif rng.random() < weakness + rel_noise:
+                        verdict, reason = "FAIL", "answers differ"
+                    else:
+                        verdict, reason = "PASS", "answers agree"
+                    scored = verdict in ("PASS", "FAIL")
+                    delta = rng.gauss(-rel_noise, rel_noise + 0.02) if scored else None
+                    similarity = min(1.0, max(0.0, rng.gauss(0.9 - rel_noise, 0.05)))
+                    answer = str(s % 17)
+                    followup_answer = answer if verdict == "PASS" else str((s + 1) % 17)
+                    rows.append(
+                        (
+                            f"c{case_no:08d}",
+                            f"run-{m}",
+                            sample_id,
+                            relation_id,
+                            family,
+                            side,
+                            "problem",
+                            0,
+                            r,
+                            model,
+                            "reasoning",
+                            samples[s][1],
+                            samples[s][1] if scored else None,
+                            "Solve step by step. " + samples[s][1],
+                            "Solve step by step. " + samples[s][1],
+                            f"Step 1: think. Step 2: compute. Final answer: {answer}",
+                            f"Step 1: think. Step 2: compute. Final answer: {followup_answer}"
+                            if scored
+                            else None,
+                            answer,
+                            followup_answer if scored else None,
+                            verdict,
+                            "semantic_similar",
+                            similarity if scored else None,
+                            reason,
+                            "{}",
+                            0.6 if scored else None,
+                            0.6 + delta if scored else None,
+                            delta,
+                            similarity if scored else None,
+                            None,
+                            f"2026-11-0{m + 1}T10:{(case_no // 60000) % 60:02d}:00+00:00",
+                        )
+                    )
+    columns = (
+        "id, run_id, sample_id, relation_id, family, side, target, followup_index, repeat_index, "
+        "model, task_id, source_input, followup_input, source_prompt, followup_prompt, "
+        "source_output, followup_output, source_answer, followup_answer, verdict, oracle, value, "
+        "reason, details, score_source, score_followup, delta, output_similarity, trace_sim, "
+        "created_at"
+    )
+    with store.db.atomic():
+        store.conn.executemany(
+            "INSERT INTO samples (id, fields, reference, reference_steps, meta) "
+            "VALUES (?, ?, ?, ?, ?)",
+            samples,
+        )
+        store.conn.executemany(
+            "INSERT INTO runs (id, created_at, status, endpoint_name, model, task_id, config) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            runs,
+        )
+        store.conn.executemany(
+            f"INSERT INTO cases ({columns}) VALUES ({', '.join('?' * 30)})", rows
+        )
+    store.db.execute("ANALYZE")
+    return store
+
+
+def timed(label: str, fn, results: list[tuple[str, float]]):
+    start = time.perf_counter()
+    value = fn()
+    results.append((label, time.perf_counter() - start))
+    return value
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=500_000)
+    parser.add_argument("--keep", type=Path, help="build the DB here and keep it")
+    args = parser.parse_args()
+    tmp = tempfile.TemporaryDirectory()
+    path = args.keep or Path(tmp.name) / "bench.db"
+    if path.exists():
+        path.unlink()
+    start = time.perf_counter()
+    store = build(path, args.cases)
+    build_s = time.perf_counter() - start
+    total = store.count_cases()
+    size_mb = path.stat().st_size / 1e6
+    print(f"built {total:,} cases in {build_s:.1f} s ({size_mb:.0f} MB) at {path}")
+
+    everything = CaseFilter()
+    one_run = CaseFilter.make(run_ids=["run-1"])
+    two_models = CaseFilter.make(models=MODELS[:2], date_from="2026-11-01", date_to="2026-11-03")
+    some_relations = CaseFilter.make(relations=["si.paraphrase", "ad.reorder", "rrb.op03"])
+    results: list[tuple[str, float]] = []
+    timed("filter options", store.filter_options, results)
+    timed("count (all)", lambda: store.count_cases(everything), results)
+    for name, flt in (
+        ("all", everything),
+        ("one run", one_run),
+        ("2 models + dates", two_models),
+        ("3 relations", some_relations),
+    ):
+        timed(
+            f"summary: heatmaps/MAD/floor/gap ({name})",
+            lambda f=flt: metrics.summarize(store, f),
+            results,
+        )
+    timed("verdict counts model×relation", lambda: store.verdict_counts(everything), results)
+    timed("cell stats model×relation", lambda: store.cell_stats(everything), results)
+    timed("cell stats per model", lambda: store.cell_stats(everything, by=("model",)), results)
+    timed("noise floor", lambda: metrics.noise_floor(store, everything), results)
+    timed("AgentDiff gap", lambda: metrics.agentdiff_gap(store, everything), results)
+    timed("box stats Δ", lambda: metrics.box_stats(store, everything, "delta"), results)
+    timed(
+        "box stats similarity",
+        lambda: metrics.box_stats(store, everything, "output_similarity"),
+        results,
+    )
+    timed("breakdown by category", lambda: metrics.breakdown(store, "category"), results)
+    timed("breakdown by difficulty", lambda: metrics.breakdown(store, "difficulty"), results)
+    timed("meta keys", store.meta_keys, results)
+    timed("statistics (MWU + KW + BH)", lambda: stats.run_tests(store, everything), results)
+    timed(
+        "drill-down cell (+severity)",
+        lambda: metrics.drilldown(store, everything, model=MODELS[2], relation_id="ad.format"),
+        results,
+    )
+    timed("severity sample (2000)", lambda: metrics.severity_table(store, everything), results)
+    timed("compare two runs", lambda: metrics.compare_runs(store, "run-0", "run-3"), results)
+    timed("report --json (all)", lambda: reports.report(store), results)
+
+    width = max(len(label) for label, _ in results)
+    print(f"\n{'query':<{width}}  {'seconds':>8}  < 1 s")
+    print("-" * (width + 18))
+    worst = 0.0
+    for label, seconds in results:
+        worst = max(worst, seconds)
+        print(f"{label:<{width}}  {seconds:8.3f}  {'yes' if seconds < LIMIT_S else 'NO'}")
+    print(f"\nslowest: {worst:.3f} s; every query < 1 s: {'yes' if worst < LIMIT_S else 'NO'}")
+    print(
+        "(report --json runs several of the queries above together; it is shown for reference "
+        "and not counted as one Analysis query)"
+    )
+    store.close()
+    tmp.cleanup()
+    per_query = [s for label, s in results if not label.startswith("report")]
+    return 0 if max(per_query) < LIMIT_S else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

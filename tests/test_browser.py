@@ -1,0 +1,94 @@
+"""A real browser (Debian Chromium driven by Playwright) loads the app and runs a probe."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def dashboard(tmp_path):
+    port = _free_port()
+    env = {**os.environ, "MORPHSCOPE_DB": str(tmp_path / "browser.db")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "streamlit_app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ],  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        process.terminate()
+        pytest.fail("the dashboard did not start")
+    yield url
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")
+def test_browser_loads_app_and_runs_a_probe_on_the_embedded_model(dashboard, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(dashboard)
+        expect(page.get_by_role("heading", name="Probe")).to_be_visible(timeout=60_000)
+        # a first probe is one click: embedded model, sentiment, demo inputs, relations preset
+        page.get_by_role("button", name="Run probe").click()
+        expect(page.get_by_text("Source and follow-up, side by side")).to_be_visible(
+            timeout=300_000
+        )
+        expect(page.get_by_text("model calls").first).to_be_visible()
+        body = page.inner_text("body")
+        assert "PASS" in body or "FAIL" in body
+        page.screenshot(path=str(tmp_path / "probe.png"), full_page=True)
+        # the other pages load in the same session without an exception
+        for title in ("Relations", "Endpoints", "Analysis", "Triage"):
+            page.get_by_role("link", name=title).first.click()
+            expect(page.get_by_role("heading", name=title).first).to_be_visible(timeout=60_000)
+            assert "Traceback" not in page.inner_text("body")
+        browser.close()

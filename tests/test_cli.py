@@ -1,0 +1,106 @@
+"""The CLI against the fake OpenAI server (in-process `main`, real HTTP)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.cli import main
+from storage import Store
+
+
+@pytest.fixture
+def inputs_file(tmp_path):
+    path = tmp_path / "inputs.csv"
+    lines = ["text"] + [
+        f"Review {i}: the food was {'good' if i % 2 else 'cold'}." for i in range(20)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_20_inputs_3_relations_then_zero_calls(
+    capsys, tmp_path, fake_server, inputs_file, monkeypatch
+):
+    from app import workspace
+    from tests.conftest import BagOfWordsEmbedder
+
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
+    db = tmp_path / "cli.db"
+    args = (
+        "run", "--endpoint", fake_server.base_url, "--model", "fake-model", "--task", "sentiment",
+        "--relations", "si.identity,sentence.uppercase,char.leet", "--inputs", str(inputs_file),
+        "--db", str(db), "--json",
+    )  # fmt: skip
+    code, out, err = _run(capsys, *args)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["cases"] == 60 and sum(summary["verdicts"].values()) == 60
+    assert summary["calls_made"] > 0
+    assert "cases" in err  # progress on stderr
+    cases = Store(db).cases_for([summary["run_id"]])
+    assert len(cases) == 60 and all(c["verdict"] for c in cases)
+    calls = fake_server.stats.chat_calls
+    code, out, _ = _run(capsys, *args)
+    again = json.loads(out)
+    assert code == 0 and again["calls_made"] == 0 and again["cases"] == 60
+    assert fake_server.stats.chat_calls == calls
+
+
+def test_relations_json_lists_spec_fields(capsys):
+    code, out, _ = _run(capsys, "relations", "--json")
+    assert code == 0
+    catalog = json.loads(out)
+    ids = {r["id"] for r in catalog}
+    assert {"si.identity", "si.academic", "rrb.word_reversal", "char.leet"} <= ids
+    for entry in catalog:
+        assert {"id", "name", "family", "kind", "output_relation", "tasks", "ref"} <= set(entry)
+
+
+def test_transform_same_seed_same_bytes(capsys):
+    outputs = []
+    for _ in range(2):
+        code, out, _ = _run(capsys, "transform", "char.random_replace", "--text",
+                            "The quick brown fox jumps over the lazy dog.", "--seed", "3", "--json")  # fmt: skip
+        assert code == 0
+        outputs.append(json.loads(out)["followup"])
+    assert outputs[0] == outputs[1] != "The quick brown fox jumps over the lazy dog."
+    code, out, _ = _run(capsys, "transform", "char.random_replace", "--text",
+                        "The quick brown fox jumps over the lazy dog.", "--seed", "4", "--json")  # fmt: skip
+    assert json.loads(out)["followup"] != outputs[0]
+
+
+def test_transform_rrb_gives_bare_transformed_text(capsys):
+    code, out, _ = _run(capsys, "transform", "rrb.word_reversal", "--text", "Let x be 3.", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["transformed"] == "3. be x Let"
+    assert "TRANSFORMED INPUT:" in payload["followup"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "--endpoint", "ftp://x", "--model", "m", "--task", "sentiment", "--relations", "si.identity", "--inputs", "{inputs}"), "http"),
+        (("run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--task", "nope", "--relations", "si.identity", "--inputs", "{inputs}"), "unknown task"),
+        (("run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--task", "sentiment", "--relations", "no.such", "--inputs", "{inputs}"), "unknown relation"),
+        (("run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--task", "qa", "--relations", "si.identity", "--inputs", "{inputs}"), "question"),
+        (("run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--task", "sentiment", "--relations", "si.identity", "--inputs", "/no/such/file.csv"), "not found"),
+        (("transform", "no.such", "--text", "x"), "unknown relation"),
+    ],
+)  # fmt: skip
+def test_bad_input_exits_non_zero_with_a_message(capsys, tmp_path, inputs_file, args, message):
+    db = tmp_path / "bad.db"
+    args = [a.replace("{inputs}", str(inputs_file)) for a in args] + ["--db", str(db)]
+    code, out, err = _run(capsys, *args)
+    assert code == 2
+    assert message in err.lower() and "Traceback" not in err
+    if db.exists():
+        assert Store(db).runs() == []  # nothing half-written
