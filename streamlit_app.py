@@ -4,14 +4,14 @@ import streamlit as st
 
 from app.ui.sidebar import render_sidebar
 
-st.set_page_config(page_title="Morphscope", page_icon="🔬", layout="wide")
+st.set_page_config(page_title="Morphscope", page_icon=":material/biotech:", layout="wide")
 
 pages = [
-    st.Page("pages/probe.py", title="Probe", icon="🧪", default=True),
-    st.Page("pages/relations.py", title="Relations", icon="🔁"),
-    st.Page("pages/endpoints.py", title="Endpoints", icon="🔌"),
-    st.Page("pages/analysis.py", title="Analysis", icon="📊"),
-    st.Page("pages/triage.py", title="Triage", icon="🏷️"),
+    st.Page("pages/probe.py", title="Probe", icon=":material/science:", default=True),
+    st.Page("pages/relations.py", title="Relations", icon=":material/swap_horiz:"),
+    st.Page("pages/endpoints.py", title="Endpoints", icon=":material/power:"),
+    st.Page("pages/analysis.py", title="Analysis", icon=":material/analytics:"),
+    st.Page("pages/triage.py", title="Triage", icon=":material/label:"),
 ]
 navigation = st.navigation(pages)
 render_sidebar()

@@ -131,9 +131,6 @@ def _sum_counts(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "n_skip",
         "n_error",
         "n_invalid_followup",
-        "n_delta",
-        "sum_delta",
-        "sum_abs_delta",
         "n_similarity",
         "sum_similarity",
         "n_answered",
@@ -302,8 +299,9 @@ def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
 def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
     """Everything the Analysis overview needs, each query run once.
 
-    Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model) and
-    ``gap`` (AgentDiff, per model).
+    Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model),
+    ``gap`` (AgentDiff, per model) and ``counts`` (the raw ``verdict_counts`` aggregate, which
+    ``app.stats.run_tests`` can reuse).
     """
     floors = noise_floor(store, flt)
     counts = store.verdict_counts(flt, by=("model", "relation_id"))
@@ -313,6 +311,7 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
         "models": model_rows(store, flt, floors=floors, counts=counts, gaps=gaps),
         "noise_floor": floors,
         "gap": gaps,
+        "counts": counts,
     }
 
 
@@ -387,7 +386,7 @@ def box_stats(
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def _fields(value: Any) -> dict[str, str]:
+def parse_fields(value: Any) -> dict[str, str]:
     """A case's input column (JSON object of fields, or plain text) as a dict of strings."""
     if value is None:
         return {}
@@ -410,7 +409,7 @@ def input_texts(source_input: Any, followup_input: Any) -> tuple[str, str]:
     Fields are joined with a newline in name order; comparing only the changed fields keeps an
     untouched long context from diluting the normalised distances.
     """
-    source, followup = _fields(source_input), _fields(followup_input)
+    source, followup = parse_fields(source_input), parse_fields(followup_input)
     names = sorted(set(source) | set(followup))
     changed = [name for name in names if source.get(name, "") != followup.get(name, "")]
     chosen = changed or names
@@ -527,6 +526,8 @@ def severity_table(store, flt: CaseFilter | None = None, limit: int = 2000) -> l
 def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
     """Per relation: run A's and run B's n, violation rate, mean cell Δ, mean similarity, and
     ``violation_rate_change`` = B − A (one pass over both runs)."""
+    if run_a == run_b:
+        raise ValueError("pick two different runs to compare")
     flt = CaseFilter.make(run_ids=[run_a, run_b])
     tags = {run_a: "a", run_b: "b"}
     cells = {

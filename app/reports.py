@@ -160,7 +160,7 @@ def report(
             "models": summary["models"],
             "noise_floor": floors,
             "agentdiff_gap": summary["gap"],
-            "tests": stats.run_tests(store, flt, alpha=alpha),
+            "tests": stats.run_tests(store, flt, alpha=alpha, counts=summary["counts"]),
             "definitions": metrics.DEFINITIONS,
         }
     )
@@ -291,8 +291,8 @@ def _safe_name(text: str) -> str:
 
 
 def _llmorph_item(index: int, case: dict[str, Any], names: list[str]) -> dict[str, Any]:
-    source = metrics._fields(case["source_input"])
-    followup = metrics._fields(case["followup_input"]) if case["followup_input"] else None
+    source = metrics.parse_fields(case["source_input"])
+    followup = metrics.parse_fields(case["followup_input"]) if case["followup_input"] else None
     verdict = case["verdict"]
     item: dict[str, Any] = {
         "id": index,
@@ -357,7 +357,7 @@ def llmorph_logs(store, flt: CaseFilter | None = None) -> Iterator[tuple[str, di
             if document is not None:
                 yield _unique_name(key, used), document
             key = case_key
-            names = _task_fields(case["task_id"], metrics._fields(case["source_input"]))
+            names = _task_fields(case["task_id"], metrics.parse_fields(case["source_input"]))
             document = {
                 "llm_name": case["model"],
                 "task_name": case["task_id"],
@@ -804,7 +804,7 @@ def render_html_report(
 
     flt = flt or CaseFilter()
     summary = metrics.summarize(store, flt)
-    tests = stats.run_tests(store, flt)
+    tests = stats.run_tests(store, flt, counts=summary["counts"])
     n_cases = store.count_cases(flt)
     parts: list[str] = []
     plotly_included = False

@@ -140,13 +140,15 @@ def _violation_array(n_pass: int, n_fail: int) -> np.ndarray:
     return np.concatenate([np.ones(n_fail), np.zeros(n_pass)])
 
 
-def _collect(store, flt: CaseFilter | None):
+def _collect(store, flt: CaseFilter | None, counts_rows: list[dict[str, Any]] | None = None):
     """Cell |Δ| per model × relation and PASS/FAIL counts per model × relation."""
     abs_delta: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for model, relation_id, cell_delta in store.cell_deltas(flt):
         abs_delta[model][relation_id].append(abs(cell_delta))
+    if counts_rows is None:
+        counts_rows = store.verdict_counts(flt, by=("model", "relation_id"))
     counts: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-    for row in store.verdict_counts(flt, by=("model", "relation_id")):
+    for row in counts_rows:
         counts[row["model"]][row["relation_id"]] = (row["n_pass"], row["n_fail"])
     return abs_delta, counts
 
@@ -262,12 +264,19 @@ def _finish(test: str, raw: list[dict[str, Any]], alpha: float) -> list[TestResu
     return results
 
 
-def run_tests(store, flt: CaseFilter | None = None, alpha: float = ALPHA) -> dict[str, Any]:
+def run_tests(
+    store,
+    flt: CaseFilter | None = None,
+    alpha: float = ALPHA,
+    *,
+    counts: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """All tests for the filtered cases: ``{"alpha", "mann_whitney": [...], "kruskal_wallis":
-    [...]}`` with each result as a JSON-friendly dict."""
-    abs_delta, counts = _collect(store, flt)
+    [...]}`` with each result as a JSON-friendly dict. ``counts`` (``verdict_counts`` by model ×
+    relation) may be passed to avoid re-querying."""
+    abs_delta, per_model = _collect(store, flt, counts)
     return {
         "alpha": alpha,
-        "mann_whitney": [r.as_dict() for r in model_tests(abs_delta, counts, alpha)],
-        "kruskal_wallis": [r.as_dict() for r in relation_tests(abs_delta, counts, alpha)],
+        "mann_whitney": [r.as_dict() for r in model_tests(abs_delta, per_model, alpha)],
+        "kruskal_wallis": [r.as_dict() for r in relation_tests(abs_delta, per_model, alpha)],
     }

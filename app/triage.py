@@ -170,16 +170,39 @@ def absolute_eps_tasks(store: Store) -> list[str]:
     return sorted(tasks)
 
 
-def current_threshold(store: Store, relation_id: str, oracle: str) -> float | None:
-    """The threshold now in force: a stored override, else what the oracle recorded in the
-    cases' details, else the SPEC default for the oracle (None if there is none)."""
+def current_threshold(
+    store: Store, relation_id: str, oracle: str, cases: Sequence[dict[str, Any]] | None = None
+) -> float | None:
+    """The threshold now in force: a stored override, else the one the oracle recorded in the
+    details of ``cases`` (default: all the relation's cases) most often, else the SPEC default
+    for the oracle (None if there is none)."""
     override = store.threshold_overrides().get(relation_id)
     if override is not None:
         return float(override)
-    recorded = store.recorded_thresholds(relation_id, oracle)
+    if cases is None:
+        recorded = store.recorded_thresholds(relation_id, oracle)
+    else:
+        recorded = [
+            threshold for threshold, _ in Counter(map(_recorded_threshold, cases)).most_common()
+        ]
+        recorded = [threshold for threshold in recorded if threshold is not None]
     if recorded:
         return recorded[0]
     return DEFAULT_THRESHOLDS.get(oracle)
+
+
+def _recorded_threshold(case: dict[str, Any]) -> float | None:
+    """θ / ε an oracle wrote into a case's details (see relations/oracles.py)."""
+    try:
+        details = json.loads(case.get("details") or "{}")
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(details, dict):
+        return None
+    for key in ("theta", "eps", "threshold"):
+        if isinstance(details.get(key), int | float):
+            return float(details[key])
+    return None
 
 
 def best_threshold(
@@ -250,7 +273,7 @@ def suggest_thresholds(
             (case["verdict"] == "FAIL") == flag
             for case, flag in zip(cases, is_confirmed, strict=True)
         )
-        current = current_threshold(store, relation_id, oracle)
+        current = current_threshold(store, relation_id, oracle, cases)
         base = {
             "relation_id": relation_id,
             "oracle": oracle,

@@ -7,7 +7,7 @@ from app.ui.components import resolve_embedded
 from app.ui.data import data_changed, get_store
 from app.ui.endpoints_view import connection_test, describe, endpoint_form
 
-st.title("🔌 Endpoints")
+st.title("Endpoints")
 store = get_store()
 
 st.subheader("Embedded model")

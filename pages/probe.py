@@ -17,7 +17,7 @@ from app.ui.probe_view import (
 )
 from app.workspace import all_relations, all_tasks, make_runner
 
-st.title("🧪 Probe")
+st.title("Probe")
 st.caption(
     "Metamorphic testing: transform each input, ask the model both versions, and flag the "
     "follow-ups whose output breaks the expected relation."

@@ -24,7 +24,7 @@ from app.ui.triage_view import (
     suggestion_text,
 )
 
-st.title("🏷️ Triage")
+st.title("Triage")
 st.caption(
     "Judge each violation: real, or a false positive of the transformation or of the checker. "
     "Keys: 1–4 label, U undo, N next, P previous."
@@ -106,8 +106,11 @@ st.progress(labeled / total if total else 0.0, text=f"{labeled} of {total} FAILs
 
 
 def _label(case_id: str, label: str, next_id: str | None) -> None:
-    store = get_store()
-    store.add_label(case_id, label, state.get("triage_note", ""), state["triage_labeler"])
+    try:
+        get_store().add_label(case_id, label, state.get("triage_note", ""), state["triage_labeler"])
+    except ValueError as error:  # e.g. a threshold applied meanwhile made it a PASS
+        state["triage_flash"] = ("error", str(error))
+        return
     state.setdefault("triage_undo_stack", []).append(case_id)
     state["triage_case_id"] = next_id
     state["triage_note"] = ""
@@ -134,7 +137,11 @@ def _go(case_id: str | None) -> None:
 
 
 def _apply(relation_id: str, oracle: str, threshold: float) -> None:
-    result = apply_threshold(get_store(), relation_id, threshold, oracle=oracle)
+    try:
+        result = apply_threshold(get_store(), relation_id, threshold, oracle=oracle)
+    except ValueError as error:
+        state["triage_flash"] = ("error", str(error))
+        return
     state["triage_flash"] = (
         "success",
         f"Threshold {threshold:.3f} applied to {relation_id}: {result['changed']} of "

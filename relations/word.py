@@ -408,6 +408,7 @@ IRREGULAR_PLURALS = {
     "thief": "thieves",
     "loaf": "loaves",
     "potato": "potatoes",
+    "mango": "mangoes",
     "tomato": "tomatoes",
     "hero": "heroes",
 }
@@ -578,7 +579,7 @@ def synonym_options(word: str) -> list[str]:
         "from their most frequent sense. Inflected words are left alone. The answer should not "
         "change."
     ),
-    example="The happy children walked home after a long journey.",
+    example="The quick student answered the difficult question correctly.",
     kind=RelationKind.LIBRARY,
     expectation=Expectation.EQUIVALENT,
     preconditions="a content word in its dictionary form with a WordNet synonym",
@@ -929,8 +930,10 @@ def subject_of(tokens: list[str], index: int) -> str:
         return "singular"
     if tokens[j][:1].isupper() and word not in STOPWORDS:
         return "plural" if is_plural_noun(word) and word not in SINGULAR_OF else "singular"
-    if word not in STOPWORDS and not is_verb_form(word) and is_plural_noun(word):
-        return "plural"
+    before = prev_word(tokens, j)
+    after_determiner = before is not None and norm(tokens[before]) in DETERMINERS
+    if word not in STOPWORDS and (after_determiner or not is_verb_form(word)):
+        return "plural" if is_plural_noun(word) else "singular"
     return "singular"
 
 
@@ -953,9 +956,9 @@ def finite_verb(tokens: list[str], index: int) -> VerbForm | None:
     if not forms:
         return None
     before = prev_word(tokens, index)
-    if before is None:
+    if before is None and not _after_comma_inside_sentence(tokens, index):
         return None
-    previous = norm(tokens[before])
+    previous = norm(tokens[before]) if before is not None else ""
     if (
         previous in DETERMINERS
         or previous in PREPOSITIONS
@@ -973,6 +976,15 @@ def finite_verb(tokens: list[str], index: int) -> VerbForm | None:
     if base is not None and subject_of(tokens, index) in {"i", "plural"}:
         return base
     return None
+
+
+def _after_comma_inside_sentence(tokens: list[str], index: int) -> bool:
+    # "Sarah, my neighbour, bakes bread": a comma, and some word before it.
+    for j in range(index - 1, -1, -1):
+        if tokens[j].isspace():
+            continue
+        return tokens[j] == "," and any(is_word(t) for t in tokens[:j])
+    return False
 
 
 # ---------------------------------------------------------------- 152: negation
@@ -1023,6 +1035,12 @@ def _negate_sentence(tokens: list[str]) -> list[str] | None:
     for i in words:
         lower = norm(tokens[i])
         following = next_word(tokens, i)
+        if _question_start(tokens, i) and lower in AUXILIARIES:
+            # An inverted question: "Did she call?" → "Didn't she call?"
+            if lower not in CONTRACT:
+                return None
+            tokens[i] = match_case(tokens[i], CONTRACT[lower])
+            return tokens
         if (
             lower in BE_FORMS
             or lower in MODALS
@@ -1037,12 +1055,7 @@ def _negate_sentence(tokens: list[str]) -> list[str] | None:
                 and norm(tokens[following]) in BASE_VERBS | {"have", "be"}
             )
         ):
-            if _question_start(tokens, i):
-                if lower not in CONTRACT:
-                    return None
-                tokens[i] = match_case(tokens[i], CONTRACT[lower])
-            else:
-                tokens[i] = match_case(tokens[i], "cannot" if lower == "can" else lower + " not")
+            tokens[i] = match_case(tokens[i], "cannot" if lower == "can" else lower + " not")
             return tokens
         if lower in HAVE_FORMS | DO_FORMS and prev_word(tokens, i) is not None:
             # "has" / "does" as the main verb: do-support.
@@ -1468,10 +1481,10 @@ def _tail(tokens: list[str], after_index: int) -> str:
 
 
 def _simple_sentence(tokens: list[str]) -> list[int] | None:
-    """Word indices when the sentence is plain words, spaces and end punctuation only."""
+    """Word and number indices, when the sentence has only those, spaces, commas and an end."""
     indices = []
     for i, token in enumerate(tokens):
-        if is_word(token):
+        if is_word(token) or token[:1].isdigit():
             indices.append(i)
         elif not (token.isspace() or token in _SENTENCE_END or token == ","):
             return None
@@ -1594,6 +1607,17 @@ def _end_of(tokens: list[str], indices: list[int]) -> tuple[str, str]:
     return stripped, tail[len(stripped) :]
 
 
+def _span(tokens: list[str], indices: list[int], start: int, stop: int) -> str:
+    """The original text of words ``start``..``stop - 1``, inner commas and spacing kept."""
+    if start >= stop:
+        return ""
+    return "".join(tokens[indices[start] : indices[stop - 1] + 1])
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
 def _declarative_to_question(tokens: list[str]) -> str | None:
     indices = _simple_sentence(tokens)
     if not indices or len(indices) < 2:
@@ -1608,25 +1632,22 @@ def _declarative_to_question(tokens: list[str]) -> str | None:
         lower = norm(words[v])
         if lower in AUXILIARIES or lower in NEGATED:
             nxt = norm(words[v + 1]) if v + 1 < len(words) else ""
+            main = ""
+            aux = lower
             if lower in HAVE_FORMS and not _is_participle_or_gerund(nxt) and nxt != "not":
                 # "has" as the main verb: do-support.
-                aux = {"has": "does", "have": "do", "had": "did"}[lower]
-                rest = ["have", *words[v + 1 :]]
+                aux, main = {"has": "does", "have": "do", "had": "did"}[lower], "have"
             elif lower in DO_FORMS and nxt not in BASE_VERBS | {"not", "have", "be"}:
-                aux = lower
-                rest = ["do", *words[v + 1 :]]
-            else:
-                aux = lower
-                rest = words[v + 1 :]
-            subject = _lower_first(words[:v])
-            question = " ".join([capitalize_first(aux), *subject, *rest])
-            return question + "?" + space
+                main = "do"
+            subject = " ".join(_lower_first(words[:v]))
+            rest = _span(tokens, indices, v + 1, len(words))
+            return _join(capitalize_first(aux), subject, main, rest) + "?" + space
         form = finite_verb(tokens, indices[v])
         if form is not None:
             aux = {"3sg": "does", "past": "did"}.get(form.kind, "do")
-            subject = _lower_first(words[:v])
-            question = " ".join([capitalize_first(aux), *subject, form.base, *words[v + 1 :]])
-            return question + "?" + space
+            subject = " ".join(_lower_first(words[:v]))
+            rest = _span(tokens, indices, v + 1, len(words))
+            return _join(capitalize_first(aux), subject, form.base, rest) + "?" + space
         if is_verb_form(words[v]) or lower in STOPWORDS - DETERMINERS - PREPOSITIONS:
             return None
         if "," in tokens[: indices[v]]:
@@ -1675,21 +1696,20 @@ def _question_to_declarative(tokens: list[str]) -> str | None:
     end = _question_subject_end(words, 1)
     if end is None or end >= len(words):
         return None
-    subject = [phrase_as_subject(make_phrase(words[1:end]))]
-    rest = words[end:]
+    subject = phrase_as_subject(make_phrase(words[1:end]))
     if aux in DO_FORMS or NEGATED.get(aux) in DO_FORMS:
         do = NEGATED.get(aux, aux)
-        verb = norm(rest[0])
+        verb = norm(words[end])
         if verb not in BASE_VERBS | {"have", "be", "do"}:
             return None
-        middle = [f"{do} not", verb] if aux in NEGATED else [_conjugate_like(verb, do)]
-        sentence = [*subject, *middle, *rest[1:]]
+        middle = f"{do} not {verb}" if aux in NEGATED else _conjugate_like(verb, do)
+        rest = _span(tokens, indices, end + 1, len(words))
     else:
-        aux_word = NEGATED[aux] + " not" if aux in NEGATED else aux
+        middle = NEGATED[aux] + " not" if aux in NEGATED else aux
         if aux in {"cannot", "can't"}:
-            aux_word = "cannot"
-        sentence = [*subject, aux_word, *rest]
-    return " ".join(sentence) + "." + space
+            middle = "cannot"
+        rest = _span(tokens, indices, end, len(words))
+    return _join(subject, middle, rest) + "." + space
 
 
 @transform_relation(

@@ -128,15 +128,22 @@ def _copy_atomic(source: Path, target: Path) -> None:
             os.unlink(temporary)
 
 
+def _complete(corpus: Path) -> bool:
+    needed = (*REQUIRED_FILES, "lexnames")
+    return all((corpus / name).is_file() for name in needed)
+
+
 def build_corpus_dir(source: Path, root: Path) -> Path:
     """Copy WordNet from ``source`` into ``root/corpora/wordnet`` (idempotent). Returns that dir.
 
-    Raises RuntimeError when ``source`` lacks the WordNet files.
+    Raises RuntimeError when ``source`` lacks the WordNet files and no complete copy exists.
     """
+    corpus = root / "corpora" / "wordnet"
     missing = [name for name in REQUIRED_FILES if not (source / name).is_file()]
     if missing:
+        if _complete(corpus):
+            return corpus  # built earlier; the Debian packages are gone since, the copy is not
         raise RuntimeError(MISSING_MESSAGE)
-    corpus = root / "corpora" / "wordnet"
     corpus.mkdir(parents=True, exist_ok=True)
     for name in REQUIRED_FILES + OPTIONAL_FILES:
         origin = source / name
@@ -176,9 +183,9 @@ def _reader_class() -> type:
 
 @cache
 def _load(source: str, root: str) -> Any:
+    build_corpus_dir(Path(source), Path(root))  # first: a missing WordNet fails fast
     import nltk
 
-    build_corpus_dir(Path(source), Path(root))
     if root not in nltk.data.path:
         # Also lets ``nltk.corpus.wordnet`` find the same files for code that imports it directly.
         nltk.data.path.insert(0, root)

@@ -194,23 +194,22 @@ class AnalysisQueries:
     def verdict_counts(
         self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
     ) -> list[dict[str, Any]]:
-        """Per group: case counts by verdict, case-level Δ / similarity sums and answer changes.
+        """Per group: case counts by verdict, output-similarity sums and answer changes.
 
         Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_skip``, ``n_error``,
-        ``n_invalid_followup``, ``n_delta`` / ``sum_delta`` / ``sum_abs_delta`` (cases with a Δ),
-        ``n_similarity`` / ``sum_similarity`` (cases with an output similarity), ``n_answered`` /
-        ``n_changed`` (cases with both answers / whose answer changed).
+        ``n_invalid_followup``, ``n_similarity`` / ``sum_similarity`` (cases with an output
+        similarity), ``n_answered`` / ``n_changed`` (cases with both answers / whose answer
+        changed). Δ statistics are per cell: see :meth:`cell_stats`.
         """
         flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
         where, params = flt.where()
+        # Kept lean on purpose: every aggregate here is evaluated for each of up to 500k rows.
         rows = self.query(
             f"SELECT {select}count(*) AS n, "
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
-            "sum(verdict = 'SKIP') AS n_skip, sum(verdict = 'ERROR') AS n_error, "
-            "count(delta) AS n_delta, total(delta) AS sum_delta, "
-            "total(abs(delta)) AS sum_abs_delta, "
+            "sum(verdict = 'ERROR') AS n_error, "
             "count(output_similarity) AS n_similarity, "
             "total(output_similarity) AS sum_similarity, "
             f"sum({_ANSWERED}) AS n_answered, total({_CHANGED}) AS n_changed "
@@ -227,8 +226,9 @@ class AnalysisQueries:
             )
         }
         for row in rows:
-            for key in ("n_pass", "n_fail", "n_skip", "n_error", "n_answered"):
+            for key in ("n_pass", "n_fail", "n_error", "n_answered"):
                 row[key] = int(row[key] or 0)
+            row["n_skip"] = row["n"] - row["n_pass"] - row["n_fail"] - row["n_error"]
             row["n_changed"] = int(row["n_changed"] or 0)
             row["n_invalid_followup"] = invalid.get(tuple(row[c] for c in by), 0)
         return [row for row in rows if row["n"]]

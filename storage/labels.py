@@ -190,7 +190,7 @@ class LabelVerbs:
             params.append(labeler)
         return self.query(
             f"WITH {_CURRENT_BY_LABELER}, {_CURRENT_BY_CASE} "
-            f"SELECT cl.* FROM {source} cl JOIN cases c ON c.id = cl.case_id {_where(clauses)} "
+            f"SELECT cl.* FROM {source} cl CROSS JOIN cases c ON c.id = cl.case_id {_where(clauses)} "
             "ORDER BY cl.case_id, cl.labeler",
             params,
         )
@@ -235,7 +235,7 @@ class LabelVerbs:
         return self.query(
             "SELECT l.case_id, c.run_id, c.model, c.relation_id, l.labeler, l.label, l.note, "
             "l.created_at, t.created_at AS retracts_created_at "
-            "FROM labels l JOIN cases c ON c.id = l.case_id "
+            "FROM labels l CROSS JOIN cases c ON c.id = l.case_id "
             f"LEFT JOIN labels t ON t.id = l.retracts {_where(clauses)} "
             "ORDER BY l.created_at, l.id",
             params,
@@ -407,7 +407,7 @@ class LabelVerbs:
             row["relation_id"]: row
             for row in self.query(
                 prefix + f"SELECT c.relation_id, count(*) AS labeled, {counts} "
-                f"FROM chosen ch JOIN cases c ON c.id = ch.case_id WHERE {conditions} "
+                f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id WHERE {conditions} "
                 "GROUP BY c.relation_id",
                 params + filter_params,
             )
@@ -437,20 +437,21 @@ class LabelVerbs:
         with a Wilson 95% interval; violation_rate = FAIL / (PASS + FAIL); and
         confirmed_violation_rate = violation_rate × (1 − fp_rate) (None while nothing is labeled).
         """
-        clauses, filter_params = _in_filter(
-            verdict=["PASS", "FAIL"], run_id=run_ids, model=models, relation_id=relation_ids
-        )
+        clauses, filter_params = _in_filter(run_id=run_ids, model=models, relation_id=relation_ids)
         group = "c.model, c.relation_id" if by_model else "c.relation_id"
         model_column = "c.model" if by_model else "NULL"
+        # No verdict condition in WHERE: unfiltered, SQLite then scans the covering
+        # (model, relation_id, verdict) index instead of looking up every PASS/FAIL row.
         rows = self.query(
             f"SELECT c.relation_id, {model_column} AS model, "
             "coalesce(sum(c.verdict = 'PASS'), 0) AS n_pass, "
             "coalesce(sum(c.verdict = 'FAIL'), 0) AS n_fail "
-            f"FROM cases c {_where(clauses)} "
-            f"GROUP BY {group} ORDER BY c.relation_id, {model_column}",
+            f"FROM cases c {_where(clauses)} GROUP BY {group} HAVING n_pass + n_fail > 0 "
+            f"ORDER BY c.relation_id, {model_column}",
             filter_params,
         )
-        # Labels are few: count them from the labels side (cases joined by primary key).
+        # Labels are few: count them from the labels side (cases joined by primary key;
+        # CROSS JOIN makes SQLite keep that order).
         prefix, params = self._chosen_labels(labeler)
         fail_clauses, fail_params = _in_filter(
             verdict=["FAIL"], run_id=run_ids, model=models, relation_id=relation_ids
@@ -460,7 +461,7 @@ class LabelVerbs:
             (row["relation_id"], row["model"]): row
             for row in self.query(
                 prefix + f"SELECT c.relation_id, {model_column} AS model, {counts} "
-                f"FROM chosen ch JOIN cases c ON c.id = ch.case_id {_where(fail_clauses)} "
+                f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id {_where(fail_clauses)} "
                 f"GROUP BY {group}",
                 params + fail_params,
             )
@@ -561,8 +562,9 @@ class LabelVerbs:
         clauses, filter_params = _in_filter(verdict=["PASS", "FAIL"], run_id=run_ids)
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
         return self.query(
-            prefix + "SELECT c.id, c.relation_id, c.oracle, c.value, c.verdict, ch.label "
-            f"FROM cases c JOIN chosen ch ON ch.case_id = c.id {_where(clauses)} "
+            prefix
+            + "SELECT c.id, c.relation_id, c.oracle, c.value, c.verdict, c.details, ch.label "
+            f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id {_where(clauses)} "
             "AND c.value IS NOT NULL AND ch.label IN ('confirmed', 'fp_oracle') "
             f"AND c.oracle IN ({','.join('?' * len(oracles))}) {numeric_clause} "
             "ORDER BY c.relation_id, c.oracle, c.value",

@@ -256,7 +256,11 @@ class Store(AnalysisQueries, LabelVerbs):
     # ------------------------------------------------------------ cases
 
     def record_cases(self, cases: list[dict[str, Any]]) -> None:
-        """Insert finished cases in one transaction (replacing a case re-evaluated on resume)."""
+        """Write finished cases in one transaction.
+
+        An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade away its
+        labels and verdict history.
+        """
         if not cases:
             return
         rows = []
@@ -268,7 +272,7 @@ class Store(AnalysisQueries, LabelVerbs):
             row.setdefault("created_at", now())
             rows.append(row)
         with self.db.atomic():
-            self.db["cases"].insert_all(rows, replace=True)
+            self.db["cases"].upsert_all(rows, pk="id")
 
     def recorded_case_ids(self, run_id: str) -> set[str]:
         rows = self.db.execute("SELECT id FROM cases WHERE run_id = ?", [run_id]).fetchall()

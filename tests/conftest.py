@@ -62,3 +62,4 @@ def fake_endpoint(fake_server):
 def _isolated_state(tmp_path, monkeypatch):
     """Never touch the user's data/ folder from tests."""
     monkeypatch.setenv("MORPHSCOPE_DB", str(tmp_path / "app.db"))
+    monkeypatch.setenv("MORPHSCOPE_AUTOSTART", "0")

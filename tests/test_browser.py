@@ -45,7 +45,7 @@ def dashboard(tmp_path):
             "127.0.0.1",
             "--server.headless",
             "true",
-        ],  # fmt: skip
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -99,7 +99,7 @@ def test_transform_rrb_gives_bare_transformed_text(capsys):
 def test_bad_input_exits_non_zero_with_a_message(capsys, tmp_path, inputs_file, args, message):
     db = tmp_path / "bad.db"
     args = [a.replace("{inputs}", str(inputs_file)) for a in args] + ["--db", str(db)]
-    code, out, err = _run(capsys, *args)
+    code, _out, err = _run(capsys, *args)
     assert code == 2
     assert message in err.lower() and "Traceback" not in err
     if db.exists():

@@ -19,7 +19,7 @@ from app.types import Sample
 from app.ui.components import side_by_side
 from app.ui.data import data_changed, get_store
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
-from relations.base import FollowUp, Relation, RelationKind, Rewriter
+from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter
 from relations.custom import (
     KINDS,
     SINGLE_INPUT_EXPECTATIONS,
@@ -54,11 +54,26 @@ KIND_LABELS = {
 
 
 def transformation_rewriter() -> Rewriter | None:
-    """The transformation endpoint's rewrite hook for trying LLM-prompted relations.
+    """The embedded model as the transformation endpoint for trying LLM-prompted relations.
 
-    None for now: LLM-prompted relations then explain that they need a transformation endpoint.
+    Lazy: the server is started (and waited for) only when a relation actually asks for a
+    rewrite; calls share the runs' cache, so trying the same text twice is instant.
     """
-    return None
+    from app.embedded import get_server
+    from app.runner import TransformationError, make_sync_rewriter
+    from app.ui.components import resolve_embedded
+    from app.ui.data import get_store
+
+    def rewrite(prompt: str) -> str:
+        live = resolve_embedded(get_server().endpoint())
+        if live is None:
+            raise NotApplicable("the embedded model is not available as transformation endpoint")
+        try:
+            return make_sync_rewriter(get_store(), live)(prompt)
+        except TransformationError as exc:
+            raise NotApplicable(str(exc)) from None
+
+    return rewrite
 
 
 # ---------------------------------------------------------------- catalog (pure)
@@ -391,7 +406,8 @@ def render_detail(relation: Relation) -> None:
         st.warning(f"Unavailable: {entry['unavailable_reason']}")
         return
     st.markdown("**Worked example**")
-    render_followup(worked_example(relation, transformation_rewriter()), relation)
+    # The catalog never starts a model: LLM-prompted examples are tried in "Try it".
+    render_followup(worked_example(relation, None), relation)
 
 
 def render_try_it(relations: Sequence[Relation]) -> None:
@@ -401,6 +417,12 @@ def render_try_it(relations: Sequence[Relation]) -> None:
     relation = by_label[picked]
     st.caption(f"{relation.description} Expected output: {relation.expectation}.")
     field = main_field(relation)
+    use_model = st.toggle(
+        "Rewrite with the embedded model (LLM-prompted relations)",
+        value=True,
+        key="relations_try_use_model",
+        help="Off: LLM-prompted relations only explain what they would need.",
+    )
     text = st.text_area(
         f"Text ({field})", value=DEFAULT_TRY_TEXT, key="relations_try_text", height=120
     )
@@ -424,7 +446,7 @@ def render_try_it(relations: Sequence[Relation]) -> None:
         seed=int(seed),
         partner_texts=partners.splitlines(),
         fields=fields or None,
-        rewrite=transformation_rewriter(),
+        rewrite=transformation_rewriter() if use_model else None,
     )
     render_followup(result, relation)
 

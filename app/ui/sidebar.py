@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from app.embedded import ServerState, get_server
@@ -17,6 +19,10 @@ STATE_BADGES = {
 
 
 def render_sidebar() -> None:
+    # The embedded model is the default endpoint: start it in the background on first load so
+    # it is ready by the time the user presses Run (tests switch this off).
+    if os.environ.get("MORPHSCOPE_AUTOSTART", "1") == "1":
+        get_server().ensure_started()
     with st.sidebar:
         status = get_server().status()
         st.markdown(f"**Embedded model** {STATE_BADGES[status.state]}")

@@ -57,8 +57,8 @@ def test_custom_task_is_saved_and_selectable(app_db):
     at.text_area[0].input("Is this toxic? Answer toxic or fine.\n\nComment: {text}")
     form_selects = [s for s in at.selectbox if s.label == "Answer type"]
     form_selects[0].select("label")
-    [t for t in at.text_input if t.label.startswith("Labels")][0].input("toxic, fine")
-    [b for b in at.button if b.label == "Save task"][0].click().run()
+    next(t for t in at.text_input if t.label.startswith("Labels")).input("toxic, fine")
+    next(b for b in at.button if b.label == "Save task").click().run()
     assert not at.exception
     assert Store(app_db).custom_task_rows()[0]["id"] == "toxicity"
     at.run()
@@ -69,7 +69,7 @@ def test_custom_task_validation_error_is_shown(app_db):
     at = open_page("pages/probe.py")
     at.text_input[0].input("Bad Id!")
     at.text_area[0].input("no placeholders here")
-    [b for b in at.button if b.label == "Save task"][0].click().run()
+    next(b for b in at.button if b.label == "Save task").click().run()
     assert not at.exception
     assert at.error and "task id" in at.error[0].value
     assert Store(app_db).custom_task_rows() == []

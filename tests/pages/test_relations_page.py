@@ -202,6 +202,7 @@ def test_try_it_shows_a_followup(db_path, family):
 
 def test_try_it_llm_relation_explains_the_missing_endpoint(db_path):
     at = open_page()
+    at.toggle(key="relations_try_use_model").set_value(False).run()
     picker = at.selectbox(key="relations_try_relation")
     picker.set_value(next(o for o in picker.options if o.startswith("nli.weaken_premise"))).run()
     infos = " ".join(i.value for i in at.info)

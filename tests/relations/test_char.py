@@ -214,6 +214,7 @@ def test_seeded_global_call_restores_global_generators():
 # ---------------------------------------------------------------- nlpaug (imports torch: seconds)
 
 
+@pytest.mark.slow
 def test_keyboard_typos_change_letters_only_and_repeat_with_the_seed():
     text = "Students borrowed twelve novels from the library yesterday."
     out = run("char.keyboard_typos", text, 11)
@@ -224,6 +225,7 @@ def test_keyboard_typos_change_letters_only_and_repeat_with_the_seed():
     assert len({run("char.keyboard_typos", text, seed) for seed in range(6)}) > 1
 
 
+@pytest.mark.slow
 def test_keyboard_typos_leave_numbers_math_and_whitespace_alone():
     text = "Compute   $\\frac{seven}{eleven}$ for\n 12345 marbles quickly."
     out = run("char.keyboard_typos", text, 0)
@@ -234,6 +236,7 @@ def test_keyboard_typos_leave_numbers_math_and_whitespace_alone():
         run("char.keyboard_typos", "It is 42.")  # no word of four letters
 
 
+@pytest.mark.slow
 def test_ocr_errors_use_look_alike_characters():
     text = "Global school budgets look solid."
     out = run("char.ocr_errors", text, 3)
@@ -241,6 +244,7 @@ def test_ocr_errors_use_look_alike_characters():
     assert out == run("char.ocr_errors", text, 3)
 
 
+@pytest.mark.slow
 def test_misspell_uses_real_misspellings_from_nlpaugs_dictionary():
     text = "Their government received the necessary equipment."
     dictionary = char.spelling_dictionary()
@@ -257,6 +261,7 @@ def test_misspell_uses_real_misspellings_from_nlpaugs_dictionary():
         run("char.misspell", "Zqx vbn.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation_id", NLPAUG_IDS)
 def test_nlpaug_examples_change(relation_id):
     relation = get_relation(relation_id)

@@ -1,0 +1,259 @@
+"""Streamlit helpers for the Analysis page: cached aggregates, table frames, the case view.
+
+Aggregates are cached with ``st.cache_data`` keyed by the DB path, the data version (bumped by
+every write, see ``app.ui.data``) and the filter; each cached function opens its own short-lived
+``Store`` so no SQLite connection crosses threads or reruns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app import metrics, reports, stats
+from app.ui.components import side_by_side, verdict_badge
+from storage import Store
+from storage.analysis import CaseFilter
+
+SEP = " × "
+ALL_VERDICTS = ["FAIL", "ERROR", "SKIP", "PASS"]
+
+
+def _with_store(path: str, fn: Callable[[Store], Any]) -> Any:
+    store = Store(path)
+    try:
+        return fn(store)
+    finally:
+        store.close()
+
+
+# ------------------------------------------------------------------ cached aggregates
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def options(path: str, version: int) -> dict[str, Any]:
+    """Filter choices plus the total number of cases."""
+    return _with_store(path, lambda s: {**s.filter_options(), "n_cases": s.count_cases()})
+
+
+@st.cache_data(show_spinner="Aggregating…", max_entries=64)
+def summary(path: str, version: int, flt: CaseFilter) -> dict[str, Any]:
+    """``metrics.summarize`` plus the filtered case count."""
+
+    def run(store: Store) -> dict[str, Any]:
+        return {**metrics.summarize(store, flt), "n_cases": store.count_cases(flt)}
+
+    return _with_store(path, run)
+
+
+@st.cache_data(show_spinner="Running tests…", max_entries=64)
+def tests(path: str, version: int, flt: CaseFilter) -> dict[str, Any]:
+    return _with_store(path, lambda s: stats.run_tests(s, flt))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def box(path: str, version: int, flt: CaseFilter, column: str) -> tuple[list[dict], int]:
+    return _with_store(path, lambda s: metrics.box_stats(s, flt, column))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def meta_keys(path: str, version: int) -> list[str]:
+    return _with_store(path, lambda s: s.meta_keys())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def breakdown(path: str, version: int, flt: CaseFilter, key: str) -> list[dict]:
+    return _with_store(path, lambda s: metrics.breakdown(s, key, flt))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def severity(path: str, version: int, flt: CaseFilter) -> list[dict]:
+    return _with_store(path, lambda s: metrics.severity_table(s, flt))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def drilldown(
+    path: str, version: int, flt: CaseFilter, model: str, relation_id: str, verdicts: tuple
+) -> list[dict]:
+    return _with_store(
+        path,
+        lambda s: metrics.drilldown(
+            s, flt, model=model, relation_id=relation_id, verdicts=verdicts
+        ),
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def compare(path: str, version: int, run_a: str, run_b: str) -> list[dict]:
+    return _with_store(path, lambda s: metrics.compare_runs(s, run_a, run_b))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def triage_feedback(path: str, version: int, flt: CaseFilter) -> list[dict]:
+    """Per model × relation false-positive rates from Triage labels (empty when none exist)."""
+
+    def run(store: Store) -> list[dict]:
+        if not store.db.execute("SELECT count(*) FROM labels").fetchone()[0]:
+            return []
+        rows = store.false_positive_rates(
+            flt.run_ids, models=flt.models, relation_ids=flt.relations
+        )
+        return [r for r in rows if r["labeled"]]
+
+    return _with_store(path, run)
+
+
+def export_data(path: str, fmt: str, flt: CaseFilter) -> Callable[[], bytes]:
+    """A callable for ``st.download_button``: builds the file only when it is clicked."""
+
+    def build() -> bytes:
+        if fmt == "report":
+            document = _with_store(path, lambda s: reports.report(s, flt=flt))
+            return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
+        return _with_store(path, lambda s: reports.export_bytes(s, fmt, flt))
+
+    return build
+
+
+# ------------------------------------------------------------------ frames for st.dataframe
+
+PERCENT = ("violation_rate", "ci_low", "ci_high", "net_violation_rate", "noise_floor",
+           "stability", "stability_excl_identity", "inconsistency_rate", "meaning_rate",
+           "presentation_rate", "fp_rate", "confirmed_violation_rate")  # fmt: skip
+
+
+def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
+    """Selected columns renamed for display; rates become percentages (rounded to 0.1)."""
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return pd.DataFrame(columns=list(columns.values()))
+    df = df[[c for c in columns if c in df]].copy()
+    for column in df.columns:
+        if column in PERCENT:
+            df[column] = (pd.to_numeric(df[column], errors="coerce") * 100).round(1)
+    return df.rename(columns={c: columns[c] + (" %" if c in PERCENT else "") for c in df.columns})
+
+
+ROW_COLUMNS = {
+    "model": "model",
+    "relation_id": "relation",
+    "n": "n",
+    "pass": "pass",
+    "fail": "fail",
+    "skip": "skip",
+    "invalid_followup": "invalid follow-up",
+    "error": "error",
+    "violation_rate": "violation",
+    "ci_low": "CI low",
+    "ci_high": "CI high",
+    "net_violation_rate": "net of floor",
+    "mean_delta": "mean Δ",
+    "mad": "mean |Δ|",
+    "stability": "stability",
+    "mean_similarity": "similarity",
+    "inconsistency_rate": "inconsistency",
+}
+MODEL_COLUMNS = {
+    "model": "model",
+    "n": "cases",
+    "violation_rate": "violation",
+    "ci_low": "CI low",
+    "ci_high": "CI high",
+    "noise_floor": "noise floor",
+    "net_violation_rate": "net of floor",
+    "mad": "MAD",
+    "stability": "stability",
+    "stability_excl_identity": "stability excl. identity",
+    "mean_similarity": "similarity",
+    "inconsistency_rate": "inconsistency",
+    "agentdiff_gap": "AgentDiff gap",
+}
+TEST_COLUMNS = {
+    "subject": "compared",
+    "measure": "measure",
+    "statistic": "statistic",
+    "p_value": "p",
+    "p_adjusted": "BH-adjusted p",
+    "significant": "significant",
+    "reading": "reading",
+}
+CASE_COLUMNS = {
+    "id": "case",
+    "verdict": "verdict",
+    "value": "value",
+    "reason": "reason",
+    "source_answer": "source answer",
+    "followup_answer": "follow-up answer",
+    "delta": "Δ",
+    "output_similarity": "similarity",
+    "levenshtein": "edit distance",
+    "jaccard": "Jaccard distance",
+    "length_change": "length change",
+    "repeat_index": "repeat",
+    "followup_index": "follow-up",
+}
+
+
+# ------------------------------------------------------------------ drill-down helpers
+
+
+def cell_label(model: str, relation_id: str) -> str:
+    return f"{model}{SEP}{relation_id}"
+
+
+def clicked_cell(event: Any) -> str | None:
+    """The "model × relation" of the first heatmap point a click selected, if any."""
+    try:
+        points = event.selection.points  # type: ignore[union-attr]
+    except AttributeError:
+        try:
+            points = event["selection"]["points"]
+        except (KeyError, TypeError):
+            return None
+    for point in points or []:
+        custom = point.get("customdata")
+        if isinstance(custom, list | tuple) and len(custom) >= 2:
+            return cell_label(str(custom[0]), str(custom[1]))
+        if point.get("x") is not None and point.get("y") is not None:
+            return cell_label(str(point["y"]), str(point["x"]))
+    return None
+
+
+def fields_text(value: Any) -> str:
+    """A case's input fields as readable text ("field: value" blocks for several fields)."""
+    fields = metrics.parse_fields(value)
+    if len(fields) == 1:
+        return next(iter(fields.values()))
+    return "\n\n".join(f"{name}: {text}" for name, text in fields.items())
+
+
+def render_case(case: dict[str, Any]) -> None:
+    """One case: verdict, measured value and reason, then inputs and outputs side by side."""
+    value = case.get("value")
+    value_text = f"{value:.3f}" if isinstance(value, int | float) else "—"
+    st.markdown(
+        f"{verdict_badge(case['verdict'])} value **{value_text}** · oracle "
+        f"`{case.get('oracle') or '—'}` · sample `{case['sample_id']}` · repeat "
+        f"{case['repeat_index']} · follow-up {case['followup_index']}"
+    )
+    st.text(f"Reason: {case.get('reason') or '—'}")
+    side_by_side(
+        "Source input",
+        fields_text(case.get("source_input")),
+        "Follow-up input",
+        fields_text(case.get("followup_input")) if case.get("followup_input") else "",
+    )
+    side_by_side(
+        "Source output",
+        case.get("source_output") or "",
+        "Follow-up output",
+        case.get("followup_output") or "",
+    )
+    st.text(
+        f"Answers: {case.get('source_answer')!s} → {case.get('followup_answer')!s} · "
+        f"Δ = {case.get('delta')!s} · output similarity = {case.get('output_similarity')!s}"
+    )

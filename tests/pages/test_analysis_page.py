@@ -1,0 +1,113 @@
+"""Analysis page through the entrypoint: empty DB, render, filters, drill-down, comparison."""
+
+from __future__ import annotations
+
+import re
+
+from storage import Store
+from tests.pages.conftest import open_page
+from tests.test_analysis_queries import seed_dataset
+
+PAGE = "pages/analysis.py"
+
+
+def seed(path) -> None:
+    store = Store(path)
+    seed_dataset(store)
+    store.close()
+
+
+def texts(at) -> str:
+    return " ".join(
+        [e.value for e in at.markdown]
+        + [e.value for e in at.text]
+        + [e.value for e in at.caption]
+        + [e.value for e in at.info]
+        + [e.value for e in at.warning]
+    )
+
+
+def dataframe_with(at, column: str):
+    for element in at.dataframe:
+        if column in element.value.columns:
+            return element.value
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def test_empty_database_shows_a_friendly_message(app_db) -> None:
+    at = open_page(PAGE)
+    assert not at.exception, at.exception
+    assert "No results yet" in at.info[0].value
+    assert "Probe" in at.info[0].value
+
+
+def test_renders_metrics_tables_and_statistics(app_db) -> None:
+    seed(app_db)
+    at = open_page(PAGE)
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Cases"] == "21"
+    assert metrics["Models"] == "2"
+    assert metrics["Violation rate (non-identity)"] == f"{7 / 14:.1%}"  # A 6/11 + B 1/3
+    models = dataframe_with(at, "stability excl. identity %")
+    a = models[models["model"] == "A"].iloc[0]
+    assert abs(a["MAD"] - 0.11) < 1e-9
+    assert a["noise floor %"] == 25.0
+    assert a["stability %"] == 50.0 and a["stability excl. identity %"] == 33.3
+    assert "AgentDiff" in texts(at) or any("gap" in df.value.columns for df in at.dataframe)
+    readings = texts(at)
+    assert "A vs B" in readings or "between A and B" in readings
+    assert "could be chance" in readings or "unlikely to be chance" in readings
+
+
+def test_drilldown_selectbox_shows_the_cells_cases(app_db) -> None:
+    seed(app_db)
+    at = open_page(PAGE)
+    cell = at.selectbox(key="analysis_cell")
+    # cells are offered worst first: A × ad.format has 2 FAIL of 3
+    assert cell.options[0] == "A × ad.format"
+    cell.set_value("A × si.paraphrase").run()
+    assert not at.exception, at.exception
+    cases = dataframe_with(at, "edit distance")
+    assert list(cases["verdict"]) == ["FAIL", "FAIL", "ERROR", "SKIP", "SKIP", "PASS", "PASS"]
+    assert "invalid follow-up 1" in texts(at)
+    at.selectbox(key="analysis_case").set_value("case-005").run()
+    shown = texts(at)
+    assert "Reason: differs" in shown
+    assert "A ball falls for 2 s. How far does it fall?" in shown  # side-by-side input
+    # follow-up output, with the changed answer highlighted by the side-by-side diff
+    assert re.search(r"Answer: <span[^>]*>5</span>", shown)
+    at.multiselect(key="analysis_drill_verdicts").set_value(["SKIP"]).run()
+    cases = dataframe_with(at, "edit distance")
+    assert set(cases["case"]) == {"case-008", "case-010"}
+
+
+def test_filters_narrow_everything(app_db) -> None:
+    seed(app_db)
+    at = open_page(PAGE)
+    at.multiselect(key="analysis_models").set_value(["B"]).run()
+    assert not at.exception, at.exception
+    assert {m.label: m.value for m in at.metric}["Cases"] == "3"
+    assert at.selectbox(key="analysis_cell").options == ["B × si.paraphrase"]
+    at.multiselect(key="analysis_models").set_value([]).run()
+    at.multiselect(key="analysis_relations").set_value(["si.identity"]).run()
+    assert {m.label: m.value for m in at.metric}["Cases"] == "4"
+    at.multiselect(key="analysis_relations").set_value([]).run()
+    at.toggle(key="analysis_by_date").set_value(True).run()
+    assert not at.exception, at.exception
+    at.date_input(key="analysis_dates").set_value(("2026-11-04", "2026-11-05")).run()
+    assert {m.label: m.value for m in at.metric}["Cases"] == "3"  # only run-b started then
+
+
+def test_breakdown_and_run_comparison(app_db) -> None:
+    seed(app_db)
+    at = open_page(PAGE)
+    breakdown = dataframe_with(at, "category")
+    assert set(breakdown["category"]) >= {"physics", "geography", "(none)"}
+    at.selectbox(key="analysis_meta_key").set_value("difficulty").run()
+    assert set(dataframe_with(at, "difficulty")["difficulty"]) >= {"easy", "hard"}
+    compared = dataframe_with(at, "B − A")
+    para = compared[compared["relation"] == "si.paraphrase"].iloc[0]
+    # run A (newest first) is run-b (B: 1/3), run B is run-a (A: 1/2)
+    assert round(para["A violation %"], 1) == 33.3
+    assert para["B violation %"] == 50.0
