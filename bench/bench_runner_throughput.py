@@ -19,15 +19,15 @@ import httpx2 as httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.embeddings import EmbeddingCache  # noqa: E402
-from app.runner import RunConfig, Runner  # noqa: E402
-from app.tasks import BUILTIN_TASKS  # noqa: E402
-from app.types import Endpoint, Sample  # noqa: E402
-from relations.apply import generate_followups  # noqa: E402
-from relations.registry import get_relation  # noqa: E402
-from storage import Store  # noqa: E402
-from tests.conftest import BagOfWordsEmbedder  # noqa: E402
-from tests.fake_openai import FakeBehaviour, FakeOpenAIServer  # noqa: E402
+from app.embeddings import EmbeddingCache
+from app.runner import RunConfig, Runner
+from app.tasks import BUILTIN_TASKS
+from app.types import Endpoint, Sample
+from relations.apply import generate_followups
+from relations.registry import get_relation
+from storage import Store
+from tests.conftest import BagOfWordsEmbedder
+from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
 LATENCY_S = 0.1
 N_INPUTS = 20
@@ -49,14 +49,18 @@ def sequential_loop(base_url: str, prompts: list[str]) -> float:
 
 def main() -> None:
     task = BUILTIN_TASKS["sentiment"]
-    samples = [Sample({"text": f"Review {i}: the soup was good and warm."}) for i in range(N_INPUTS)]
+    samples = [
+        Sample({"text": f"Review {i}: the soup was good and warm."}) for i in range(N_INPUTS)
+    ]
     naive_prompts: list[str] = []  # LLMorph: source + follow-up per (input, relation)
     distinct: dict[str, None] = {}
     for sample in samples:
         source = task.render(sample.fields)
         distinct[source] = None
         for relation_id in RELATIONS:
-            (followup,) = generate_followups(get_relation(relation_id), sample, "sentiment", ["text"])
+            (followup,) = generate_followups(
+                get_relation(relation_id), sample, "sentiment", ["text"]
+            )
             prompt = task.render(followup.fields)
             naive_prompts += [source, prompt]
             distinct[prompt + ("#" if prompt == source else "")] = None
@@ -76,13 +80,23 @@ def main() -> None:
             again = runner.run_sync(config, task, samples)
             rerun_s = time.perf_counter() - started
             rerun_calls = server.stats.chat_calls - calls_before
-    print(f"{N_INPUTS} inputs × {len(RELATIONS)} relations, server latency {LATENCY_S * 1000:.0f} ms")
+    print(
+        f"{N_INPUTS} inputs × {len(RELATIONS)} relations, server latency {LATENCY_S * 1000:.0f} ms"
+    )
     print(f"concurrency (default)                    : {endpoint.concurrency}")
     print(f"sequential loop, LLMorph-style ({len(naive_prompts)} calls): {naive_s:6.2f} s   1.0×")
-    print(f"sequential loop, deduped ({len(distinct)} calls)      : {dedup_s:6.2f} s   {naive_s / dedup_s:.1f}×")
-    print(f"Morphscope runner ({first.calls_made} calls)           : {runner_s:6.2f} s   {naive_s / runner_s:.1f}×  (target ≥ 12×)")
-    print(f"  of which concurrency alone             : {dedup_s / runner_s:.1f}× vs the deduped loop")
-    print(f"re-run of the identical run              : {rerun_s:6.2f} s, {rerun_calls} endpoint calls (target 0)")
+    print(
+        f"sequential loop, deduped ({len(distinct)} calls)      : {dedup_s:6.2f} s   {naive_s / dedup_s:.1f}×"
+    )
+    print(
+        f"Morphscope runner ({first.calls_made} calls)           : {runner_s:6.2f} s   {naive_s / runner_s:.1f}×  (target ≥ 12×)"
+    )
+    print(
+        f"  of which concurrency alone             : {dedup_s / runner_s:.1f}× vs the deduped loop"
+    )
+    print(
+        f"re-run of the identical run              : {rerun_s:6.2f} s, {rerun_calls} endpoint calls (target 0)"
+    )
     print(f"cases: {first.cases}, verdicts {first.verdicts}; re-run cases {again.cases}")
 
 
