@@ -15,8 +15,8 @@ DELETED_STYLE = "background:#ffd7d5;text-decoration:line-through;"
 INSERTED_STYLE = "background:#ccffd8;"
 
 
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text or "")
+def _tokens(text: str | None) -> list[str]:
+    return _TOKEN.findall(text if isinstance(text, str) else "")
 
 
 def diff_html(source: str, followup: str) -> tuple[str, str]:

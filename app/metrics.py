@@ -174,6 +174,7 @@ def model_relation_rows(
     by_task: bool = False,
     floors: dict[str, dict[str, Any]] | None = None,
     counts: list[dict[str, Any]] | None = None,
+    cells: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per model × relation (× task): counts, violation rate + CI, Δ metrics, floor.
 
@@ -183,13 +184,14 @@ def model_relation_rows(
     """
     by = ("model", "relation_id", "task_id") if by_task else ("model", "relation_id")
     floors = noise_floor(store, flt) if floors is None else floors
-    cells = {tuple(r[c] for c in by): r for r in store.cell_stats(flt, by=by)}
+    if cells is None:
+        cells = store.cell_stats(flt, by=by)
+    cell_by_key = {tuple(r[c] for c in by): r for r in cells}
     if counts is None:
         counts = store.verdict_counts(flt, by=by)
     rows = []
     for row in counts:
-        key = tuple(row[c] for c in by)
-        cell = cells.get(key, {})
+        cell = cell_by_key.get(tuple(row[c] for c in by), {})
         rates = _rates(row)
         floor = floors.get(row["model"], {}).get("noise_floor")
         rows.append(
@@ -214,12 +216,14 @@ def model_rows(
     floors: dict[str, dict[str, Any]] | None = None,
     counts: list[dict[str, Any]] | None = None,
     gaps: list[dict[str, Any]] | None = None,
+    cells: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per model: non-identity rates, MAD, stability (with / without identity), floor.
 
     Counts and rates sum the model's non-identity relations; ``mad``, ``stability`` and
     ``stability_excl_identity`` come from the model's cells. ``counts`` (``verdict_counts`` by
-    model × relation) and ``gaps`` (``side_gap`` by model) may be passed to avoid re-querying.
+    model × relation), ``cells`` (``cell_stats`` by model × relation) and ``gaps`` (``side_gap``
+    by model) may be passed to avoid re-querying.
     """
     floors = noise_floor(store, flt) if floors is None else floors
     if counts is None:
@@ -227,7 +231,9 @@ def model_rows(
     by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in counts:
         by_model[row["model"]].append(row)
-    cells = _model_cells(store.cell_stats(flt, by=("model", "relation_id")))
+    if cells is None:
+        cells = store.cell_stats(flt, by=("model", "relation_id"))
+    cell_by_model = _model_cells(cells)
     if gaps is None:
         gaps = store.side_gap(flt, by=("model",))
     gap_by_model = {r["model"]: r for r in gaps}
@@ -237,7 +243,7 @@ def model_rows(
         non_identity = [r for r in rows if r["relation_id"] != IDENTITY_RELATION]
         total = _sum_counts(non_identity)
         rates = _rates(total)
-        cell = cells.get(model, {})
+        cell = cell_by_model.get(model, {})
         floor = floors.get(model, {}).get("noise_floor")
         gap = gap_by_model.get(model, {})
         out.append(
@@ -305,10 +311,11 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
     """
     floors = noise_floor(store, flt)
     counts = store.verdict_counts(flt, by=("model", "relation_id"))
+    cells = store.cell_stats(flt, by=("model", "relation_id"))
     gaps = agentdiff_gap(store, flt)
     return {
-        "rows": model_relation_rows(store, flt, floors=floors, counts=counts),
-        "models": model_rows(store, flt, floors=floors, counts=counts, gaps=gaps),
+        "rows": model_relation_rows(store, flt, floors=floors, counts=counts, cells=cells),
+        "models": model_rows(store, flt, floors=floors, counts=counts, gaps=gaps, cells=cells),
         "noise_floor": floors,
         "gap": gaps,
         "counts": counts,
@@ -318,7 +325,7 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
 def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
     """Per model × value of ``samples.meta[key]`` (e.g. category, difficulty): rates and Δ.
 
-    ``mean_delta`` / ``mean_abs_delta`` here are over cases (a breakdown mixes relations).
+    ``mean_delta`` here is over cases (a breakdown mixes relations).
     """
     out = []
     for row in store.meta_breakdown(key, flt, by=("model",)):
@@ -338,7 +345,6 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
                 "ci_low": low,
                 "ci_high": high,
                 "mean_delta": ratio(row["sum_delta"], row["n_delta"]),
-                "mean_abs_delta": ratio(row["sum_abs_delta"], row["n_delta"]),
                 "inconsistency_rate": ratio(row["n_changed"], row["n_answered"]),
             }
         )

@@ -388,44 +388,41 @@ class AnalysisQueries:
     ) -> list[dict[str, Any]]:
         """Per group × value of ``samples.meta[key]``: verdict counts, Δ sums, answer changes.
 
-        Cases are first summed per (group, sample) in SQL, then joined to ``samples`` (so the JSON
-        is read once per sample, not once per case). Samples without the key give ``value`` NULL.
+        Columns: the group columns, ``value``, ``n_samples``, ``n``, ``n_pass``, ``n_fail``,
+        ``n_skip``, ``n_error``, ``n_delta`` / ``sum_delta`` (cases with a Δ), ``n_answered`` /
+        ``n_changed``. Cases are summed per cell in SQL, then joined to the samples' values (the
+        JSON is read once per sample, not once per case). Samples without the key give NULL.
         """
         if not _META_KEY.match(key):
             raise ValueError(f"not a metadata key: {key!r}")
         flt = flt or CaseFilter()
         by = _group(by)
-        sample_by = ", ".join(dict.fromkeys((*by, "sample_id")))
         where, params = flt.where()
-        outer_by = ", ".join([f"p.{c}" for c in by] + ["value"])
-        # Sum per cell first (in idx_cases_analysis order: no sort over every case), then per
-        # sample, then join the few samples and read their JSON once each.
+        group = ", ".join([f"c.{col}" for col in by] + ["v.value"])
+        # Sum per cell first (in idx_cases_analysis order: no sort over every case), then join
+        # each cell to its sample's value, read once per sample into a materialised table.
         sql = (
             "WITH per_cell AS (SELECT model, relation_id, task_id, sample_id, count(*) AS n, "
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
-            "sum(verdict = 'SKIP') AS n_skip, sum(verdict = 'ERROR') AS n_error, "
-            "count(delta) AS n_delta, total(delta) AS sum_delta, "
-            "total(abs(delta)) AS sum_abs_delta, "
-            f"sum({_ANSWERED}) AS n_answered, total({_CHANGED}) AS n_changed "
+            "sum(verdict = 'ERROR') AS n_error, count(delta) AS n_delta, "
+            f"total(delta) AS sum_delta, sum({_ANSWERED}) AS n_answered, "
+            f"total({_CHANGED}) AS n_changed "
             f"FROM cases {where} GROUP BY model, relation_id, task_id, sample_id), "
-            f"per_sample AS (SELECT {sample_by}, sum(n) AS n, sum(n_pass) AS n_pass, "
-            "sum(n_fail) AS n_fail, sum(n_skip) AS n_skip, sum(n_error) AS n_error, "
-            "sum(n_delta) AS n_delta, total(sum_delta) AS sum_delta, "
-            "total(sum_abs_delta) AS sum_abs_delta, sum(n_answered) AS n_answered, "
-            f"total(n_changed) AS n_changed FROM per_cell GROUP BY {sample_by}) "
-            f"SELECT {', '.join(f'p.{c} AS {c}' for c in by)}{', ' if by else ''}"
-            "json_extract(s.meta, '$.' || ?) AS value, count(DISTINCT p.sample_id) AS n_samples, "
-            "sum(p.n) AS n, sum(p.n_pass) AS n_pass, sum(p.n_fail) AS n_fail, "
-            "sum(p.n_skip) AS n_skip, sum(p.n_error) AS n_error, sum(p.n_delta) AS n_delta, "
-            "total(p.sum_delta) AS sum_delta, total(p.sum_abs_delta) AS sum_abs_delta, "
-            "sum(p.n_answered) AS n_answered, total(p.n_changed) AS n_changed "
-            "FROM per_sample p LEFT JOIN samples s ON s.id = p.sample_id "
-            f"GROUP BY {outer_by} ORDER BY {outer_by}"
+            "sample_values AS MATERIALIZED (SELECT id, json_extract(meta, '$.' || ?) AS value "
+            "FROM samples) "
+            f"SELECT {', '.join(f'c.{col} AS {col}' for col in by)}{', ' if by else ''}"
+            "v.value AS value, count(DISTINCT c.sample_id) AS n_samples, sum(c.n) AS n, "
+            "sum(c.n_pass) AS n_pass, sum(c.n_fail) AS n_fail, sum(c.n_error) AS n_error, "
+            "sum(c.n_delta) AS n_delta, total(c.sum_delta) AS sum_delta, "
+            "sum(c.n_answered) AS n_answered, total(c.n_changed) AS n_changed "
+            "FROM per_cell c LEFT JOIN sample_values v ON v.id = c.sample_id "
+            f"GROUP BY {group} ORDER BY {group}"
         )
         rows = self.query(sql, [*params, key])
         for row in rows:
-            for column in ("n_pass", "n_fail", "n_skip", "n_error", "n_changed", "n_answered"):
+            for column in ("n_pass", "n_fail", "n_error", "n_changed", "n_answered"):
                 row[column] = int(row[column] or 0)
+            row["n_skip"] = row["n"] - row["n_pass"] - row["n_fail"] - row["n_error"]
         return rows
 
     # ------------------------------------------------------------ drill-down & iteration

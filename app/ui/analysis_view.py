@@ -52,7 +52,9 @@ def summary(path: str, version: int, flt: CaseFilter) -> dict[str, Any]:
 
 @st.cache_data(show_spinner="Running tests…", max_entries=64)
 def tests(path: str, version: int, flt: CaseFilter) -> dict[str, Any]:
-    return _with_store(path, lambda s: stats.run_tests(s, flt))
+    """``stats.run_tests``, reusing the (cached) summary's verdict counts."""
+    counts = summary(path, version, flt)["counts"]
+    return _with_store(path, lambda s: stats.run_tests(s, flt, counts=counts))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -123,7 +125,8 @@ def export_data(path: str, fmt: str, flt: CaseFilter) -> Callable[[], bytes]:
 
 PERCENT = ("violation_rate", "ci_low", "ci_high", "net_violation_rate", "noise_floor",
            "stability", "stability_excl_identity", "inconsistency_rate", "meaning_rate",
-           "presentation_rate", "fp_rate", "confirmed_violation_rate")  # fmt: skip
+           "presentation_rate", "fp_rate", "confirmed_violation_rate", "a_violation_rate",
+           "b_violation_rate", "violation_rate_change")  # fmt: skip
 
 
 def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:

@@ -171,6 +171,11 @@ def execute_with_progress(runner, config: RunConfig, task: Task, samples) -> Run
 
 def summary_line(summary: RunSummary) -> str:
     counts = " · ".join(f"{verdict_badge(k)} {v}" for k, v in sorted(summary.verdicts.items()))
+    if summary.new_cases == 0 and summary.calls_made == 0:
+        return (
+            f"Run `{summary.run_id}` — {summary.cases} cases: {counts}  \n"
+            "Every case of this configuration was already stored: 0 model calls."
+        )
     return (
         f"Run `{summary.run_id}` — {summary.cases} cases: {counts}  \n"
         f"{summary.calls_made} model calls, {summary.cache_hits} answered from the cache, "
@@ -179,7 +184,8 @@ def summary_line(summary: RunSummary) -> str:
 
 
 def _fields_text(value) -> str:
-    if value is None:
+    """A case's input fields as display text (SKIP/ERROR cases may have no follow-up: NaN)."""
+    if not isinstance(value, str | dict):
         return ""
     fields = json.loads(value) if isinstance(value, str) else value
     if len(fields) == 1:
@@ -233,9 +239,10 @@ def render_results(store, run_id: str, key: str) -> None:
         f"{len(frame)} case(s) shown. Expand a case for the full texts, differences highlighted."
     )
     order = {"FAIL": 0, "ERROR": 1, "PASS": 2, "SKIP": 3}
-    ranked = sorted(frame.to_dict("records"), key=lambda c: order.get(c["verdict"], 9))
+    records = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    ranked = sorted(records, key=lambda c: order.get(c["verdict"], 9))
     for case in ranked[:MAX_SHOWN_CASES]:
-        value = f" · value {case['value']:.3f}" if pd.notna(case.get("value")) else ""
+        value = f" · value {case['value']:.3f}" if case.get("value") is not None else ""
         title = f"{case['verdict']} · {case['relation_id']} · {case['target']}{value}"
         with st.expander(title):
             st.markdown(f"{verdict_badge(case['verdict'])} {case['reason'] or ''}")

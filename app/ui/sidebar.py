@@ -18,15 +18,31 @@ STATE_BADGES = {
 }
 
 
+@st.fragment(run_every=3)
+def _live_status() -> None:
+    # Re-polls by itself (every 3 s) so "starting…" turns into "ready" without a page rerun.
+    status = get_server().status()
+    st.markdown(f"**Embedded model** {STATE_BADGES[status.state]}")
+    st.caption(f"SmolLM2-135M-Instruct · {status.message}")
+
+
+def _server_status():
+    status = get_server().status()
+    if status.state is ServerState.STARTING:
+        _live_status()
+    else:
+        st.markdown(f"**Embedded model** {STATE_BADGES[status.state]}")
+        st.caption(f"SmolLM2-135M-Instruct · {status.message}")
+    return status
+
+
 def render_sidebar() -> None:
     # The embedded model is the default endpoint: start it in the background on first load so
     # it is ready by the time the user presses Run (tests switch this off).
     if os.environ.get("MORPHSCOPE_AUTOSTART", "1") == "1":
         get_server().ensure_started()
     with st.sidebar:
-        status = get_server().status()
-        st.markdown(f"**Embedded model** {STATE_BADGES[status.state]}")
-        st.caption(f"SmolLM2-135M-Instruct · {status.message}")
+        status = _server_status()
         if status.state is ServerState.STOPPED and st.button(
             "Start embedded model", key="sb_start"
         ):

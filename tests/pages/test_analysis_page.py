@@ -106,8 +106,19 @@ def test_breakdown_and_run_comparison(app_db) -> None:
     assert set(breakdown["category"]) >= {"physics", "geography", "(none)"}
     at.selectbox(key="analysis_meta_key").set_value("difficulty").run()
     assert set(dataframe_with(at, "difficulty")["difficulty"]) >= {"easy", "hard"}
-    compared = dataframe_with(at, "B − A")
+    compared = dataframe_with(at, "B − A %")
     para = compared[compared["relation"] == "si.paraphrase"].iloc[0]
     # run A (newest first) is run-b (B: 1/3), run B is run-a (A: 1/2)
     assert round(para["A violation %"], 1) == 33.3
     assert para["B violation %"] == 50.0
+
+
+def test_heatmap_click_maps_to_a_cell() -> None:
+    from app.ui.analysis_view import clicked_cell
+
+    event = {"selection": {"points": [{"x": "si.paraphrase", "y": "A", "z": 0.5}]}}
+    assert clicked_cell(event) == "A × si.paraphrase"
+    with_custom = {"selection": {"points": [{"customdata": ["B", "ad.format", 3]}]}}
+    assert clicked_cell(with_custom) == "B × ad.format"
+    assert clicked_cell({"selection": {"points": []}}) is None
+    assert clicked_cell(None) is None

@@ -26,7 +26,9 @@ def test_probe_run_against_fake_server_shows_verdicts(app_db, fake_server):
     at = open_page("pages/probe.py")
     at.selectbox(key="probe_endpoint").select("fake").run()
     at.selectbox(key="probe_task").select("sentiment").run()
-    at.multiselect(key="probe_relations_sentiment").set_value(["si.identity", "sentence.uppercase"])
+    at.multiselect(key="probe_relations_sentiment").set_value(
+        ["si.identity", "sentence.uppercase", "sentence.shuffle"]
+    )
     at.radio(key="probe_inputs_source").set_value("Paste").run()
     at.text_area(key="probe_inputs_paste").input("I love this.\nThe service was bad.\n").run()
     assert not at.button(key="probe_run").disabled
@@ -36,8 +38,13 @@ def test_probe_run_against_fake_server_shows_verdicts(app_db, fake_server):
     assert "cases" in markdown and "PASS" in markdown
     store = Store(app_db)
     cases = store.cases_for()
-    assert len(cases) == 4
-    assert {c["verdict"] for c in cases} <= {"PASS", "FAIL"}
+    assert len(cases) == 6
+    # one-sentence inputs cannot be shuffled: SKIP cases (no follow-up) render without error
+    assert sorted(c["verdict"] for c in cases if c["relation_id"] == "sentence.shuffle") == [
+        "SKIP",
+        "SKIP",
+    ]
+    assert {c["verdict"] for c in cases} <= {"PASS", "FAIL", "SKIP"}
     assert fake_server.stats.chat_calls > 0
     calls_before = fake_server.stats.chat_calls
     # The same run again is answered from the cache.
