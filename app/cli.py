@@ -299,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--relations", required=True, help="comma-separated relation ids")
     p.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
     p.add_argument("--db")
-    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--concurrency", type=int, default=Endpoint.concurrency)
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--temperature", type=float)

@@ -30,7 +30,7 @@ import logging
 import math
 import os
 import re
-import tempfile
+import secrets
 import zipfile
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -202,9 +202,10 @@ def export_cases(
     if out.is_dir():
         raise ValueError(f"{out} is a directory; give a file name")
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    # A fresh sibling name opened with "x" (not mkstemp) so the file gets the usual umask mode.
+    tmp_name = out.with_name(f".{out.name}.{secrets.token_hex(6)}.tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with open(tmp_name, "xb") as fh:
             count = write_export(store, fmt, fh, flt)
         os.replace(tmp_name, out)
     except BaseException:
@@ -384,7 +385,8 @@ def _export_llmorph_dir(store, flt: CaseFilter, out: Path) -> int:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(f"{out} exists and is not an empty directory")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp = out.with_name(f".{out.name}.{secrets.token_hex(6)}.tmp")
+    tmp.mkdir()  # not mkdtemp: the folder gets the usual umask mode
     try:
         count = 0
         for name, document in llmorph_logs(store, flt):

@@ -10,6 +10,7 @@ how much comes from concurrency alone. Also checks that re-running makes zero ca
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tempfile
 import time
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import httpx2 as httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from app.embeddings import EmbeddingCache
 from app.runner import RunConfig, Runner
@@ -27,7 +29,6 @@ from relations.apply import generate_followups
 from relations.registry import get_relation
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
-from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
 LATENCY_S = 0.1
 N_INPUTS = 20
@@ -47,6 +48,27 @@ def sequential_loop(base_url: str, prompts: list[str]) -> float:
     return time.perf_counter() - started
 
 
+class ServerProcess:
+    """The fake server in its own process, as a real server would be (no shared GIL)."""
+
+    def __init__(self, latency_s: float) -> None:
+        self.latency_s = latency_s
+
+    def __enter__(self):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_openai", "--latency", str(self.latency_s)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.base_url = self.process.stdout.readline().strip()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
 def main() -> None:
     task = BUILTIN_TASKS["sentiment"]
     samples = [
@@ -64,7 +86,7 @@ def main() -> None:
             prompt = task.render(followup.fields)
             naive_prompts += [source, prompt]
             distinct[prompt + ("#" if prompt == source else "")] = None
-    with FakeOpenAIServer(FakeBehaviour(latency_s=LATENCY_S)) as server:
+    with ServerProcess(LATENCY_S) as server:
         naive_s = sequential_loop(server.base_url, naive_prompts)
         dedup_s = sequential_loop(server.base_url, list(distinct))
         with tempfile.TemporaryDirectory() as tmp:
@@ -75,11 +97,10 @@ def main() -> None:
             started = time.perf_counter()
             first = runner.run_sync(config, task, samples)
             runner_s = time.perf_counter() - started
-            calls_before = server.stats.chat_calls
             started = time.perf_counter()
             again = runner.run_sync(config, task, samples)
             rerun_s = time.perf_counter() - started
-            rerun_calls = server.stats.chat_calls - calls_before
+            rerun_calls = again.calls_made
     print(
         f"{N_INPUTS} inputs × {len(RELATIONS)} relations, server latency {LATENCY_S * 1000:.0f} ms"
     )

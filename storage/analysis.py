@@ -262,18 +262,28 @@ class AnalysisQueries:
             f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d "
             f"FROM cases {where} GROUP BY {cell_key}) "
             f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta, "
-            "avg(abs(d)) AS mean_abs_delta, total(abs(d) < ?) AS n_stable, "
-            "count(CASE WHEN relation_id <> ? THEN d END) AS n_cells_excl_identity, "
-            "avg(CASE WHEN relation_id <> ? THEN abs(d) END) AS mad, "
-            "total(CASE WHEN relation_id <> ? THEN abs(d) < ? END) AS n_stable_excl_identity "
-            f"FROM cells {group}"
+            "avg(abs(d)) AS mean_abs_delta, total(abs(d) < ?) AS n_stable"
         )
-        rows = self.query(sql, [*params, threshold, identity, identity, identity, threshold])
+        args: list[Any] = [*params, threshold]
+        if "relation_id" not in by:
+            sql += (
+                ", count(CASE WHEN relation_id <> ? THEN d END) AS n_cells_excl_identity, "
+                "avg(CASE WHEN relation_id <> ? THEN abs(d) END) AS mad, "
+                "total(CASE WHEN relation_id <> ? THEN abs(d) < ? END) AS n_stable_excl_identity"
+            )
+            args += [identity, identity, identity, threshold]
+        rows = self.query(f"{sql} FROM cells {group}", args)
         out = []
         for row in rows:
             if not row["n_cells"]:
                 continue
             row["n_stable"] = int(row["n_stable"])
+            if "relation_id" in by:
+                # One relation per row: the identity-excluded figures are the row's own or none.
+                is_identity = row["relation_id"] == identity
+                row["n_cells_excl_identity"] = 0 if is_identity else row["n_cells"]
+                row["mad"] = None if is_identity else row["mean_abs_delta"]
+                row["n_stable_excl_identity"] = 0 if is_identity else row["n_stable"]
             row["n_stable_excl_identity"] = int(row["n_stable_excl_identity"])
             row["stability"] = row["n_stable"] / row["n_cells"]
             excl = row["n_cells_excl_identity"]

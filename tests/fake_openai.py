@@ -141,7 +141,11 @@ class FakeOpenAIServer:
                     },
                 )
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            # The stdlib default backlog (5) drops concurrent connects and stalls clients ~1 s.
+            request_queue_size = 256
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -156,3 +160,22 @@ class FakeOpenAIServer:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def main() -> None:
+    """Serve in its own process (benchmarks): prints the base URL, then serves until killed."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    args = parser.parse_args()
+    with FakeOpenAIServer(FakeBehaviour(latency_s=args.latency, fault_rate=args.fault_rate)) as srv:
+        print(srv.base_url, flush=True)
+        sys.stdout.flush()
+        srv.thread.join()
+
+
+if __name__ == "__main__":
+    main()

@@ -41,6 +41,14 @@ def test_empty_database_shows_a_friendly_message(app_db) -> None:
     assert "Probe" in at.info[0].value
 
 
+def open_tab(at, name: str):
+    """Lazy tabs: select one through its session-state key, as a click would."""
+    at.session_state["analysis_tab"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_renders_metrics_tables_and_statistics(app_db) -> None:
     seed(app_db)
     at = open_page(PAGE)
@@ -49,12 +57,16 @@ def test_renders_metrics_tables_and_statistics(app_db) -> None:
     assert metrics["Cases"] == "21"
     assert metrics["Models"] == "2"
     assert metrics["Violation rate (non-identity)"] == f"{7 / 14:.1%}"  # A 6/11 + B 1/3
+    assert len(at.get("plotly_chart")) == 1  # only the open tab (the heatmap) is computed
+    open_tab(at, "Robustness")
     models = dataframe_with(at, "stability excl. identity %")
     a = models[models["model"] == "A"].iloc[0]
     assert abs(a["MAD"] - 0.11) < 1e-9
     assert a["noise floor %"] == 25.0
     assert a["stability %"] == 50.0 and a["stability excl. identity %"] == 33.3
-    assert "AgentDiff" in texts(at) or any("gap" in df.value.columns for df in at.dataframe)
+    gap = dataframe_with(at, "gap")
+    assert list(gap["originals"]) == [2]
+    open_tab(at, "Statistics")
     readings = texts(at)
     assert "A vs B" in readings or "between A and B" in readings
     assert "could be chance" in readings or "unlikely to be chance" in readings
@@ -102,15 +114,32 @@ def test_filters_narrow_everything(app_db) -> None:
 def test_breakdown_and_run_comparison(app_db) -> None:
     seed(app_db)
     at = open_page(PAGE)
+    open_tab(at, "Breakdown")
     breakdown = dataframe_with(at, "category")
     assert set(breakdown["category"]) >= {"physics", "geography", "(none)"}
     at.selectbox(key="analysis_meta_key").set_value("difficulty").run()
     assert set(dataframe_with(at, "difficulty")["difficulty"]) >= {"easy", "hard"}
+    open_tab(at, "Compare runs")
     compared = dataframe_with(at, "B − A %")
     para = compared[compared["relation"] == "si.paraphrase"].iloc[0]
     # run A (newest first) is run-b (B: 1/3), run B is run-a (A: 1/2)
     assert round(para["A violation %"], 1) == 33.3
     assert para["B violation %"] == 50.0
+
+
+def test_other_tabs_render(app_db) -> None:
+    seed(app_db)
+    at = open_page(PAGE)
+    open_tab(at, "Distributions")
+    assert len(at.get("plotly_chart")) == 1
+    at.radio(key="analysis_box_column").set_value("output_similarity").run()
+    assert not at.exception, at.exception
+    open_tab(at, "Severity")
+    assert "18 cases" in texts(at)  # every case with a follow-up input (PASS or FAIL here)
+    at.selectbox(key="analysis_proxy").set_value("jaccard").run()
+    assert not at.exception, at.exception
+    open_tab(at, "Downloads")
+    assert len(at.get("download_button")) == 5
 
 
 def test_heatmap_click_maps_to_a_cell() -> None:
