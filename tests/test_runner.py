@@ -173,3 +173,28 @@ def test_same_seed_same_followups(tmp_path, embeddings, fake_endpoint):
 def test_empty_inputs_are_rejected(store, embeddings, fake_endpoint):
     with pytest.raises(ValueError, match="no inputs"):
         _runner(store, embeddings).run_sync(_config(fake_endpoint), SENTIMENT, [])
+
+
+def test_llm_followup_that_drops_a_number_is_skipped_not_a_violation(store, embeddings):
+    import re
+
+    import relations.si  # noqa: F401
+
+    def responder(messages):
+        prompt = messages[-1]["content"]
+        if "Preserve every number" in prompt:  # the transformation endpoint's rewrite
+            return "Sure! Here it is:\nI paid some dollars for it, and it was good."
+        return "positive" if "good" in prompt else "negative"
+
+    with FakeOpenAIServer(FakeBehaviour(responder=responder)) as server:
+        endpoint = Endpoint(name="f", base_url=server.base_url, model="fake-model")
+        summary = _runner(store, embeddings).run_sync(
+            _config(endpoint, ("si.paraphrase",)),
+            SENTIMENT,
+            [Sample({"text": "I paid 40 dollars for it, and it was good."})],
+        )
+        rewrites = [p for p in server.stats.prompts if "Preserve every number" in p]
+    (case,) = store.cases_for([summary.run_id])
+    assert case["verdict"] == "SKIP"
+    assert case["reason"].startswith("invalid_followup") and re.search(r"\b40\b", case["reason"])
+    assert len(rewrites) == 1  # the rewrite went through the transformation endpoint, once
