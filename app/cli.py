@@ -170,7 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyError as exc:
         raise CliError(str(exc.args[0])) from None
     relation_ids = tuple(r.strip() for r in args.relations.split(",") if r.strip())
-    known = {r.id for r in all_relations(store)}
+    known = {r.id for r in all_relations(store)}  # built-in and custom
     unknown = [r for r in relation_ids if r not in known]
     if not relation_ids or unknown:
         raise CliError(f"unknown relation(s): {', '.join(unknown) or '(none given)'}")
@@ -185,9 +185,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides["max_tokens"] = args.max_tokens
     endpoint = replace(endpoint, **overrides)
     transformation = None
-    if args.transformation_endpoint:
+    relations_by_id = {r.id: r for r in all_relations(store)}
+    needs_rewriter = any(relations_by_id[r].kind == "llm" for r in relation_ids)
+    if args.transformation_endpoint or needs_rewriter:
+        # LLM-prompted relations rewrite through the embedded model unless told otherwise.
         transformation = _endpoint_from_args(
-            args, args.transformation_endpoint, args.transformation_model
+            args, args.transformation_endpoint or "embedded", args.transformation_model
         )
     config = RunConfig(
         endpoint=endpoint,

@@ -15,6 +15,9 @@ from app.types import OracleResult, ParsedOutput, Verdict
 from relations.base import CheckInput, Expectation, Relation
 
 log = logging.getLogger(__name__)
+# We disable math-verify's signal-based timeouts on purpose (signals only work in the main
+# thread, and oracles run wherever the runner runs); it warns about that on every call.
+logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 DEFAULT_SIMILARITY = 0.8  # θ for semantic_similar / semantic_different
 DEFAULT_SCORE_EPS = 0.1  # ε for scores on [0, 1]

@@ -129,8 +129,16 @@ PERCENT = ("violation_rate", "ci_low", "ci_high", "net_violation_rate", "noise_f
            "b_violation_rate", "violation_rate_change")  # fmt: skip
 
 
+P_VALUES = ("p_value", "p_adjusted")
+
+
+def _significant(value: Any) -> Any:
+    return float(f"{value:.3g}") if isinstance(value, int | float) else value
+
+
 def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
-    """Selected columns renamed for display; rates become percentages (rounded to 0.1)."""
+    """Selected columns renamed for display: rates become percentages (0.1), p-values keep three
+    significant digits, other decimals are rounded to 0.001."""
     df = pd.DataFrame(rows)
     if df.empty:
         return pd.DataFrame(columns=list(columns.values()))
@@ -138,6 +146,10 @@ def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     for column in df.columns:
         if column in PERCENT:
             df[column] = (pd.to_numeric(df[column], errors="coerce") * 100).round(1)
+        elif column in P_VALUES:
+            df[column] = df[column].map(_significant)
+        elif pd.api.types.is_float_dtype(df[column]):
+            df[column] = df[column].round(3)
     return df.rename(columns={c: columns[c] + (" %" if c in PERCENT else "") for c in df.columns})
 
 

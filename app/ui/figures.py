@@ -108,8 +108,9 @@ def heatmap(
     fig.add_trace(trace)
     fig.update_layout(
         title=title or label,
-        xaxis={"title": "relation", "tickangle": -45, "type": "category"},
-        yaxis={"title": "model", "type": "category", "autorange": "reversed"},
+        xaxis={"title": "relation", "tickangle": -45, "type": "category", "showgrid": False},
+        yaxis={"title": "model", "type": "category", "autorange": "reversed", "showgrid": False},
+        plot_bgcolor="white",  # missing cells show as blank, not as a coloured value
         height=max(260, 160 + _HEIGHT_PER_ROW * len(models)),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
