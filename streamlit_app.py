@@ -4,7 +4,8 @@ import streamlit as st
 
 from app.ui.sidebar import render_sidebar
 
-st.set_page_config(page_title="Morphscope", page_icon=":material/biotech:", layout="wide")
+# No page_icon: a material-icon favicon is fetched from a font CDN, which is offline here.
+st.set_page_config(page_title="Morphscope", layout="wide")
 
 pages = [
     st.Page("pages/probe.py", title="Probe", icon=":material/science:", default=True),

@@ -261,7 +261,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         run_id = import_llmorph(store, Path(args.file))
     except (ValueError, OSError) as exc:
-        raise CliError(f"{args.file}: {exc}") from None
+        raise CliError(str(exc)) from None  # the message already names the file
     print(run_id)
     return 0
 

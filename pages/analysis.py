@@ -8,6 +8,7 @@ import streamlit as st
 from app.ui import analysis_view as view
 from app.ui import figures
 from app.ui.data import data_version, get_store
+from app.ui.demo import render_demo_offer
 from storage.analysis import CaseFilter
 
 st.title("Analysis")
@@ -17,10 +18,10 @@ state = st.session_state
 
 opts = view.options(path, version)
 if not opts["n_cases"]:
-    # DEMO OFFER CALL SITE — the lead wires app.ui.demo.render_demo_offer() here.
-    st.info(
-        "No results yet. Run some relations on the **Probe** page (or `python -m app run …` "
-        "from the command line), then come back here for heatmaps, box plots and statistics."
+    render_demo_offer(key="analysis")
+    st.caption(
+        "Or run some relations on the **Probe** page (or `python -m app run …`), then come back "
+        "here for heatmaps, box plots and statistics."
     )
     st.stop()
 
@@ -254,6 +255,8 @@ if is_open("Robustness"):
                         "relation_id": "relation",
                         "labeled": "labeled",
                         "fp_rate": "false positives",
+                        "fp_ci_low": "FP 95% low",
+                        "fp_ci_high": "FP 95% high",
                         "violation_rate": "violation",
                         "confirmed_violation_rate": "confirmed violation",
                     },

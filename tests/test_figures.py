@@ -19,7 +19,7 @@ ROWS = [
 
 def test_heatmap_values_text_and_drilldown_data():
     fig = figures.heatmap(ROWS, "violation_rate")
-    (trace,) = fig.data
+    trace, clicks = fig.data
     assert list(trace.x) == ["ad.format", "si.paraphrase"]
     assert list(trace.y) == ["m1", "m2"]
     assert [list(row) for row in trace.z] == [[0.0, 0.25], [None, 0.5]]
@@ -28,11 +28,20 @@ def test_heatmap_values_text_and_drilldown_data():
     assert list(trace.customdata[1][1]) == ["m2", "si.paraphrase", 10]
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
     assert fig.layout.title.text == "Violation rate"
+    # the invisible click layer: one marker per filled cell, naming it in customdata
+    assert clicks.type == "scatter" and clicks.name == "cells"
+    assert list(zip(clicks.x, clicks.y, strict=True)) == [
+        ("ad.format", "m1"),
+        ("si.paraphrase", "m1"),
+        ("si.paraphrase", "m2"),
+    ]
+    assert [list(c) for c in clicks.customdata][2] == ["m2", "si.paraphrase", 10]
+    assert list(clicks.text) == ["0%", "25%", "50%"]
 
 
 def test_heatmap_delta_is_diverging_around_zero():
     fig = figures.heatmap(pd.DataFrame(ROWS), "mean_delta")
-    (trace,) = fig.data
+    trace = fig.data[0]
     assert trace.zmid == 0.0
     assert [list(row) for row in trace.text] == [["", "+0.004"], ["", "-0.120"]]
     similarity = figures.heatmap(ROWS, "mean_similarity").data[0]

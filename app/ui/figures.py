@@ -60,7 +60,8 @@ def heatmap(
     """Model (y) × relation (x) heatmap of ``metric`` with the value printed in every cell.
 
     Missing cells stay empty (z None, text ""). ``customdata`` holds [model, relation_id, n] per
-    cell so a click can drill down; models and relations are sorted by name.
+    cell; a second, invisible marker trace ("cells", one point per filled cell, same customdata)
+    makes cells clickable in Streamlit. Models and relations are sorted by name.
     """
     if metric not in HEATMAP_METRICS:
         raise ValueError(f"unknown heatmap metric {metric!r}")
@@ -86,6 +87,9 @@ def heatmap(
         z.append(z_row)
         text.append(text_row)
         custom.append(custom_row)
+    hover = (
+        "model %{y}<br>relation %{x}<br>" + label + " %{text}<br>n=%{customdata[2]}<extra></extra>"
+    )
     trace = go.Heatmap(
         z=z,
         x=relations,
@@ -94,10 +98,7 @@ def heatmap(
         texttemplate="%{text}",
         customdata=custom,
         colorscale=colours,
-        hovertemplate=(
-            "model %{y}<br>relation %{x}<br>" + label + " %{text}<br>n=%{customdata[2]}"
-            "<extra></extra>"
-        ),
+        hoverinfo="skip",  # the click layer below carries the tooltip
         colorbar={"title": {"text": label}},
         hoverongaps=False,
     )
@@ -106,6 +107,28 @@ def heatmap(
     if midpoint is not None:
         trace.update(zmid=midpoint)
     fig.add_trace(trace)
+    # Streamlit reports no selection for heatmap traces (streamlit/streamlit#8760), so every
+    # filled cell also gets an invisible square marker: clicking it selects the point, whose
+    # customdata names the cell.
+    filled = [
+        (model, relation_id, custom[i][j])
+        for i, model in enumerate(models)
+        for j, relation_id in enumerate(relations)
+        if z[i][j] is not None
+    ]
+    fig.add_trace(
+        go.Scatter(
+            name="cells",
+            x=[relation_id for _, relation_id, _ in filled],
+            y=[model for model, _, _ in filled],
+            customdata=[data for _, _, data in filled],
+            text=[text[models.index(m)][relations.index(r)] for m, r, _ in filled],
+            mode="markers",
+            marker={"symbol": "square", "size": 28, "color": "rgba(0,0,0,0)"},
+            hovertemplate=hover,
+            showlegend=False,
+        )
+    )
     fig.update_layout(
         title=title or label,
         xaxis={"title": "relation", "tickangle": -45, "type": "category", "showgrid": False},
