@@ -14,6 +14,7 @@ import importlib.resources
 import json
 import logging
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -206,7 +207,7 @@ class EmbeddedServer:
         ]  # fmt: skip
         log_handle = self.log_file.open("ab")
         try:
-            self._process = subprocess.Popen(
+            self._process = _LAUNCHER.popen(
                 command,
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
@@ -230,6 +231,44 @@ class EmbeddedServer:
                 self.state_file.unlink()
         except (OSError, ValueError):
             pass
+
+
+class _Launcher:
+    """Starts child processes from one long-lived thread.
+
+    PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not the process.
+    Streamlit runs every script run in a short-lived thread, so a server started there would be
+    killed at the end of the run; started from this thread it lives as long as the process.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _loop(self) -> None:
+        while True:
+            args, kwargs, reply = self._requests.get()
+            try:
+                reply.put((subprocess.Popen(*args, **kwargs), None))
+            except OSError as exc:
+                reply.put((None, exc))
+
+    def popen(self, *args, **kwargs) -> subprocess.Popen:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="morphscope-launcher")
+                self._thread.daemon = True
+                self._thread.start()
+        reply: queue.Queue = queue.Queue(maxsize=1)
+        self._requests.put((args, kwargs, reply))
+        process, error = reply.get()
+        if error is not None:
+            raise error
+        return process
+
+
+_LAUNCHER = _Launcher()
 
 
 def _pid_alive(pid: int) -> bool:
