@@ -1,0 +1,94 @@
+"""Endpoint helpers: key lookup (never stored), Retry-After, connection tests against the fake."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+
+import pytest
+
+from app.endpoints import (
+    NO_KEY,
+    resolve_api_key,
+    retry_after_seconds,
+    test_connection,
+    validate_base_url,
+)
+from app.types import Endpoint
+from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+
+def test_key_comes_from_env_then_secrets_file(tmp_path, monkeypatch):
+    endpoint = Endpoint(name="e", base_url="http://x/v1", model="m", api_key_env="MS_TEST_KEY")
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('MS_TEST_KEY = "from-secrets"\n')
+    monkeypatch.delenv("MS_TEST_KEY", raising=False)
+    assert resolve_api_key(endpoint, secrets) == "from-secrets"
+    monkeypatch.setenv("MS_TEST_KEY", "from-env")
+    assert resolve_api_key(endpoint, secrets) == "from-env"
+    assert resolve_api_key(Endpoint(name="n", base_url="http://x/v1", model="m")) == NO_KEY
+
+
+def test_api_key_is_never_written_to_the_database(store, monkeypatch, fake_server, embeddings):
+    from app.runner import RunConfig, Runner
+    from app.tasks import BUILTIN_TASKS
+    from app.types import Sample
+
+    monkeypatch.setenv("MS_SECRET_KEY", "sk-very-secret-123")
+    endpoint = Endpoint(
+        name="k", base_url=fake_server.base_url, model="fake-model", api_key_env="MS_SECRET_KEY"
+    )
+    store.save_endpoint(endpoint)
+    Runner(store, embeddings).run_sync(
+        RunConfig(endpoint, "sentiment", ("si.identity",)),
+        BUILTIN_TASKS["sentiment"],
+        [Sample({"text": "good"})],
+    )
+    store.close()
+    raw = b"".join(p.read_bytes() for p in store_path_files(store.path))
+    assert b"sk-very-secret-123" not in raw
+    assert b"MS_SECRET_KEY" in raw  # only the variable's name is kept
+
+
+def store_path_files(path):
+    from pathlib import Path
+
+    base = Path(path)
+    return [p for p in (base, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists()]
+
+
+def test_retry_after_seconds_and_http_date():
+    assert retry_after_seconds({"retry-after": "2.5"}) == 2.5
+    future = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= retry_after_seconds({"retry-after": future}) <= 31
+    assert retry_after_seconds({}) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [("", "empty"), ("ftp://host", "http"), ("http://a b", "space")],
+)
+def test_bad_base_urls_are_explained(url, message):
+    with pytest.raises(ValueError, match=message):
+        validate_base_url(url)
+
+
+def test_connection_lists_models_and_chats(fake_endpoint):
+    report = test_connection(fake_endpoint)
+    assert report.ok and report.models == ("fake-model",) and report.sample_reply
+
+
+def test_connection_names_a_wrong_model(fake_server):
+    report = test_connection(Endpoint(name="w", base_url=fake_server.base_url, model="gpt-x"))
+    assert not report.ok and "gpt-x" in report.message and "fake-model" in report.message
+
+
+def test_connection_to_a_non_openai_server_is_a_message():
+    with FakeOpenAIServer(FakeBehaviour(non_openai=True)) as server:
+        report = test_connection(Endpoint(name="h", base_url=server.base_url, model="m"))
+    assert not report.ok and report.message
+
+
+def test_connection_to_nothing_is_a_message():
+    report = test_connection(Endpoint(name="d", base_url="http://127.0.0.1:9/v1", model="m"))
+    assert not report.ok and "connection" in report.message.lower()
