@@ -40,7 +40,6 @@ input text.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -49,9 +48,8 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from app.proportions import Z95, wilson_interval
 from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
-
-Z95 = 1.959964
 
 DEFINITIONS: dict[str, str] = {
     "violation_rate": "FAIL / (PASS + FAIL); SKIP and ERROR excluded",
@@ -78,17 +76,6 @@ DEFINITIONS: dict[str, str] = {
 def ratio(numerator: float, denominator: float) -> float | None:
     """numerator / denominator, ``None`` when the denominator is 0."""
     return numerator / denominator if denominator else None
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float | None, float | None]:
-    """Wilson score interval of successes / n; (None, None) when n == 0."""
-    if n <= 0:
-        return None, None
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def violation_rate(n_pass: int, n_fail: int) -> float | None:

@@ -9,11 +9,11 @@ progress bars and the false-positive rates are computed by SQLite.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from app.proportions import wilson_interval
 from app.types import Label
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ current_by_case AS (
 
 _QUEUE_ORDER = "c.run_id, c.relation_id, c.sample_id, c.followup_index, c.repeat_index, c.id"
 
-Z_95 = 1.959963984540054
 
 # When a stored value is a violation under threshold ``?`` — the oracles' comparisons
 # (relations/oracles.py), mirrored by app.triage.threshold_verdict and tested against it.
@@ -67,17 +66,6 @@ THRESHOLD_FAIL_SQL: dict[str, str] = {
 def label_timestamp() -> str:
     """UTC ISO time with microseconds, so labels made within one second still sort correctly."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float | None, float | None]:
-    """Wilson score interval for a proportion (95% by default); (None, None) when n == 0."""
-    if n <= 0:
-        return None, None
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _in_filter(**columns: Iterable[Any] | None) -> tuple[list[str], list[Any]]:

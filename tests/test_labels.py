@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.proportions import wilson_interval
 from storage import Store
-from storage.labels import wilson_interval
 from tests.triage_data import make_case, save_runs
 
 
