@@ -229,7 +229,13 @@ class Runner:
             state.done = len(planned) - len(todo)
             if progress:
                 progress(state)
-            status = await self._execute_cases(todo, task, calls, state, progress, cancel)
+            try:
+                status = await self._execute_cases(todo, task, calls, state, progress, cancel)
+            except BaseException:
+                # Torn down from outside (a Streamlit rerun, Ctrl-C): finished cases are already
+                # saved; mark the run so the UI can offer to resume it.
+                self.store.finish_run(run_id, "interrupted")
+                raise
         finally:
             await client.close()
             if transform_client is not client:

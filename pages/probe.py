@@ -68,11 +68,21 @@ if st.button("Run probe", type="primary", disabled=not ready, key="probe_run"):
             dataset=dataset,
             transformation_endpoint=live_transformation,
         )
-        st.caption("Press **Stop** in the top-right corner to interrupt; re-run to resume.")
+        # Any click re-runs the script, which interrupts the run; finished work is kept.
+        st.button("Cancel run", key="probe_cancel", help="Stop now; run again to resume")
         summary = execute_with_progress(make_runner(store), config, task, samples)
         st.session_state["probe_summary"] = summary
         st.session_state["probe_run_id"] = summary.run_id
         data_changed()
+
+latest = store.runs()[:1]
+if latest and latest[0]["status"] in ("interrupted", "cancelled"):
+    run = latest[0]
+    st.warning(
+        f"Run `{run['id']}` was interrupted after {run['n_cases']} of {run['n_planned']} cases. "
+        "Press **Run probe** with the same settings to resume; finished calls are not repeated."
+    )
+    st.session_state.setdefault("probe_run_id", run["id"])
 
 summary = st.session_state.get("probe_summary")
 if summary is not None:

@@ -80,3 +80,31 @@ def test_custom_task_validation_error_is_shown(app_db):
     assert not at.exception
     assert at.error and "task id" in at.error[0].value
     assert Store(app_db).custom_task_rows() == []
+
+
+def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server):
+    from app.embeddings import EmbeddingCache
+    from app.runner import RunConfig, Runner
+    from app.tasks import BUILTIN_TASKS
+    from app.types import Sample
+    from tests.conftest import BagOfWordsEmbedder
+
+    store = Store(app_db)
+    endpoint = Endpoint(name="fake", base_url=fake_server.base_url, model="fake-model")
+    runner = Runner(store, EmbeddingCache(BagOfWordsEmbedder(), store))
+
+    def interrupt(progress):
+        if progress.done >= 1:
+            raise KeyboardInterrupt  # what a Streamlit rerun or Ctrl-C does mid-run
+
+    samples = [Sample({"text": f"Item {i} was good."}) for i in range(30)]
+    config = RunConfig(endpoint, "sentiment", ("si.identity",))
+    try:
+        runner.run_sync(config, BUILTIN_TASKS["sentiment"], samples, progress=interrupt)
+    except KeyboardInterrupt:
+        pass
+    (run,) = store.runs()
+    assert run["status"] == "interrupted" and run["n_cases"] < 30
+    at = open_page("pages/probe.py")
+    assert not at.exception
+    assert any("was interrupted" in w.value for w in at.warning)
