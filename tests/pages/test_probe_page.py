@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.types import Endpoint
 from storage import Store
 from tests.pages.conftest import open_page
@@ -99,10 +101,8 @@ def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server
 
     samples = [Sample({"text": f"Item {i} was good."}) for i in range(30)]
     config = RunConfig(endpoint, "sentiment", ("si.identity",))
-    try:
+    with pytest.raises(KeyboardInterrupt):
         runner.run_sync(config, BUILTIN_TASKS["sentiment"], samples, progress=interrupt)
-    except KeyboardInterrupt:
-        pass
     (run,) = store.runs()
     assert run["status"] == "interrupted" and run["n_cases"] < 30
     at = open_page("pages/probe.py")
