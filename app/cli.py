@@ -248,7 +248,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    print(written if written else args.out)
+    print(f"wrote {written} cases to {args.out}")
     return 0
 
 
@@ -262,7 +262,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         run_id = import_llmorph(store, Path(args.file))
     except (ValueError, OSError) as exc:
         raise CliError(str(exc)) from None  # the message already names the file
-    print(run_id)
+    print(f"imported as run {run_id}")
     return 0
 
 

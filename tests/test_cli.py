@@ -104,3 +104,58 @@ def test_bad_input_exits_non_zero_with_a_message(capsys, tmp_path, inputs_file, 
     assert message in err.lower() and "Traceback" not in err
     if db.exists():
         assert Store(db).runs() == []  # nothing half-written
+
+
+def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_file, monkeypatch):
+    import csv
+    import math
+
+    from app import workspace
+    from tests.conftest import BagOfWordsEmbedder
+
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
+    db = tmp_path / "r.db"
+    code, out, err = _run(
+        capsys, "run", "--endpoint", fake_server.base_url, "--model", "fake-model",
+        "--task", "sentiment", "--relations", "si.identity,sentence.uppercase",
+        "--inputs", str(inputs_file), "--db", str(db), "--json", "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    code, out, _ = _run(capsys, "report", "--db", str(db), "--json")
+    assert code == 0
+    report = json.loads(out)
+    cases = Store(db).cases_for()
+    for row in report["rows"]:
+        mine = [c for c in cases if c["relation_id"] == row["relation_id"]]
+        n_pass = sum(c["verdict"] == "PASS" for c in mine)
+        n_fail = sum(c["verdict"] == "FAIL" for c in mine)
+        assert (row["pass"], row["fail"]) == (n_pass, n_fail)
+        rate = n_fail / (n_pass + n_fail)
+        assert math.isclose(row["violation_rate"], rate)
+        assert row["ci_low"] <= rate <= row["ci_high"]
+
+    csv_path = tmp_path / "cases.csv"
+    code, out, _ = _run(
+        capsys, "export", "--db", str(db), "--format", "csv", "--out", str(csv_path)
+    )
+    assert code == 0 and "wrote 40 cases" in out
+    with csv_path.open() as handle:
+        assert len(list(csv.DictReader(handle))) == 40
+    zip_path = tmp_path / "logs.zip"
+    code, _, _ = _run(
+        capsys, "export", "--db", str(db), "--format", "llmorph", "--out", str(zip_path)
+    )
+    assert code == 0 and zip_path.exists()
+    other = tmp_path / "imported.db"
+    code, out, err = _run(
+        capsys, "import", "--db", str(other), "--format", "llmorph", str(zip_path)
+    )
+    assert code == 0, err
+    assert out.startswith("imported as run")
+    imported = Store(other).cases_for()
+    assert sorted(c["verdict"] for c in imported) == sorted(c["verdict"] for c in cases)
+    html = tmp_path / "report.html"
+    code, _, _ = _run(capsys, "export", "--db", str(db), "--format", "html", "--out", str(html))
+    assert code == 0 and "<html" in html.read_text().lower()
+    code, _, err = _run(capsys, "import", "--db", str(other), "--format", "llmorph", str(csv_path))
+    assert code == 2 and "Traceback" not in err
