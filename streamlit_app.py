@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app.ui.entry import mark_entrypoint
 from app.ui.sidebar import render_sidebar
 
 # No page_icon: a material-icon favicon is fetched from a font CDN, which is offline here.
@@ -15,5 +16,6 @@ pages = [
     st.Page("pages/triage.py", title="Triage", icon=":material/label:"),
 ]
 navigation = st.navigation(pages)
+mark_entrypoint()
 render_sidebar()
 navigation.run()

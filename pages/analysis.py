@@ -9,8 +9,10 @@ from app.ui import analysis_view as view
 from app.ui import figures
 from app.ui.data import data_version, get_store
 from app.ui.demo import render_demo_offer
+from app.ui.entry import require_entrypoint
 from storage.analysis import CaseFilter
 
+require_entrypoint("pages/analysis.py")
 st.title("Analysis")
 store = get_store()
 path, version = store.path, data_version()

@@ -6,7 +6,9 @@ from app.embedded import get_server
 from app.ui.components import resolve_embedded
 from app.ui.data import data_changed, get_store
 from app.ui.endpoints_view import connection_test, describe, endpoint_form
+from app.ui.entry import require_entrypoint
 
+require_entrypoint("pages/endpoints.py")
 st.title("Endpoints")
 store = get_store()
 

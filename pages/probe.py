@@ -6,6 +6,7 @@ from app.runner import RunConfig
 from app.ui.components import endpoint_picker, resolve_embedded
 from app.ui.data import data_changed, get_store
 from app.ui.demo import render_demo_offer
+from app.ui.entry import require_entrypoint
 from app.ui.probe_view import (
     custom_task_form,
     execute_with_progress,
@@ -17,6 +18,7 @@ from app.ui.probe_view import (
 )
 from app.workspace import all_relations, all_tasks, make_runner
 
+require_entrypoint("pages/probe.py")
 st.title("Probe")
 st.caption(
     "Metamorphic testing: transform each input, ask the model both versions, and flag the "

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app.ui.entry import require_entrypoint
 from app.ui.relations_view import (
     load_relations,
     render_catalog,
@@ -9,6 +10,7 @@ from app.ui.relations_view import (
     render_try_it,
 )
 
+require_entrypoint("pages/relations.py")
 st.title("Relations")
 st.caption(
     "Metamorphic relations: an input transformation plus the output relation it should keep. "

@@ -17,6 +17,7 @@ from app.triage import (
     suggest_thresholds,
 )
 from app.ui.data import data_changed, data_version, get_store
+from app.ui.entry import require_entrypoint
 from app.ui.triage_view import (
     LABEL_BUTTONS,
     progress_frame,
@@ -24,6 +25,7 @@ from app.ui.triage_view import (
     suggestion_text,
 )
 
+require_entrypoint("pages/triage.py")
 st.title("Triage")
 st.caption(
     "Judge each violation: real, or a false positive of the transformation or of the checker. "

@@ -92,3 +92,20 @@ def test_browser_loads_app_and_runs_a_probe_on_the_embedded_model(dashboard, tmp
             expect(page.get_by_role("heading", name=title).first).to_be_visible(timeout=60_000)
             assert "Traceback" not in page.inner_text("body")
         browser.close()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")
+def test_direct_url_on_a_fresh_server_runs_inside_the_entrypoint(dashboard):
+    # Regression: /triage opened first on a new server ran the page alone (Streamlit's
+    # pages/ auto-discovery), with no shared sidebar and a narrow layout.
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{dashboard}/triage")
+        expect(page.get_by_role("heading", name="Triage").first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Embedded model").first).to_be_visible()
+        expect(page.get_by_role("link", name="Probe").first).to_be_visible()
+        assert "streamlit app" not in page.inner_text("body")
+        browser.close()
