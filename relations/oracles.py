@@ -83,7 +83,9 @@ def evaluate(
     if answer_type is AnswerType.LABEL:
         return _labels(source.answer, followup.answer, want_equal)
     if answer_type in (AnswerType.SCORE, AnswerType.NUMBER):
-        eps = threshold if threshold is not None else None
+        # Threshold overrides (from Triage) are absolute ε on [0, 1] scores; a relative ε for
+        # other numbers is never taken from them.
+        eps = threshold if answer_type is AnswerType.SCORE else None
         return _numbers(source.answer, followup.answer, want_equal, answer_type, eps)
     if answer_type in (AnswerType.MATH, AnswerType.REASONING):
         same = _same_answer(source.answer, followup.answer)
