@@ -32,6 +32,7 @@ from storage import Store
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY = 16
+FLUSH_AFTER_S = 1.0
 TRANSFORM_PARAMS = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 512}
 
 
@@ -381,7 +382,11 @@ class Runner:
             case.outputs = dict(zip(wanted, results, strict=True))
             return case
 
+        # Calls queue on the client's semaphore in case order (source, then its follow-up), so
+        # cases finish steadily from the start.
         pending = {asyncio.ensure_future(run_case(c)) for c in to_call}
+        waiting: list[_PlannedCase] = []
+        last_flush = time.monotonic()
         status = "done"
         try:
             if len(finished) >= FLUSH_EVERY or not pending:
@@ -398,12 +403,16 @@ class Runner:
                     state.done += 1
                 if progress and done:
                     progress(state)
-                if len(finished) >= FLUSH_EVERY or (not pending and finished):
+                # Save in batches (one embedding batch each), and at least every FLUSH_AFTER_S
+                # so a killed run loses little.
+                overdue = time.monotonic() - last_flush > FLUSH_AFTER_S
+                if finished and (len(finished) >= FLUSH_EVERY or not pending or overdue):
                     self._flush(finished, task, state, progress)
+                    last_flush = time.monotonic()
         finally:
             for future in pending:
                 future.cancel()
-            if pending:
+            if pending or waiting:
                 status = "cancelled" if cancel.is_set() else "interrupted"
             # Whatever finished is kept, even when the caller is being torn down.
             self._flush(finished, task, state, None)
