@@ -200,6 +200,10 @@ class LabelVerbs:
             row["cancelled"] = bool(row["cancelled"])
         return rows
 
+    def has_labels(self) -> bool:
+        """Whether anyone has labeled anything yet (cheap: stops at the first row)."""
+        return self.db.execute("SELECT 1 FROM labels LIMIT 1").fetchone() is not None
+
     def last_labeler(self) -> str | None:
         """The labeler of the most recent entry (to prefill the name field)."""
         rows = self.query(

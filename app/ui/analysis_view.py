@@ -99,7 +99,7 @@ def triage_feedback(path: str, version: int, flt: CaseFilter) -> list[dict]:
     """Per model × relation false-positive rates from Triage labels (empty when none exist)."""
 
     def run(store: Store) -> list[dict]:
-        if not store.db.execute("SELECT count(*) FROM labels").fetchone()[0]:
+        if not store.has_labels():
             return []
         rows = store.false_positive_rates(
             flt.run_ids, models=flt.models, relation_ids=flt.relations
@@ -126,7 +126,7 @@ def export_data(path: str, fmt: str, flt: CaseFilter) -> Callable[[], bytes]:
 PERCENT = ("violation_rate", "ci_low", "ci_high", "net_violation_rate", "noise_floor",
            "stability", "stability_excl_identity", "inconsistency_rate", "meaning_rate",
            "presentation_rate", "fp_rate", "confirmed_violation_rate", "a_violation_rate",
-           "b_violation_rate", "violation_rate_change")  # fmt: skip
+           "b_violation_rate", "violation_rate_change", "fp_ci_low", "fp_ci_high")  # fmt: skip
 
 
 P_VALUES = ("p_value", "p_adjusted")
