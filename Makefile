@@ -38,7 +38,7 @@ system-deps:
 	fi
 
 run: install
-	MORPHSCOPE_DEMO=1 $(PY) -m streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
+	$(PY) -m streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
 
 test: install
 	$(PY) -m ruff check .
