@@ -43,6 +43,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -296,10 +297,16 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
     ``gap`` (AgentDiff, per model) and ``counts`` (the raw ``verdict_counts`` aggregate, which
     ``app.stats.run_tests`` can reuse).
     """
-    floors = noise_floor(store, flt)
-    counts = store.verdict_counts(flt, by=("model", "relation_id"))
-    cells = store.cell_stats(flt, by=("model", "relation_id"))
-    gaps = agentdiff_gap(store, flt)
+    # Four independent scans: run them side by side on separate connections.
+    found = store.parallel_reads(
+        {
+            "counts": lambda s: s.verdict_counts(flt, by=("model", "relation_id")),
+            "cells": lambda s: s.cell_stats(flt, by=("model", "relation_id")),
+            "floors": lambda s: noise_floor(s, flt),
+            "gaps": lambda s: agentdiff_gap(s, flt),
+        }
+    )
+    floors, counts, cells, gaps = (found[k] for k in ("floors", "counts", "cells", "gaps"))
     return {
         "rows": model_relation_rows(store, flt, floors=floors, counts=counts, cells=cells),
         "models": model_rows(store, flt, floors=floors, counts=counts, gaps=gaps, cells=cells),
@@ -315,7 +322,30 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
     ``mean_delta`` here is over cases (a breakdown mixes relations).
     """
     out = []
-    for row in store.meta_breakdown(key, flt, by=("model",)):
+    # Rows are per model, so scans split by model add up exactly: run the halves side by side.
+    base = flt or CaseFilter()
+    if base.models is not None:
+        models = sorted(base.models)
+    else:
+        models = [r["model"] for r in store.query("SELECT DISTINCT model FROM cases ORDER BY 1")]
+    if not models:
+        return []
+    halves = [models[0::2], models[1::2]] if len(models) > 1 else [models]
+    found = store.parallel_reads(
+        {
+            f"part{i}": (
+                lambda s, part=part: s.meta_breakdown(
+                    key, replace(base, models=tuple(part)), by=("model",)
+                )
+            )
+            for i, part in enumerate(halves)
+        }
+    )
+    rows = sorted(
+        (row for part in found.values() for row in part),
+        key=lambda r: (r["model"], str(r["value"])),
+    )
+    for row in rows:
         n_pass, n_fail = row["n_pass"], row["n_fail"]
         low, high = wilson_interval(n_fail, n_pass + n_fail)
         out.append(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,14 +41,20 @@ def _dumps(obj: Any) -> str:
 class Store(AnalysisQueries, LabelVerbs):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
         path = default_db_path() if path is None else path
-        if str(path) != ":memory:":
+        self.path = str(path)
+        if read_only:
+            # An extra reader for parallel scans: no migrations, no writes (WAL allows many).
+            uri = f"file:{Path(path).resolve()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+            self.db = Database(conn)
+            return
+        if self.path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         else:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self.path = str(path)
         self.db = Database(conn)
         if self.path != ":memory:":
             self.db.enable_wal()
@@ -64,6 +71,28 @@ class Store(AnalysisQueries, LabelVerbs):
 
     def query(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         return list(self.db.query(sql, params))
+
+    def parallel_reads(
+        self, jobs: dict[str, Callable[[Store], Any]], workers: int = 2
+    ) -> dict[str, Any]:
+        """Run read-only jobs at once, each on its own connection.
+
+        SQLite releases the GIL while it scans, so independent aggregations over a large table
+        finish in about the time of the slowest one. In-memory stores run them one by one.
+        """
+        if self.path == ":memory:" or len(jobs) < 2:
+            return {name: job(self) for name, job in jobs.items()}
+
+        def run(job: Callable[[Store], Any]) -> Any:
+            reader = Store(self.path, read_only=True)
+            try:
+                return job(reader)
+            finally:
+                reader.close()
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {name: pool.submit(run, job) for name, job in jobs.items()}
+            return {name: future.result() for name, future in futures.items()}
 
     # ------------------------------------------------------------ endpoints
 
