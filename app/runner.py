@@ -11,11 +11,13 @@ run that is interrupted resumes without repeating finished calls or cases.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -33,7 +35,10 @@ log = logging.getLogger(__name__)
 
 FLUSH_EVERY = 16
 FLUSH_AFTER_S = 1.0
-TRANSFORM_PARAMS = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 512}
+# Rewrites need some temperature: at 0 small models (the embedded SmolLM2 among them) echo the
+# input, which the validity gate then SKIPs as identical. The fixed seed keeps them repeatable,
+# and every rewrite is cached, so the same run config gives the same follow-ups.
+TRANSFORM_PARAMS = {"temperature": 0.7, "top_p": 0.95, "max_tokens": 320, "seed": 0}
 
 
 @dataclass(frozen=True)
@@ -276,24 +281,33 @@ class Runner:
                 raise TransformationError(f"transformation endpoint failed: {completion.error}")
             return completion.text or ""
 
+        # Transformations that call the LLM block their thread until the loop answers. They get
+        # a pool of their own: in the loop's default executor they could take every thread the
+        # HTTP client itself needs (DNS lookups run there), and the run would deadlock.
+        pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="morphscope-transform")
+
         async def followups_for(index: int, sample: Sample, relation: Relation):
             partners = list(samples[index + 1 :]) + list(samples[:index])
+            make = functools.partial(
+                generate_followups,
+                relation,
+                sample,
+                task.id,
+                list(task.perturbable_fields),
+                run_seed=config.seed,
+                partners=partners,
+                rewrite=rewrite,
+            )
             try:
-                return await asyncio.to_thread(
-                    generate_followups,
-                    relation,
-                    sample,
-                    task.id,
-                    list(task.perturbable_fields),
-                    run_seed=config.seed,
-                    partners=partners,
-                    rewrite=rewrite,
-                )
+                return await loop.run_in_executor(pool, make)
             except Exception as exc:
                 return exc
 
         jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
-        results = await asyncio.gather(*(followups_for(i, s, r) for i, s, r in jobs))
+        try:
+            results = await asyncio.gather(*(followups_for(i, s, r) for i, s, r in jobs))
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
         planned: list[_PlannedCase] = []
         for (_, sample, relation), result in zip(jobs, results, strict=True):
             if isinstance(result, BaseException):

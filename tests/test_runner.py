@@ -203,3 +203,24 @@ def test_llm_followup_that_drops_a_number_is_skipped_not_a_violation(store, embe
     assert case["verdict"] == "SKIP"
     assert case["reason"].startswith("invalid_followup") and re.search(r"\b40\b", case["reason"])
     assert len(rewrites) == 1  # the rewrite went through the transformation endpoint, once
+
+
+@pytest.mark.timeout(90)
+def test_many_llm_rewrites_at_once_do_not_deadlock(store, embeddings):
+    # Regression: transformations ran in the loop's default executor and blocked there waiting
+    # for their rewrite; with more jobs than threads, the HTTP client had no thread left for its
+    # own DNS lookups and the run hung forever.
+    def responder(messages):
+        prompt = messages[-1]["content"]
+        if "<text>" in prompt:
+            original = prompt.split("<text>")[1].split("</text>")[0].strip()
+            return original.replace("good", "fine")
+        return "positive" if ("good" in prompt or "fine" in prompt) else "negative"
+
+    samples = [Sample({"text": f"Order {i} arrived and the tea was good."}) for i in range(8)]
+    with FakeOpenAIServer(FakeBehaviour(responder=responder)) as server:
+        endpoint = Endpoint(name="f", base_url=server.base_url, model="fake-model")
+        summary = _runner(store, embeddings).run_sync(
+            _config(endpoint, ("si.paraphrase", "ad.synonym", "si.expand")), SENTIMENT, samples
+        )
+    assert summary.status == "done" and summary.cases == 24
