@@ -13,7 +13,7 @@ alone (see ``relations.char.protected_mask``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from app.tasks import BUILTIN_TASKS
@@ -1577,6 +1577,22 @@ def _passive_to_active(tokens: list[str]) -> str | None:
     tasks=frozenset(BUILTIN_TASKS) - {"sentiment_score"},
 )
 def voice(text: str, ctx: TransformContext) -> str:
+    return _convert_sentences(
+        text,
+        lambda sentence: _passive_to_active(sentence) or _active_to_passive(sentence),
+        nothing="no simple subject–verb–object sentence (or passive) found",
+        unchanged="voice change left the text unchanged",
+    )
+
+
+def _convert_sentences(
+    text: str,
+    convert: Callable[[list[str]], str | None],
+    *,
+    nothing: str,
+    unchanged: str,
+) -> str:
+    """Rewrite each sentence that ``convert`` can handle (None: keep it); math is never touched."""
     tokens = tokenize(text)
     protected = protected_tokens(text, tokens)
     pieces: list[str] = []
@@ -1585,14 +1601,12 @@ def voice(text: str, ctx: TransformContext) -> str:
     for sentence in split_sentences(tokens):
         span = range(position, position + len(sentence))
         position += len(sentence)
-        result = None
-        if not any(i in protected for i in span):
-            result = _passive_to_active(sentence) or _active_to_passive(sentence)
+        result = None if any(i in protected for i in span) else convert(sentence)
         converted = converted or result is not None
         pieces.append(result if result is not None else "".join(sentence))
     if not converted:
-        raise NotApplicable("no simple subject–verb–object sentence (or passive) found")
-    return _changed(text, "".join(pieces), "voice change left the text unchanged")
+        raise NotApplicable(nothing)
+    return _changed(text, "".join(pieces), unchanged)
 
 
 # ---------------------------------------------------------------- 57: declarative ↔ question
@@ -1730,19 +1744,9 @@ def _question_to_declarative(tokens: list[str]) -> str | None:
     threshold=0.4,
 )
 def question_form(text: str, ctx: TransformContext) -> str:
-    tokens = tokenize(text)
-    protected = protected_tokens(text, tokens)
-    pieces: list[str] = []
-    position = 0
-    converted = False
-    for sentence in split_sentences(tokens):
-        span = range(position, position + len(sentence))
-        position += len(sentence)
-        result = None
-        if not any(i in protected for i in span):
-            result = _question_to_declarative(sentence) or _declarative_to_question(sentence)
-        converted = converted or result is not None
-        pieces.append(result if result is not None else "".join(sentence))
-    if not converted:
-        raise NotApplicable("no plain statement or yes/no question to convert")
-    return _changed(text, "".join(pieces), "question form left the text unchanged")
+    return _convert_sentences(
+        text,
+        lambda sentence: _question_to_declarative(sentence) or _declarative_to_question(sentence),
+        nothing="no plain statement or yes/no question to convert",
+        unchanged="question form left the text unchanged",
+    )
