@@ -7,35 +7,13 @@ import random
 
 import pytest
 
-from app.types import Sample
 from relations.ad import DISTRACTORS, md5_rng
-from relations.apply import SkippedFollowUp, generate_followups, transform_text
-from relations.base import Expectation, FollowUp, RelationKind, TransformContext
+from relations.apply import SkippedFollowUp, transform_text
+from relations.base import Expectation, FollowUp, RelationKind
 from relations.registry import get_relation, list_relations
+from tests.relations.helpers import FOUR_FACTS, followups, make_ctx
 
-FOUR_FACTS = (
-    "Ana buys 4 pens. Ben buys 7 pencils. Cleo buys 2 erasers. Dan buys 9 rulers. "
-    "How many items were bought?"
-)
 SOURCE = "Lena packs 12 boxes an hour and Omar packs 9. How many boxes do they pack in 3 hours?"
-
-
-def make_ctx(seed: int = 0, rewrite=None) -> TransformContext:
-    return TransformContext(
-        rng=random.Random(seed),
-        seed=seed,
-        task_id="reasoning",
-        field="problem",
-        sample_fields={},
-        rewrite=rewrite,
-    )
-
-
-def followups(relation_id: str, text: str, rewrite=None, seed: int = 0):
-    sample = Sample(fields={"problem": text})
-    return generate_followups(
-        get_relation(relation_id), sample, "reasoning", ["problem"], run_seed=seed, rewrite=rewrite
-    )
 
 
 def test_operators_are_split_into_meaning_and_presentation_sides():

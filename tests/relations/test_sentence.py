@@ -3,39 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
-import random
 
 import pytest
 
-from app.types import Sample
-from relations.apply import SkippedFollowUp, generate_followups
+from relations.apply import SkippedFollowUp
 from relations.base import Expectation, FollowUp, RelationKind, TransformContext
 from relations.registry import get_relation, list_relations
 from relations.sentence import BACK_TRANSLATION_LANGUAGES, NEUTRAL_SENTENCES
 from relations.text_utils import is_question, split_clauses, split_sentences
+from tests.relations.helpers import followups as shared_followups
+from tests.relations.helpers import make_ctx as shared_ctx
 
 REVIEW = "The hotel room was small. The staff, however, were friendly and quick to help."
 
 
 def make_ctx(seed: int = 0, rewrite=None, params=None) -> TransformContext:
-    return TransformContext(
-        rng=random.Random(seed),
-        seed=seed,
-        task_id="sentiment",
-        field="text",
-        sample_fields={},
-        rewrite=rewrite,
-        params=dict(params or {}),
-    )
+    return shared_ctx(seed, rewrite, params, task_id="sentiment", field="text")
 
 
 def followups(relation, text: str, rewrite=None, seed: int = 0):
-    if isinstance(relation, str):
-        relation = get_relation(relation)
-    sample = Sample(fields={"text": text})
-    return generate_followups(
-        relation, sample, "sentiment", ["text"], run_seed=seed, rewrite=rewrite
-    )
+    return shared_followups(relation, text, rewrite, seed, task_id="sentiment", field="text")
 
 
 def test_catalogue_numbers_and_expectations():

@@ -2,40 +2,17 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from app.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
-from relations.base import Expectation, FollowUp, NotApplicable, RelationKind, TransformContext
+from relations.base import Expectation, FollowUp, NotApplicable, RelationKind
 from relations.registry import get_relation, list_relations
 from relations.si import ACADEMIC_FRAMINGS, BUSINESS_FRAMINGS, permute_facts
+from tests.relations.helpers import FOUR_FACTS, followups, make_ctx
 
 PROBLEM = "A cyclist rides 36 km in 1.5 hours. How long does Maya take?"
-FOUR_FACTS = (
-    "Ana buys 4 pens. Ben buys 7 pencils. Cleo buys 2 erasers. Dan buys 9 rulers. "
-    "How many items were bought?"
-)
 CONSTRAINT = "preserve every number, entity and the question"
-
-
-def make_ctx(seed: int = 0, rewrite=None) -> TransformContext:
-    return TransformContext(
-        rng=random.Random(seed),
-        seed=seed,
-        task_id="reasoning",
-        field="problem",
-        sample_fields={},
-        rewrite=rewrite,
-    )
-
-
-def followups(relation_id: str, text: str, rewrite=None, seed: int = 0):
-    sample = Sample(fields={"problem": text})
-    return generate_followups(
-        get_relation(relation_id), sample, "reasoning", ["problem"], run_seed=seed, rewrite=rewrite
-    )
 
 
 class RecordingRewriter:

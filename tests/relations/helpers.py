@@ -1,0 +1,49 @@
+"""Shared builders for the relation tests: a seeded context and follow-ups of one text."""
+
+from __future__ import annotations
+
+import random
+
+from app.types import Sample
+from relations.apply import generate_followups
+from relations.base import Relation, TransformContext
+from relations.registry import get_relation
+
+FOUR_FACTS = (
+    "Ana buys 4 pens. Ben buys 7 pencils. Cleo buys 2 erasers. Dan buys 9 rulers. "
+    "How many items were bought?"
+)
+
+
+def make_ctx(
+    seed: int = 0,
+    rewrite=None,
+    params=None,
+    *,
+    task_id: str = "reasoning",
+    field: str = "problem",
+) -> TransformContext:
+    return TransformContext(
+        rng=random.Random(seed),
+        seed=seed,
+        task_id=task_id,
+        field=field,
+        sample_fields={},
+        rewrite=rewrite,
+        params=dict(params or {}),
+    )
+
+
+def followups(
+    relation: str | Relation,
+    text: str,
+    rewrite=None,
+    seed: int = 0,
+    *,
+    task_id: str = "reasoning",
+    field: str = "problem",
+):
+    if isinstance(relation, str):
+        relation = get_relation(relation)
+    sample = Sample(fields={field: text})
+    return generate_followups(relation, sample, task_id, [field], run_seed=seed, rewrite=rewrite)
