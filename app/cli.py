@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from app.types import Endpoint, Sample
+from core.types import Endpoint, Sample
 
 log = logging.getLogger("morphscope")
 

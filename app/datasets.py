@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from app.types import Sample
+from core.types import Sample
 
 DATASET_DIR = Path(__file__).resolve().parent.parent / "datasets"
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 from app.datasets import load_dataset
 from app.runner import Progress, RunConfig, RunSummary
-from app.types import Endpoint
 from app.workspace import get_task, make_runner
+from core.types import Endpoint
 from storage import Store
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from app.types import Endpoint
+from core.types import Endpoint
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from app.types import text_hash
+from core.types import text_hash
 
 if TYPE_CHECKING:
     from storage import Store

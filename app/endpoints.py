@@ -20,7 +20,7 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
-from app.types import Completion, Endpoint
+from core.types import Completion, Endpoint
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from app.types import Sample
+from core.types import Sample
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_LINE_CHARS = 100_000

@@ -39,7 +39,7 @@ from typing import Any
 
 from app import metrics, stats
 from app.tasks import BUILTIN_TASKS
-from app.types import Endpoint, Sample, content_hash
+from core.types import Endpoint, Sample, content_hash
 from storage.analysis import CaseFilter
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from typing import Any
 from app.embeddings import EmbeddingCache
 from app.endpoints import ChatClient, RetryPolicy
 from app.tasks import Task
-from app.types import Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
+from core.types import Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import FollowUp, Relation
 from relations.oracles import evaluate

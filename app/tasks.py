@@ -7,7 +7,7 @@ import string
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from app.types import ParsedOutput
+from core.types import ParsedOutput
 
 
 class AnswerType(StrEnum):

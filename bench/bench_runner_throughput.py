@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from app.embeddings import EmbeddingCache
 from app.runner import RunConfig, Runner
 from app.tasks import BUILTIN_TASKS
-from app.types import Endpoint, Sample
+from core.types import Endpoint, Sample
 from relations.apply import generate_followups
 from relations.registry import get_relation
 from storage import Store

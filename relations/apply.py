@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.types import Sample
+from core.types import Sample
 from relations.base import FollowUp, NotApplicable, Relation, Rewriter, TransformContext
 from relations.requirements import availability
 

@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.types import OracleResult, ParsedOutput, Sample
+    from core.types import OracleResult, ParsedOutput, Sample
 
 
 class RelationKind(StrEnum):

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 
 from app.tasks import parse_number
-from app.types import OracleResult, Sample, Verdict
+from core.types import OracleResult, Sample, Verdict
 from relations.base import (
     CheckInput,
     Expectation,

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 
 from app.tasks import AnswerType, Task, normalise_text, parse_number
-from app.types import OracleResult, ParsedOutput, Verdict
+from core.types import OracleResult, ParsedOutput, Verdict
 from relations.base import CheckInput, Expectation, Relation
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from app.types import Sample
+from core.types import Sample
 from relations.base import (
     BuildFn,
     Expectation,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from app.types import OracleResult, Sample, Verdict
+from core.types import OracleResult, Sample, Verdict
 from relations.base import (
     CheckInput,
     Expectation,

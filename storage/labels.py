@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.proportions import wilson_interval
-from app.types import Label
+from core.types import Label
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

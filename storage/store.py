@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from sqlite_utils import Database
 
-from app.types import Completion, Endpoint, Sample, content_hash
+from core.types import Completion, Endpoint, Sample, content_hash
 from storage.analysis import AnalysisQueries
 from storage.labels import LabelVerbs
 from storage.migrations import migrations

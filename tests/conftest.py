@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from app.embeddings import EmbeddingCache
-from app.types import Endpoint
+from core.types import Endpoint
 from storage import Store
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 

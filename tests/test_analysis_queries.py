@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from app.types import Endpoint, Sample
+from core.types import Endpoint, Sample
 from storage.analysis import CaseFilter
 
 PROBLEMS = {

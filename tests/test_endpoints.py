@@ -14,7 +14,7 @@ from app.endpoints import (
     test_connection,
     validate_base_url,
 )
-from app.types import Endpoint
+from core.types import Endpoint
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
 
@@ -32,7 +32,7 @@ def test_key_comes_from_env_then_secrets_file(tmp_path, monkeypatch):
 def test_api_key_is_never_written_to_the_database(store, monkeypatch, fake_server, embeddings):
     from app.runner import RunConfig, Runner
     from app.tasks import BUILTIN_TASKS
-    from app.types import Sample
+    from core.types import Sample
 
     monkeypatch.setenv("MS_SECRET_KEY", "sk-very-secret-123")
     endpoint = Endpoint(

@@ -20,7 +20,7 @@ from app.inputs import (
     samples_from_pasted,
     suggest_mapping,
 )
-from app.types import Sample
+from core.types import Sample
 
 QA = ("context", "question")
 

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from app import reports
-from app.types import Endpoint
+from core.types import Endpoint
 from storage import Store
 from storage.analysis import CaseFilter
 from tests.test_analysis_queries import ROWS, seed_dataset

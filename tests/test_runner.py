@@ -9,7 +9,7 @@ import pytest
 from app.endpoints import RetryPolicy
 from app.runner import RunConfig, Runner
 from app.tasks import BUILTIN_TASKS
-from app.types import Endpoint, Sample
+from core.types import Endpoint, Sample
 from relations.base import Expectation, NotApplicable, Relation, RelationKind
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.types import Endpoint, Sample
+from core.types import Endpoint, Sample
 from storage import Store
 
 

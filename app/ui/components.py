@@ -7,7 +7,7 @@ import html
 import streamlit as st
 
 from app.diffing import diff_html
-from app.types import Endpoint
+from core.types import Endpoint
 
 VERDICT_COLOURS = {"PASS": "green", "FAIL": "red", "SKIP": "gray", "ERROR": "orange"}
 VERDICT_ICONS = {"PASS": "✅", "FAIL": "❌", "SKIP": "⏭️", "ERROR": "⚠️"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.endpoints import key_status, test_connection, validate_base_url
-from app.types import Endpoint
+from core.types import Endpoint
 
 PRESETS = {
     "OpenAI": ("https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"),

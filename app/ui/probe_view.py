@@ -20,8 +20,8 @@ from app.inputs import (
 )
 from app.runner import RunConfig, RunSummary
 from app.tasks import Task
-from app.types import Sample
 from app.ui.components import side_by_side, verdict_badge
+from core.types import Sample
 from relations.base import Relation
 
 MAX_SHOWN_CASES = 60

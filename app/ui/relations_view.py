@@ -15,9 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from app.tasks import BUILTIN_TASKS
-from app.types import Sample
 from app.ui.components import side_by_side
 from app.ui.data import data_changed, get_store
+from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter
 from relations.custom import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.types import Endpoint
+from core.types import Endpoint
 from storage import Store
 from tests.pages.conftest import open_page
 
@@ -88,7 +88,7 @@ def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server
     from app.embeddings import EmbeddingCache
     from app.runner import RunConfig, Runner
     from app.tasks import BUILTIN_TASKS
-    from app.types import Sample
+    from core.types import Sample
     from tests.conftest import BagOfWordsEmbedder
 
     store = Store(app_db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from app.types import Sample
+from core.types import Sample
 from relations.apply import generate_followups
 from relations.base import Relation, TransformContext
 from relations.registry import get_relation

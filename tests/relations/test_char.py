@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from app.types import Sample
+from core.types import Sample
 from relations import char
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext

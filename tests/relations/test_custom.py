@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.types import ParsedOutput, Verdict
+from core.types import ParsedOutput, Verdict
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import CheckInput, Expectation, FollowUp, RelationKind
 from relations.custom import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.types import ParsedOutput, Sample, Verdict
+from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import CheckInput, Expectation, FollowUp
 from relations.multi import NEUTRAL_SENTENCES, order_preserved, transitive

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.tasks import BUILTIN_TASKS
-from app.types import Sample
+from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import Expectation, NotApplicable, RelationKind
 from relations.registry import get_relation, list_relations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.types import Sample
+from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import Expectation, FollowUp, NotApplicable, RelationKind
 from relations.registry import get_relation, list_relations

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from app.tasks import BUILTIN_TASKS
-from app.types import ParsedOutput, Sample, Verdict
+from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import CheckInput, Expectation, FollowUp, NotApplicable, TransformContext
 from relations.registry import get_relation

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from app.types import Sample
+from core.types import Sample
 from relations.apply import generate_followups
 from relations.base import Expectation, FollowUp
 from relations.registry import get_relation

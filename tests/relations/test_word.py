@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.types import Sample
+from core.types import Sample
 from relations import word
 from relations.apply import SkippedFollowUp, field_targets, generate_followups, transform_text
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext

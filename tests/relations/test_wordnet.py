@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.types import Sample
+from core.types import Sample
 from relations import wordnet
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.registry import get_relation

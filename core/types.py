@@ -1,4 +1,4 @@
-"""Small shared value types of the engine (SPEC §1 vocabulary)."""
+"""Small shared value types: the vocabulary of every layer (endpoint, sample, completion, verdict)."""
 
 from __future__ import annotations
 
