@@ -1,0 +1,91 @@
+"""Golden outputs: `report --json`, the `report` table and the CSV/JSONL exports of a fixed DB.
+
+Refactors must not change a byte of what users read or export. The fixture DB is committed
+(``build_fixture.py`` made it); the expected outputs sit beside it. To accept an intended change,
+run ``python -m tests.golden.test_golden_reports --update`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from app import cli
+
+HERE = Path(__file__).parent
+FIXTURE = HERE / "fixture.db"
+GOLDEN = {
+    "report.json": ["report", "--json"],
+    "report.txt": ["report"],
+    "export.csv": ["export", "--format", "csv"],
+    "export.jsonl": ["export", "--format", "jsonl"],
+}
+
+
+def _normalise(name: str, text: str) -> str:
+    if name == "report.json":  # byte for byte, less the one line that depends on the clock
+        lines = text.splitlines(keepends=True)
+        return "".join(line for line in lines if not line.lstrip().startswith('"generated_at"'))
+    return text
+
+
+def produce(name: str, workdir: Path, capsys) -> str:
+    """Run one CLI command on a fresh copy of the fixture and return what it wrote."""
+    db = workdir / "fixture.db"
+    if not db.exists():
+        shutil.copyfile(FIXTURE, db)
+    argv = [*GOLDEN[name], "--db", str(db)]
+    if argv[0] == "export":
+        out = workdir / name
+        argv += ["--out", str(out)]
+        assert cli.main(argv) == 0
+        capsys.readouterr()
+        return out.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(argv) == 0
+    return _normalise(name, capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name", list(GOLDEN))
+def test_output_matches_golden(name, tmp_path, capsys):
+    expected = (HERE / name).read_text(encoding="utf-8")
+    assert produce(name, tmp_path, capsys) == expected
+
+
+def test_fixture_is_not_trivial():
+    """The pinned DB covers several models, tasks, verdicts and labels (else the pins mean little)."""
+    doc = json.loads((HERE / "report.json").read_text(encoding="utf-8"))
+    assert {row["model"] for row in doc["rows"]} >= {"A", "B", "fake-model"}
+    assert sum(row["fail"] for row in doc["rows"]) > 5
+    assert sum(row["pass"] for row in doc["rows"]) > 5
+    assert doc["noise_floor"]
+    lines = (HERE / "export.csv").read_text(encoding="utf-8").splitlines()
+    assert len(lines) > 100
+
+
+if __name__ == "__main__" and "--update" in sys.argv:
+
+    class _Capture:
+        def readouterr(self):
+            out = sys.stdout.getvalue()
+            sys.stdout.seek(0)
+            sys.stdout.truncate()
+            return type("Captured", (), {"out": out})()
+
+    import io
+    import tempfile
+
+    real_stdout = sys.stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        for golden_name in GOLDEN:
+            sys.stdout = io.StringIO()
+            try:
+                text = produce(golden_name, Path(tmp), _Capture())
+            finally:
+                sys.stdout = real_stdout
+            (HERE / golden_name).write_text(text, encoding="utf-8")
+            print(f"wrote {golden_name}")
