@@ -66,6 +66,18 @@ class Store(AnalysisQueries, LabelVerbs):
     def conn(self) -> sqlite3.Connection:
         return self.db.conn
 
+    # Private names for code inside storage/ (the public ``db``/``query``/``conn`` are going away).
+    @property
+    def _db(self) -> Database:
+        return self.db
+
+    def _query(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        return list(self.db.query(sql, params))
+
+    def _write(self):
+        """A write transaction (becomes ``BEGIN IMMEDIATE``)."""
+        return self.db.atomic()
+
     def close(self) -> None:
         self.db.conn.close()
 
