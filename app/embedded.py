@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from core.types import Endpoint
+from core.types import EMBEDDED_KIND, Endpoint
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def embedded_endpoint(port: int = 0, **overrides) -> Endpoint:
         name=EMBEDDED_NAME,
         base_url=f"http://127.0.0.1:{port}/v1",
         model=EMBEDDED_MODEL,
-        embedded=True,
+        kind=EMBEDDED_KIND,
         **params,
     )
 

@@ -1,34 +1,23 @@
-"""OpenAI-compatible endpoints: key lookup, a retrying async chat client, connection tests.
+"""Endpoint helpers: API-key lookup, base-URL validation and connection tests.
 
-Errors are data: ``complete`` never raises for a failed call — it returns a ``Completion`` whose
-``error`` says what happened after the retries ran out.
+The clients that talk to endpoints live in ``app.clients`` (one per endpoint kind).
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import logging
 import os
-import random
-import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import openai
-from openai import AsyncOpenAI
 
-from core.types import Completion, Endpoint
-
-log = logging.getLogger(__name__)
+from core.types import Endpoint
 
 SECRETS_FILE = Path(".streamlit/secrets.toml")
 # Servers that need no key (llama.cpp, vLLM, Ollama) still get a placeholder: the client insists.
 NO_KEY = "not-needed"
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
-MAX_BACKOFF_S = 30.0
 
 
 def resolve_api_key(endpoint: Endpoint, secrets_file: Path = SECRETS_FILE) -> str:
@@ -71,110 +60,10 @@ def validate_base_url(url: str) -> str:
     return url
 
 
-def retry_after_seconds(headers: Any) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if headers is None:
-        return None
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    parsed = email.utils.parsedate_to_datetime(value)
-    if parsed is None:
-        return None
-    return max(0.0, parsed.timestamp() - time.time())
-
-
-def describe_error(exc: BaseException) -> str:
-    if isinstance(exc, openai.APIStatusError):
-        message = getattr(exc, "message", str(exc))
-        return f"HTTP {exc.status_code}: {message}"[:500]
-    if isinstance(exc, openai.APITimeoutError):
-        return "timed out"
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return f"connection failed: {cause}"[:500]
-    return f"{type(exc).__name__}: {exc}"[:500]
-
-
-@dataclass
-class RetryPolicy:
-    max_retries: int = 4
-    base_delay_s: float = 0.5
-
-    def backoff(self, attempt: int, rng: random.Random) -> float:
-        return min(MAX_BACKOFF_S, self.base_delay_s * (2**attempt)) * (0.5 + rng.random() / 2)
-
-
-class ChatClient:
-    """A retrying, concurrency-limited async client for one endpoint."""
-
-    def __init__(self, endpoint: Endpoint, retry: RetryPolicy | None = None) -> None:
-        self.endpoint = endpoint
-        self.retry = retry or RetryPolicy()
-        self._client = AsyncOpenAI(
-            base_url=validate_base_url(endpoint.base_url),
-            api_key=resolve_api_key(endpoint),
-            timeout=endpoint.timeout_s,
-            max_retries=0,  # we retry ourselves, honouring Retry-After
-        )
-        self._limit = asyncio.Semaphore(max(1, endpoint.concurrency))
-        self._jitter = random.Random(0)  # backoff jitter only; not a follow-up choice
-
-    async def close(self) -> None:
-        await self._client.close()
-
-    async def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
-        attempt = 0
-        while True:
-            started = time.perf_counter()
-            wait: float | None = None
-            try:
-                async with self._limit:
-                    response = await self._client.chat.completions.create(
-                        model=self.endpoint.model, messages=messages, **params
-                    )
-                latency_ms = (time.perf_counter() - started) * 1000
-                return _completion_from(response, latency_ms)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in RETRYABLE_STATUS:
-                    return Completion(text=None, error=describe_error(exc))
-                wait = retry_after_seconds(exc.response.headers)
-                error = describe_error(exc)
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                error = describe_error(exc)
-            except openai.OpenAIError as exc:  # e.g. a non-OpenAI server's body
-                return Completion(text=None, error=describe_error(exc))
-            if attempt >= self.retry.max_retries:
-                return Completion(text=None, error=f"{error} (after {attempt + 1} attempts)")
-            delay = wait if wait is not None else self.retry.backoff(attempt, self._jitter)
-            await asyncio.sleep(min(delay, MAX_BACKOFF_S))
-            attempt += 1
-
-
-def _completion_from(response: Any, latency_ms: float) -> Completion:
-    choices = getattr(response, "choices", None)
-    if not choices:
-        return Completion(text=None, error="not an OpenAI-compatible response (no choices)")
-    message = getattr(choices[0], "message", None)
-    text = getattr(message, "content", None)
-    if text is None:
-        return Completion(text=None, error="the response has no message content")
-    usage_obj = getattr(response, "usage", None)
-    usage = {}
-    if usage_obj is not None:
-        for key in ("prompt_tokens", "completion_tokens"):
-            value = getattr(usage_obj, key, None)
-            if isinstance(value, int):
-                usage[key] = value
-    return Completion(text=text, latency_ms=latency_ms, usage=usage)
-
-
 @dataclass(frozen=True)
 class ConnectionReport:
+    """What a connection test found: whether it worked, a readable message, the served models."""
+
     ok: bool
     message: str
     models: tuple[str, ...] = ()
@@ -182,16 +71,14 @@ class ConnectionReport:
 
 
 async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionReport:
+    # app.clients imports this module (keys, URLs), so it is imported here, not at the top.
+    from app.clients import RetryPolicy, make_client
+    from app.clients.openai_compatible import async_openai, describe_error
+
     try:
-        base_url = validate_base_url(endpoint.base_url)
+        client = async_openai(endpoint, timeout_s=min(endpoint.timeout_s, 15.0))
     except ValueError as exc:
         return ConnectionReport(False, str(exc))
-    client = AsyncOpenAI(
-        base_url=base_url,
-        api_key=resolve_api_key(endpoint),
-        timeout=min(endpoint.timeout_s, 15.0),
-        max_retries=0,
-    )
     try:
         try:
             page = await client.models.list()
@@ -208,7 +95,7 @@ async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionRepo
             )
         reply = None
         if try_chat:
-            chat = ChatClient(endpoint, RetryPolicy(max_retries=0))
+            chat = make_client(endpoint, RetryPolicy(max_retries=0))
             completion = await chat.complete(
                 [{"role": "user", "content": "Reply with the word: ready"}],
                 {"max_tokens": 8, "temperature": 0.0},

@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.embeddings import EmbeddingCache
-from app.endpoints import ChatClient, RetryPolicy
 from app.tasks import Task
 from core.types import Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
 from relations.apply import SkippedFollowUp, generate_followups
@@ -55,6 +55,9 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["endpoint"] = self.endpoint.to_dict()
+        if self.transformation_endpoint is not None:
+            data["transformation_endpoint"] = self.transformation_endpoint.to_dict()
         data["relation_ids"] = list(self.relation_ids)
         return data
 
@@ -117,7 +120,7 @@ class _PlannedCase:
 class CallCache:
     """Sends each distinct (endpoint, params, messages, repeat, slot) once; answers from SQLite."""
 
-    def __init__(self, store: Store, client: ChatClient, endpoint: Endpoint, progress: Progress):
+    def __init__(self, store: Store, client: ModelClient, endpoint: Endpoint, progress: Progress):
         self.store = store
         self.client = client
         self.endpoint = endpoint
@@ -171,8 +174,12 @@ class Runner:
         custom_relations: Sequence[Relation] = (),
         retry: RetryPolicy | None = None,
         thresholds: dict[str, float] | None = None,
+        client_factory: ClientFactory = make_client,
     ) -> None:
+        """``client_factory`` builds the client for an endpoint; by default the one registered
+        for the endpoint's kind (tests pass a mock's)."""
         self.store = store
+        self.client_factory = client_factory
         self.embeddings = embeddings
         self.custom_relations = list(custom_relations)
         self.retry = retry
@@ -208,13 +215,13 @@ class Runner:
         self._run_id, self._model = run_id, config.endpoint.model
         cancel = cancel or threading.Event()
         state = Progress(total=0)
-        client = ChatClient(config.endpoint, self.retry)
+        client = self.client_factory(config.endpoint, self.retry)
         calls = CallCache(self.store, client, config.endpoint, state)
         transform_endpoint = config.transformation_endpoint or config.endpoint
         transform_client = (
             client
             if transform_endpoint == config.endpoint
-            else ChatClient(transform_endpoint, self.retry)
+            else self.client_factory(transform_endpoint, self.retry)
         )
         transform_calls = CallCache(self.store, transform_client, transform_endpoint, Progress(0))
         transform_calls.params = dict(TRANSFORM_PARAMS)
@@ -550,12 +557,14 @@ def _has(task: Task, fields: dict[str, str]) -> bool:
     return all(f in fields for f in task.fields)
 
 
-def make_sync_rewriter(store: Store, endpoint: Endpoint) -> Callable[[str], str]:
+def make_sync_rewriter(
+    store: Store, endpoint: Endpoint, client_factory: ClientFactory = make_client
+) -> Callable[[str], str]:
     """A blocking rewrite hook (Relations page, `transform` CLI) sharing the runs' call cache."""
 
     def rewrite(prompt: str) -> str:
         async def once() -> Completion:
-            client = ChatClient(endpoint, RetryPolicy(max_retries=2))
+            client = client_factory(endpoint, RetryPolicy(max_retries=2))
             calls = CallCache(store, client, endpoint, Progress(0))
             calls.params = dict(TRANSFORM_PARAMS)
             try:

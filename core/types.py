@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -27,9 +27,19 @@ class Label(StrEnum):
     UNSURE = "unsure"
 
 
+# Endpoint kinds the project ships; a kind names the client factory that talks to it (the
+# registry in ``app.clients`` is the list of valid kinds, so adding one needs no change here).
+OPENAI_KIND = "openai"
+EMBEDDED_KIND = "embedded"
+# Stored run configs and run ids predate kinds and say ``embedded: true/false``; these two kinds
+# keep that shape so existing run ids and stored configs stay byte-identical.
+_LEGACY_KINDS = (OPENAI_KIND, EMBEDDED_KIND)
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """An OpenAI-compatible model endpoint. Holds the *name* of the key's variable, never the key."""
+    """A model endpoint of some kind (OpenAI-compatible by default). Holds the *name* of the
+    key's variable, never the key."""
 
     name: str
     base_url: str
@@ -43,7 +53,12 @@ class Endpoint:
     # flight reach only ~9× a sequential loop at 100 ms latency; 24 reach 13–15× (≥ 12× target).
     concurrency: int = 24
     timeout_s: float = 60.0
-    embedded: bool = False
+    kind: str = OPENAI_KIND
+
+    @property
+    def embedded(self) -> bool:
+        """True for the local model served by this app (its port changes with every start)."""
+        return self.kind == EMBEDDED_KIND
 
     @property
     def cache_base_url(self) -> str:
@@ -59,6 +74,27 @@ class Endpoint:
         if self.seed is not None:
             params["seed"] = self.seed
         return params
+
+    def to_dict(self) -> dict[str, Any]:
+        """The endpoint as stored in a run config (and hashed into its run id).
+
+        The two original kinds keep the pre-kind shape (an ``embedded`` flag, no ``kind``) so
+        run ids and stored configs do not change; any other kind is written out by name.
+        """
+        data = asdict(self)
+        kind = data.pop("kind")
+        data["embedded"] = kind == EMBEDDED_KIND
+        if kind not in _LEGACY_KINDS:
+            data["kind"] = kind
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Endpoint:
+        """The inverse of ``to_dict``; also reads configs stored before kinds existed."""
+        values = dict(data)
+        embedded = bool(values.pop("embedded", False))
+        values.setdefault("kind", EMBEDDED_KIND if embedded else OPENAI_KIND)
+        return cls(**values)
 
 
 @dataclass(frozen=True)

@@ -183,3 +183,13 @@ def m002_analysis(db: Database) -> None:
         "CREATE INDEX IF NOT EXISTS idx_cases_side ON cases(side, model, task_id, sample_id, "
         "run_id, relation_id, source_answer, followup_answer) WHERE side IS NOT NULL"
     )
+
+
+@migrations()
+def m004_endpoint_kind(db: Database) -> None:
+    """Endpoints name their kind (the client that talks to them: ``openai``, ``embedded``, …).
+
+    The ``embedded`` flag stays, kept in step, so an older build still reads the table.
+    """
+    db.execute("ALTER TABLE endpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'openai'")
+    db.execute("UPDATE endpoints SET kind = 'embedded' WHERE embedded = 1")

@@ -126,6 +126,7 @@ class Store(AnalysisQueries, LabelVerbs):
                     "api_key_env": endpoint.api_key_env,
                     "params": _dumps(params),
                     "embedded": int(endpoint.embedded),
+                    "kind": endpoint.kind,
                     "created_at": now(),
                 },
                 pk="name",
@@ -151,7 +152,7 @@ class Store(AnalysisQueries, LabelVerbs):
             base_url=row["base_url"],
             model=row["model"],
             api_key_env=row["api_key_env"],
-            embedded=bool(row["embedded"]),
+            kind=row["kind"],
             **params,
         )
 

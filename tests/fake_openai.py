@@ -1,8 +1,10 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
 
-(respx cannot intercept the openai client here — FACTS.md.) Behaviour is configurable: how to
-answer, added latency, and injected faults (429 with Retry-After, 500, hanging past a timeout,
-non-JSON bodies), all counted so tests can assert how many calls really reached the server.
+It is a real server because respx cannot intercept the openai client (its own HTTP stack).
+Behaviour is configurable: how to answer, added latency, and injected faults (429 with
+Retry-After, 500, hanging past a timeout, non-JSON bodies), all counted so tests can assert how
+many calls really reached the server. Unit tests of the runner use the in-process mock client
+(``app.clients.mock``) instead.
 """
 
 from __future__ import annotations

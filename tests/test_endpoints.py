@@ -7,13 +7,8 @@ import time
 
 import pytest
 
-from app.endpoints import (
-    NO_KEY,
-    resolve_api_key,
-    retry_after_seconds,
-    test_connection,
-    validate_base_url,
-)
+from app.clients.openai_compatible import retry_after_seconds
+from app.endpoints import NO_KEY, resolve_api_key, test_connection, validate_base_url
 from core.types import Endpoint
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from app.endpoints import RetryPolicy
+from app.clients import RetryPolicy
 from app.runner import RunConfig, Runner
 from app.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample

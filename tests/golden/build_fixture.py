@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from app.clients import RetryPolicy
 from app.datasets import load_dataset
 from app.embeddings import EmbeddingCache
-from app.endpoints import RetryPolicy
 from app.runner import RunConfig, Runner
 from app.tasks import BUILTIN_TASKS
 from core.types import Endpoint
