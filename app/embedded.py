@@ -36,6 +36,8 @@ STATE_DIR = Path(os.environ.get("MORPHSCOPE_STATE_DIR", "data"))
 
 
 class ServerState(StrEnum):
+    """Where the embedded server is in its life."""
+
     STOPPED = "stopped"
     STARTING = "starting"
     READY = "ready"
@@ -48,6 +50,8 @@ def gguf_path() -> Path:
 
 
 def embedded_endpoint(port: int = 0, **overrides) -> Endpoint:
+    """The embedded model as an endpoint (kind ``embedded``) on ``port``; ``overrides`` set its
+    sampling parameters."""
     params = {"temperature": 0.0, "max_tokens": 256, "concurrency": 4, "timeout_s": 120.0}
     params.update(overrides)
     return Endpoint(
@@ -60,6 +64,7 @@ def embedded_endpoint(port: int = 0, **overrides) -> Endpoint:
 
 
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -83,6 +88,8 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 @dataclass
 class ServerStatus:
+    """A snapshot of the server: state, port, a readable message and the log's last lines."""
+
     state: ServerState
     port: int | None
     message: str
@@ -117,6 +124,7 @@ class EmbeddedServer:
         return "\n".join(text.splitlines()[-lines:])
 
     def endpoint(self, **overrides) -> Endpoint:
+        """The embedded endpoint at the server's current port (0 while none is known)."""
         return embedded_endpoint(self._port or 0, **overrides)
 
     # -------------------------------------------------------------- lifecycle
@@ -134,6 +142,7 @@ class EmbeddedServer:
             return ServerStatus(self._state, self._port, self._message, "")
 
     def wait_ready(self, timeout_s: float = 120.0) -> ServerStatus:
+        """Start the server if needed and wait until it answers (or fails, or time runs out)."""
         self.ensure_started()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -146,6 +155,7 @@ class EmbeddedServer:
         return self.status()
 
     def stop(self) -> None:
+        """Stop a server this process started (an adopted one belongs to its owner)."""
         with self._lock:
             process, self._process = self._process, None
             if process is not None and process.poll() is None:

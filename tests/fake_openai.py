@@ -167,7 +167,6 @@ class FakeOpenAIServer:
 def main() -> None:
     """Serve in its own process (benchmarks): prints the base URL, then serves until killed."""
     import argparse
-    import sys
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.0)
@@ -175,7 +174,6 @@ def main() -> None:
     args = parser.parse_args()
     with FakeOpenAIServer(FakeBehaviour(latency_s=args.latency, fault_rate=args.fault_rate)) as srv:
         print(srv.base_url, flush=True)
-        sys.stdout.flush()
         srv.thread.join()
 
 

@@ -76,3 +76,4 @@ def test_missing_model_file_is_a_failed_state_not_an_exception(tmp_path, monkeyp
 
 def test_embedded_endpoint_cache_identity_is_stable_across_ports():
     assert embedded_endpoint(1234).cache_base_url == embedded_endpoint(5678).cache_base_url
+    assert embedded_endpoint(1234).kind == "embedded"
