@@ -32,3 +32,23 @@ def data_changed() -> None:
     """Call after any write that pages show (new run, label, threshold …)."""
     st.session_state[_VERSION_KEY] = data_version() + 1
     st.cache_data.clear()
+
+
+@st.cache_data(show_spinner=False)
+def _triage_feedback(_store: Store, db_path: str, version: int, filters: tuple) -> tuple:
+    # ``db_path`` and ``version`` are the cache key: the store itself is not hashed.
+    from app.triage import relation_feedback_table, suggest_thresholds
+
+    run_ids, models, relation_ids = filters
+    table = relation_feedback_table(_store, run_ids, models, relation_ids)
+    return table, suggest_thresholds(_store, run_ids)
+
+
+def triage_feedback(
+    store: Store,
+    run_ids: list[str] | None,
+    models: list[str] | None,
+    relation_ids: list[str] | None,
+) -> tuple:
+    """Triage's false-positive table per relation and its threshold suggestions (cached)."""
+    return _triage_feedback(store, store.path, data_version(), (run_ids, models, relation_ids))

@@ -1,4 +1,4 @@
-"""Streamlit pieces of the Triage page: one case side by side, its label history, tables.
+"""The current case: label buttons, navigation, and the case itself side by side with its history.
 
 Model text is untrusted: it goes through ``side_by_side`` (escaped HTML) or ``st.text``, never
 through markdown.
@@ -12,8 +12,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.triage import Suggestion
 from app.ui.components import side_by_side, verdict_badge
+from app.ui.triage.state import CASE_ID, NOTE, go_to, label_case, undo_label
+from storage import Store
 
 LABEL_BUTTONS: tuple[tuple[str, str, str, str], ...] = (
     # (label, button text, shortcut, help)
@@ -105,34 +106,83 @@ def render_case(case: dict[str, Any], history: list[dict[str, Any]], position: s
         st.caption("No labels yet.")
 
 
-def progress_frame(progress: dict[str, Any]) -> pd.DataFrame:
-    """Per-relation progress: labeled / total FAILs and the label counts."""
-    columns = [
-        "relation_id",
-        "total",
-        "labeled",
-        "confirmed",
-        "fp_invalid_followup",
-        "fp_oracle",
-        "unsure",
-    ]
-    return pd.DataFrame.from_records(progress["by_relation"], columns=columns)
+def _queue_position(queue: list[str]) -> tuple[str, str | None, str | None]:
+    """The current case (kept while it stays in the queue, else the first) and its neighbours."""
+    current_id = st.session_state.get(CASE_ID)
+    if current_id not in queue:
+        current_id = queue[0]
+        st.session_state[CASE_ID] = current_id
+    index = queue.index(current_id)
+    previous_id = queue[index - 1] if index > 0 else None
+    next_id = queue[index + 1] if index + 1 < len(queue) else None
+    return current_id, previous_id, next_id
 
 
-def suggestion_text(suggestion: Suggestion) -> str:
-    """One line describing a suggestion (plain text, no markup)."""
-    current = (
-        "unknown" if suggestion.current_threshold is None else f"{suggestion.current_threshold:.3f}"
+def render_label_buttons(current_id: str, next_id: str | None, labeler: str) -> None:
+    """One button per label (keys 1–4) and the note; disabled until the labeler has a name."""
+    buttons = st.columns(len(LABEL_BUTTONS))
+    for column, (label, text, shortcut, help_text) in zip(buttons, LABEL_BUTTONS, strict=True):
+        column.button(
+            text,
+            key=f"triage_label_{label}",
+            shortcut=shortcut,
+            help=help_text,
+            disabled=not labeler,
+            on_click=label_case,
+            args=(current_id, label, next_id),
+            width="stretch",
+        )
+    st.text_input("Note (optional)", key=NOTE, placeholder="why, in a few words")
+    if not labeler:
+        st.warning("Enter your name above to label.")
+
+
+def render_navigation(
+    current_id: str, previous_id: str | None, next_id: str | None, labeler: str
+) -> None:
+    """Previous (P), Undo (U) and Next (N)."""
+    navigation = st.columns(3)
+    navigation[0].button(
+        "← Previous",
+        key="triage_previous",
+        shortcut="P",
+        disabled=previous_id is None,
+        on_click=go_to,
+        args=(previous_id,),
+        width="stretch",
     )
-    head = (
-        f"{suggestion.relation_id} ({suggestion.oracle}): n={suggestion.n} "
-        f"({suggestion.n_confirmed} confirmed, {suggestion.n_fp_oracle} fp_oracle), "
-        f"threshold now {current}"
+    navigation[1].button(
+        "↶ Undo",
+        key="triage_undo",
+        shortcut="U",
+        disabled=not labeler,
+        on_click=undo_label,
+        args=(current_id,),
+        width="stretch",
     )
-    if suggestion.suggested_threshold is None:
-        return f"{head} — {suggestion.note}"
-    return (
-        f"{head} → suggested {suggestion.suggested_threshold:.3f}; labeled accuracy "
-        f"{suggestion.accuracy_before:.0%} → {suggestion.accuracy_after:.0%}; "
-        f"{suggestion.would_change} stored verdict(s) would change"
+    navigation[2].button(
+        "Next →",
+        key="triage_next",
+        shortcut="N",
+        disabled=next_id is None,
+        on_click=go_to,
+        args=(next_id,),
+        width="stretch",
     )
+
+
+def render_current_case(
+    store: Store, queue: list[str], progress: dict[str, Any], labeler: str
+) -> None:
+    """The case to label now with its buttons, or why there is none."""
+    if not queue:
+        if progress["total"] and progress["labeled"] == progress["total"]:
+            st.success("🎉 Every FAIL matching these filters is labeled.")
+        else:
+            st.info("Nothing to triage with these filters. Widen them or untick 'Unlabeled only'.")
+        return
+    current_id, previous_id, next_id = _queue_position(queue)
+    render_label_buttons(current_id, next_id, labeler)
+    render_navigation(current_id, previous_id, next_id, labeler)
+    position = f"Case {queue.index(current_id) + 1} of {len(queue)}"
+    render_case(store.case(current_id), store.label_history(current_id), position)
