@@ -6,7 +6,6 @@ The checks and the config a run is made of come from ``app.run_setup``, as for t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pandas as pd
@@ -25,7 +24,13 @@ from app.inputs import (
 from app.run_setup import RunSetupError, plan_run, require_samples, with_sampling
 from app.runner import RunConfig, RunSummary
 from app.tasks import Task
-from app.ui.components import endpoint_picker, resolve_embedded, side_by_side, verdict_badge
+from app.ui.components import (
+    endpoint_picker,
+    fields_text,
+    resolve_embedded,
+    side_by_side,
+    verdict_badge,
+)
 from app.ui.data import data_changed
 from app.workspace import all_relations, all_tasks, make_runner
 from core.types import Endpoint, Sample
@@ -192,16 +197,6 @@ def summary_line(summary: RunSummary) -> str:
     )
 
 
-def _fields_text(value) -> str:
-    """A case's input fields as display text (SKIP/ERROR cases may have no follow-up: NaN)."""
-    if not isinstance(value, str | dict):
-        return ""
-    fields = json.loads(value) if isinstance(value, str) else value
-    if len(fields) == 1:
-        return next(iter(fields.values()))
-    return "\n".join(f"{k}: {v}" for k, v in fields.items())
-
-
 def render_results(store, run_id: str, key: str) -> None:
     """The side-by-side results of one run, with filters by verdict and relation."""
     cases = store.cases_for([run_id])
@@ -227,8 +222,8 @@ def render_results(store, run_id: str, key: str) -> None:
             "verdict": frame["verdict"],
             "relation": frame["relation_id"],
             "field": frame["target"],
-            "source input": frame["source_input"].map(_fields_text),
-            "follow-up input": frame["followup_input"].map(_fields_text),
+            "source input": frame["source_input"].map(fields_text),
+            "follow-up input": frame["followup_input"].map(fields_text),
             "source answer": frame["source_answer"],
             "follow-up answer": frame["followup_answer"],
             "value": frame["value"],
@@ -256,8 +251,8 @@ def render_results(store, run_id: str, key: str) -> None:
         with st.expander(title):
             st.markdown(f"{verdict_badge(case['verdict'])} {case['reason'] or ''}")
             side_by_side(
-                "Source input", _fields_text(case["source_input"]),
-                "Follow-up input", _fields_text(case["followup_input"]),
+                "Source input", fields_text(case["source_input"]),
+                "Follow-up input", fields_text(case["followup_input"]),
             )  # fmt: skip
             if case.get("source_output") is not None or case.get("followup_output") is not None:
                 side_by_side(

@@ -6,13 +6,12 @@ through markdown.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from app.ui.components import side_by_side, verdict_badge
+from app.ui.components import fields_text, side_by_side, verdict_badge
 from app.ui.triage.state import CASE_ID, NOTE, go_to, label_case, undo_label
 from storage import Store
 
@@ -28,24 +27,6 @@ LABEL_BUTTONS: tuple[tuple[str, str, str, str], ...] = (
 def _code(text: Any) -> str:
     """An identifier as inline code; backticks removed so it cannot break out of the span."""
     return "`" + str(text).replace("`", "'") + "`"
-
-
-def fields_text(raw: str | dict | None) -> str:
-    """A case's input fields (stored as JSON) as readable text: the value alone for one field,
-    ``name: value`` lines for several."""
-    if raw is None:
-        return ""
-    fields: Any = raw
-    if isinstance(raw, str):
-        try:
-            fields = json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    if not isinstance(fields, dict):
-        return str(fields)
-    if len(fields) == 1:
-        return str(next(iter(fields.values())))
-    return "\n".join(f"{name}: {value}" for name, value in fields.items())
 
 
 def history_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
