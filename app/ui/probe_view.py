@@ -23,7 +23,7 @@ from app.inputs import (
 )
 from app.run_setup import RunSetupError, plan_run, require_samples, with_sampling
 from app.runner import RunConfig, RunSummary
-from app.tasks import Task
+from app.tasks import AnswerType, Task, custom_task
 from app.ui.components import (
     endpoint_picker,
     fields_text,
@@ -265,17 +265,18 @@ def render_results(store, run_id: str, key: str) -> None:
 
 def custom_task_form(store, key: str) -> None:
     """Define a task: a template with {field} placeholders and an answer type (saved in the DB)."""
-    from app.tasks import AnswerType, custom_task
-
     with st.expander("Define a custom task"), st.form(f"{key}_form"):
-        task_id = st.text_input("Task id", placeholder="toxicity")
-        name = st.text_input("Name", placeholder="Toxicity label")
+        task_id = st.text_input("Task id", placeholder="toxicity", key=f"{key}_id")
+        name = st.text_input("Name", placeholder="Toxicity label", key=f"{key}_name")
         template = st.text_area(
             "Prompt template ({field} placeholders)",
             placeholder="Is this comment toxic? Answer toxic or fine.\n\nComment: {text}",
+            key=f"{key}_template",
         )
-        answer_type = st.selectbox("Answer type", [a.value for a in AnswerType])
-        labels = st.text_input("Labels (comma-separated, for label answers)")
+        answer_type = st.selectbox(
+            "Answer type", [a.value for a in AnswerType], key=f"{key}_answer_type"
+        )
+        labels = st.text_input("Labels (comma-separated, for label answers)", key=f"{key}_labels")
         if st.form_submit_button("Save task"):
             try:
                 task = custom_task(
