@@ -1,4 +1,4 @@
-"""The CLI (SPEC §7): relations, transform, run, report, export, import.
+"""The CLI: relations, transform, run, report, export, import.
 
 Progress goes to stderr, results to stdout; bad input exits non-zero with a one-line message.
 """
@@ -11,9 +11,13 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.types import Endpoint, Sample
+
+if TYPE_CHECKING:
+    from app.runner import RunConfig
+    from app.tasks import Task
 
 log = logging.getLogger("morphscope")
 
@@ -148,59 +152,48 @@ class StderrProgress:
             sys.stderr.write("\n")
 
 
-def load_inputs(path: str, task) -> list[Sample]:
-    from app.inputs import InputError, auto_samples, read_upload
+def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Task, list[Sample]]:
+    """The run the ``run`` command's arguments describe, checked like the Probe page's."""
+    from app.run_setup import (
+        RunSetupError,
+        plan_run,
+        relation_ids_from_text,
+        samples_from_file,
+        with_sampling,
+    )
 
-    file = Path(path)
-    if not file.exists():
-        raise CliError(f"inputs file not found: {path}")
     try:
-        return auto_samples(read_upload(file.name, file.read_bytes()), list(task.fields))
-    except InputError as exc:
-        raise CliError(f"{path}: {exc}") from None
+        plan = plan_run(store, args.task, relation_ids_from_text(args.relations))
+        samples = samples_from_file(args.inputs, plan.task)
+        endpoint = with_sampling(
+            _endpoint_from_args(args, args.endpoint, args.model),
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            concurrency=args.concurrency,
+        )
+        transformation = None
+        if args.transformation_endpoint or plan.needs_transformation_endpoint:
+            # LLM-prompted relations rewrite through the embedded model unless told otherwise.
+            transformation = _endpoint_from_args(
+                args, args.transformation_endpoint or "embedded", args.transformation_model
+            )
+        config = plan.config(
+            endpoint,
+            repeats=args.repeats,
+            seed=args.seed,
+            dataset=Path(args.inputs).name,
+            transformation_endpoint=transformation,
+        )
+    except RunSetupError as exc:
+        raise CliError(str(exc)) from None
+    return config, plan.task, samples
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from app.runner import RunConfig
-    from app.workspace import all_relations, get_task, make_runner
+    from app.workspace import make_runner
 
     store = _store(args.db)
-    try:
-        task = get_task(store, args.task)
-    except KeyError as exc:
-        raise CliError(str(exc.args[0])) from None
-    relation_ids = tuple(r.strip() for r in args.relations.split(",") if r.strip())
-    known = {r.id for r in all_relations(store)}  # built-in and custom
-    unknown = [r for r in relation_ids if r not in known]
-    if not relation_ids or unknown:
-        raise CliError(f"unknown relation(s): {', '.join(unknown) or '(none given)'}")
-    samples = load_inputs(args.inputs, task)
-    if not samples:
-        raise CliError(f"{args.inputs}: no inputs")
-    endpoint = _endpoint_from_args(args, args.endpoint, args.model)
-    overrides: dict[str, Any] = {"concurrency": args.concurrency}
-    if args.temperature is not None:
-        overrides["temperature"] = args.temperature
-    if args.max_tokens is not None:
-        overrides["max_tokens"] = args.max_tokens
-    endpoint = replace(endpoint, **overrides)
-    transformation = None
-    relations_by_id = {r.id: r for r in all_relations(store)}
-    needs_rewriter = any(relations_by_id[r].kind == "llm" for r in relation_ids)
-    if args.transformation_endpoint or needs_rewriter:
-        # LLM-prompted relations rewrite through the embedded model unless told otherwise.
-        transformation = _endpoint_from_args(
-            args, args.transformation_endpoint or "embedded", args.transformation_model
-        )
-    config = RunConfig(
-        endpoint=endpoint,
-        task_id=task.id,
-        relation_ids=relation_ids,
-        repeats=args.repeats,
-        seed=args.seed,
-        dataset=Path(args.inputs).name,
-        transformation_endpoint=transformation,
-    )
+    config, task, samples = run_config_from_args(args, store)
     runner = make_runner(store)
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
     if args.json:

@@ -61,6 +61,20 @@ class RunConfig:
         data["relation_ids"] = list(self.relation_ids)
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """The config ``to_dict`` wrote (e.g. a run's stored config), rebuilt to run it again."""
+        transformation = data.get("transformation_endpoint")
+        return cls(
+            endpoint=Endpoint(**data["endpoint"]),
+            task_id=data["task_id"],
+            relation_ids=tuple(data["relation_ids"]),
+            repeats=data.get("repeats", 1),
+            seed=data.get("seed", 0),
+            dataset=data.get("dataset"),
+            transformation_endpoint=Endpoint(**transformation) if transformation else None,
+        )
+
     def run_id(self, samples: Sequence[Sample]) -> str:
         """Deterministic: the same config over the same samples is the same run (resumable)."""
         identity = self.to_dict()

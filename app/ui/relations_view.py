@@ -17,19 +17,18 @@ import streamlit as st
 from app.tasks import BUILTIN_TASKS
 from app.ui.components import side_by_side
 from app.ui.data import data_changed, get_store
+from app.workspace import all_relations
 from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter
 from relations.custom import (
     KINDS,
     SINGLE_INPUT_EXPECTATIONS,
-    custom_relations,
     export_specs,
     import_specs,
     save_spec,
     slugify,
 )
-from relations.registry import list_relations
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +61,6 @@ def transformation_rewriter() -> Rewriter | None:
     from app.embedded import get_server
     from app.runner import TransformationError, make_sync_rewriter
     from app.ui.components import resolve_embedded
-    from app.ui.data import get_store
 
     def rewrite(prompt: str) -> str:
         live = resolve_embedded(get_server().endpoint())
@@ -77,10 +75,6 @@ def transformation_rewriter() -> Rewriter | None:
 
 
 # ---------------------------------------------------------------- catalog (pure)
-
-
-def all_relations(extra: Iterable[Relation] = ()) -> list[Relation]:
-    return list_relations(extra=extra)
 
 
 def _tasks_text(tasks: Sequence[str]) -> str:
@@ -603,4 +597,4 @@ def render_import_export(specs: dict[str, Any]) -> None:
 
 def load_relations() -> list[Relation]:
     """Built-in relations plus the stored custom ones."""
-    return all_relations(extra=custom_relations(get_store()))
+    return all_relations(get_store())

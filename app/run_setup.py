@@ -1,0 +1,116 @@
+"""The run set-up shared by the Probe page and the CLI: endpoint + task + relations + inputs →
+``RunConfig``, with one set of checks and one set of messages.
+
+Both doors go through the same steps, in this order, so the same choices give the same config
+and the same mistake gives the same message:
+
+1. ``plan_run`` checks the task and the relation ids against the workspace (built-in and custom
+   ones) and says whether an LLM-prompted relation needs a transformation endpoint;
+2. ``require_samples`` (or ``samples_from_file`` for a path) checks the inputs;
+3. ``with_sampling`` applies the sampling options to the chosen endpoint;
+4. ``RunPlan.config`` builds the ``RunConfig``.
+
+Endpoints are resolved by the caller between 2 and 4 (the CLI waits for the embedded model, the
+page shows a spinner): resolving may start a server, so it comes after the cheap checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from app.inputs import InputError, load_input_file
+from app.runner import RunConfig
+from app.tasks import Task
+from app.workspace import all_relations, get_task
+from core.types import Endpoint, Sample
+from storage import Store
+
+
+class RunSetupError(ValueError):
+    """A choice that cannot make a run; the message is written for the person who made it."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A task and relations checked against the workspace, before endpoints are resolved."""
+
+    task: Task
+    relation_ids: tuple[str, ...]
+    # An LLM-prompted relation rewrites inputs through a transformation endpoint.
+    needs_transformation_endpoint: bool
+
+    def config(
+        self,
+        endpoint: Endpoint,
+        *,
+        repeats: int = 1,
+        seed: int = 0,
+        dataset: str | None = None,
+        transformation_endpoint: Endpoint | None = None,
+    ) -> RunConfig:
+        """The run's config; ``transformation_endpoint`` stays None unless one was resolved."""
+        if repeats < 1:
+            raise RunSetupError("repeats must be at least 1")
+        return RunConfig(
+            endpoint=endpoint,
+            task_id=self.task.id,
+            relation_ids=self.relation_ids,
+            repeats=repeats,
+            seed=seed,
+            dataset=dataset,
+            transformation_endpoint=transformation_endpoint,
+        )
+
+
+def relation_ids_from_text(text: str) -> tuple[str, ...]:
+    """Comma-separated relation ids, blanks dropped (the CLI's ``--relations``)."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def plan_run(store: Store, task_id: str, relation_ids: Sequence[str]) -> RunPlan:
+    """Check the task and the relations; unknown ones raise ``RunSetupError``."""
+    try:
+        task = get_task(store, task_id)
+    except KeyError as exc:
+        raise RunSetupError(str(exc.args[0])) from None
+    relation_ids = tuple(relation_ids)
+    relations_by_id = {relation.id: relation for relation in all_relations(store)}
+    unknown = [relation_id for relation_id in relation_ids if relation_id not in relations_by_id]
+    if not relation_ids or unknown:
+        raise RunSetupError(f"unknown relation(s): {', '.join(unknown) or '(none given)'}")
+    needs_rewriter = any(relations_by_id[rid].kind == "llm" for rid in relation_ids)
+    return RunPlan(task, relation_ids, needs_transformation_endpoint=needs_rewriter)
+
+
+def require_samples(samples: Sequence[Sample], source: str) -> list[Sample]:
+    """The inputs, or ``RunSetupError`` naming their source when there are none."""
+    if not samples:
+        raise RunSetupError(f"{source}: no inputs")
+    return list(samples)
+
+
+def samples_from_file(path: str | Path, task: Task) -> list[Sample]:
+    """An inputs file (CSV, JSONL or TXT) read with the suggested column mapping."""
+    if not Path(path).exists():
+        raise RunSetupError(f"inputs file not found: {path}")
+    try:
+        samples = load_input_file(path, list(task.fields))
+    except InputError as exc:
+        raise RunSetupError(f"{path}: {exc}") from None
+    return require_samples(samples, str(path))
+
+
+def with_sampling(
+    endpoint: Endpoint,
+    *,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    concurrency: int | None = None,
+) -> Endpoint:
+    """The endpoint with the options that were given (None keeps the endpoint's own)."""
+    options = {"temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency}
+    return replace(
+        endpoint, **{name: value for name, value in options.items() if value is not None}
+    )

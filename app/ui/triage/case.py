@@ -1,0 +1,169 @@
+"""The current case: label buttons, navigation, and the case itself side by side with its history.
+
+Model text is untrusted: it goes through ``side_by_side`` (escaped HTML) or ``st.text``, never
+through markdown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.ui.components import fields_text, side_by_side, verdict_badge
+from app.ui.triage.state import CASE_ID, NOTE, go_to, label_case, undo_label
+from storage import Store
+
+LABEL_BUTTONS: tuple[tuple[str, str, str, str], ...] = (
+    # (label, button text, shortcut, help)
+    ("confirmed", "✅ Confirmed", "1", "A real violation"),
+    ("fp_invalid_followup", "🧨 Invalid follow-up", "2", "The transformation broke the meaning"),
+    ("fp_oracle", "⚖️ Checker wrong", "3", "Outputs are equivalent; the oracle was wrong"),
+    ("unsure", "❔ Unsure", "4", "Cannot tell"),
+)
+
+
+def _code(text: Any) -> str:
+    """An identifier as inline code; backticks removed so it cannot break out of the span."""
+    return "`" + str(text).replace("`", "'") + "`"
+
+
+def history_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
+    """The label history as a table (oldest first); undone entries are marked."""
+    records = [
+        {
+            "time": row["created_at"][:19].replace("T", " "),
+            "labeler": row["labeler"],
+            "label": row["label"],
+            "note": row["note"],
+            "status": "undone" if row["cancelled"] else ("undo" if row["retracts"] else ""),
+        }
+        for row in history
+    ]
+    return pd.DataFrame.from_records(
+        records, columns=["time", "labeler", "label", "note", "status"]
+    )
+
+
+def render_case(case: dict[str, Any], history: list[dict[str, Any]], position: str) -> None:
+    """One FAIL case: what it is, inputs and outputs side by side, the oracle's value, history."""
+    original = case.get("original_verdict")
+    badge = verdict_badge(case["verdict"])
+    if original and original != case["verdict"]:
+        badge += f" (automatic verdict: {verdict_badge(original)})"
+    value = case.get("value")
+    measured = "—" if value is None else f"{value:.3f}"
+    st.markdown(
+        f"**{position}** · {badge} · relation {_code(case['relation_id'])} · "
+        f"model {_code(case['model'])} · task {_code(case['task_id'])}"
+    )
+    st.markdown(f"Oracle {_code(case.get('oracle') or 'none')} · measured value **{measured}**")
+    st.caption(
+        f"Run {_code(case['run_id'])} · sample {_code(case['sample_id'])} · "
+        f"target {_code(case['target'])}"
+    )
+    st.text(f"Reason: {case.get('reason') or ''}")
+    side_by_side(
+        "Source input",
+        fields_text(case.get("source_input")),
+        "Follow-up input",
+        fields_text(case.get("followup_input")),
+    )
+    side_by_side(
+        "Source output", case.get("source_output"), "Follow-up output", case.get("followup_output")
+    )
+    answers = st.columns(2)
+    answers[0].text(f"Source answer: {case.get('source_answer')}")
+    answers[1].text(f"Follow-up answer: {case.get('followup_answer')}")
+    with st.expander("Full prompts"):
+        prompts = st.columns(2)
+        prompts[0].text(case.get("source_prompt") or "")
+        prompts[1].text(case.get("followup_prompt") or "")
+    if history:
+        st.markdown("**Label history**")
+        st.dataframe(history_frame(history), hide_index=True, width="stretch")
+    else:
+        st.caption("No labels yet.")
+
+
+def _queue_position(queue: list[str]) -> tuple[str, str | None, str | None]:
+    """The current case (kept while it stays in the queue, else the first) and its neighbours."""
+    current_id = st.session_state.get(CASE_ID)
+    if current_id not in queue:
+        current_id = queue[0]
+        st.session_state[CASE_ID] = current_id
+    index = queue.index(current_id)
+    previous_id = queue[index - 1] if index > 0 else None
+    next_id = queue[index + 1] if index + 1 < len(queue) else None
+    return current_id, previous_id, next_id
+
+
+def render_label_buttons(current_id: str, next_id: str | None, labeler: str) -> None:
+    """One button per label (keys 1–4) and the note; disabled until the labeler has a name."""
+    buttons = st.columns(len(LABEL_BUTTONS))
+    for column, (label, text, shortcut, help_text) in zip(buttons, LABEL_BUTTONS, strict=True):
+        column.button(
+            text,
+            key=f"triage_label_{label}",
+            shortcut=shortcut,
+            help=help_text,
+            disabled=not labeler,
+            on_click=label_case,
+            args=(current_id, label, next_id),
+            width="stretch",
+        )
+    st.text_input("Note (optional)", key=NOTE, placeholder="why, in a few words")
+    if not labeler:
+        st.warning("Enter your name above to label.")
+
+
+def render_navigation(
+    current_id: str, previous_id: str | None, next_id: str | None, labeler: str
+) -> None:
+    """Previous (P), Undo (U) and Next (N)."""
+    navigation = st.columns(3)
+    navigation[0].button(
+        "← Previous",
+        key="triage_previous",
+        shortcut="P",
+        disabled=previous_id is None,
+        on_click=go_to,
+        args=(previous_id,),
+        width="stretch",
+    )
+    navigation[1].button(
+        "↶ Undo",
+        key="triage_undo",
+        shortcut="U",
+        disabled=not labeler,
+        on_click=undo_label,
+        args=(current_id,),
+        width="stretch",
+    )
+    navigation[2].button(
+        "Next →",
+        key="triage_next",
+        shortcut="N",
+        disabled=next_id is None,
+        on_click=go_to,
+        args=(next_id,),
+        width="stretch",
+    )
+
+
+def render_current_case(
+    store: Store, queue: list[str], progress: dict[str, Any], labeler: str
+) -> None:
+    """The case to label now with its buttons, or why there is none."""
+    if not queue:
+        if progress["total"] and progress["labeled"] == progress["total"]:
+            st.success("🎉 Every FAIL matching these filters is labeled.")
+        else:
+            st.info("Nothing to triage with these filters. Widen them or untick 'Unlabeled only'.")
+        return
+    current_id, previous_id, next_id = _queue_position(queue)
+    render_label_buttons(current_id, next_id, labeler)
+    render_navigation(current_id, previous_id, next_id, labeler)
+    position = f"Case {queue.index(current_id) + 1} of {len(queue)}"
+    render_case(store.case(current_id), store.label_history(current_id), position)

@@ -1,0 +1,81 @@
+"""The Triage page's session state and the callbacks of its buttons (they run before the rerun).
+
+Every key starts with ``triage_``. A callback cannot show anything itself: it leaves a one-shot
+message (a "flash") that the next run of the page shows at the top.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.triage import apply_threshold
+from app.ui.data import data_changed, get_store
+
+LABELER = "triage_labeler"
+NOTE = "triage_note"
+CASE_ID = "triage_case_id"
+UNDO_STACK = "triage_undo_stack"
+FLASH = "triage_flash"
+
+
+def flash(kind: str, message: str) -> None:
+    """Leave ``message`` for the next run; ``kind`` is a Streamlit element: success, info, error."""
+    st.session_state[FLASH] = (kind, message)
+
+
+def show_flash() -> None:
+    """Show (once) the message a callback or an import left."""
+    message = st.session_state.pop(FLASH, None)
+    if message:
+        getattr(st, message[0])(message[1])
+
+
+def label_case(case_id: str, label: str, next_id: str | None) -> None:
+    """Label the case with the note and labeler typed in, then move on to ``next_id``."""
+    state = st.session_state
+    try:
+        get_store().add_label(case_id, label, state.get(NOTE, ""), state[LABELER])
+    except ValueError as error:  # e.g. a threshold applied meanwhile made it a PASS
+        flash("error", str(error))
+        return
+    state.setdefault(UNDO_STACK, []).append(case_id)
+    state[CASE_ID] = next_id
+    state[NOTE] = ""
+    flash("success", f"Labeled {case_id} as {label}.")
+    data_changed()
+
+
+def undo_label(current_id: str | None) -> None:
+    """Retract this labeler's latest label on the last case labeled here (else the current one)."""
+    state = st.session_state
+    stack = state.setdefault(UNDO_STACK, [])
+    case_id = stack.pop() if stack else current_id
+    if case_id is None:
+        return
+    undone = get_store().undo_label(case_id, state[LABELER])
+    if undone is None:
+        flash("info", "Nothing of yours to undo on this case.")
+        return
+    state[CASE_ID] = case_id
+    flash("success", f"Undid '{undone['label']}' on {case_id}.")
+    data_changed()
+
+
+def go_to(case_id: str | None) -> None:
+    st.session_state[CASE_ID] = case_id
+
+
+def apply_suggested_threshold(relation_id: str, oracle: str, threshold: float) -> None:
+    """Recompute the relation's stored verdicts under ``threshold`` (no model calls)."""
+    try:
+        result = apply_threshold(get_store(), relation_id, threshold, oracle=oracle)
+    except ValueError as error:
+        flash("error", str(error))
+        return
+    flash(
+        "success",
+        f"Threshold {threshold:.3f} applied to {relation_id}: {result['changed']} of "
+        f"{result['considered']} verdicts changed ({result['to_pass']} → PASS, "
+        f"{result['to_fail']} → FAIL). The automatic verdicts are kept.",
+    )
+    data_changed()
