@@ -66,13 +66,13 @@ class RunConfig:
         """The config ``to_dict`` wrote (e.g. a run's stored config), rebuilt to run it again."""
         transformation = data.get("transformation_endpoint")
         return cls(
-            endpoint=Endpoint(**data["endpoint"]),
+            endpoint=Endpoint.from_dict(data["endpoint"]),
             task_id=data["task_id"],
             relation_ids=tuple(data["relation_ids"]),
             repeats=data.get("repeats", 1),
             seed=data.get("seed", 0),
             dataset=data.get("dataset"),
-            transformation_endpoint=Endpoint(**transformation) if transformation else None,
+            transformation_endpoint=Endpoint.from_dict(transformation) if transformation else None,
         )
 
     def run_id(self, samples: Sequence[Sample]) -> str:

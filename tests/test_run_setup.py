@@ -21,11 +21,11 @@ from app.run_setup import (
 from app.runner import RunConfig
 from app.tasks import BUILTIN_TASKS
 from app.ui.probe_view import ProbeChoices, probe_run_config
-from core.types import Endpoint, Sample
+from core.types import EMBEDDED_KIND, Endpoint, Sample
 from storage import Store
 
 URL = "http://127.0.0.1:9/v1"
-EMBEDDED = Endpoint(name="embedded", base_url="http://127.0.0.1:1/v1", model="m", embedded=True)
+EMBEDDED = Endpoint(name="embedded", base_url="http://127.0.0.1:1/v1", model="m", kind=EMBEDDED_KIND)
 
 
 @pytest.fixture

@@ -89,6 +89,7 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         seed=seed,
         concurrency=int(concurrency),
         timeout_s=float(timeout_s),
+        kind=base.kind,
     )
 
 
