@@ -1,0 +1,77 @@
+"""``report --json``: one row per model × relation, the noise floor, the statistical tests.
+
+:func:`report` holds n, pass, fail, skip, error, violation_rate, ci_low, ci_high, mean_delta, mad,
+stability and mean_similarity per model × relation (plus a few extras), the noise floor per model,
+the AgentDiff gap and the tests. Columns and definitions come from :mod:`app.columns`; the numbers
+from :mod:`app.metrics` and :mod:`app.stats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from app import metrics, stats
+from app.columns import DEFINITIONS, REPORT_ROW_KEYS
+from app.reports.common import case_filter, json_safe, now
+from storage.analysis import CaseFilter
+
+
+def report(
+    store,
+    run_ids: Iterable[str] | None = None,
+    *,
+    models: Iterable[str] | None = None,
+    tasks: Iterable[str] | None = None,
+    relations: Iterable[str] | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    alpha: float = stats.ALPHA,
+    flt: CaseFilter | None = None,
+) -> dict[str, Any]:
+    """The ``report --json`` document for the filtered cases (JSON-serialisable, no NaN).
+
+    Keys: ``generated_at``, ``filters``, ``n_cases``, ``rows`` (model × relation, keys
+    ``REPORT_ROW_KEYS``), ``models`` (per-model summary: MAD, stability with and without identity,
+    noise floor, net rate, AgentDiff gap), ``noise_floor`` (model → identity violation rate with
+    its Wilson interval, or absent), ``agentdiff_gap``, ``tests`` (``mann_whitney`` and
+    ``kruskal_wallis`` lists with statistic, p_value, p_adjusted, reading) and ``definitions``.
+    """
+    flt = case_filter(
+        run_ids,
+        flt,
+        models=models,
+        tasks=tasks,
+        relations=relations,
+        date_from=date_from,
+        date_to=date_to,
+    )
+    summary = metrics.summarize(store, flt)
+    rows = [{key: row.get(key) for key in REPORT_ROW_KEYS} for row in summary["rows"]]
+    floors = {
+        model: {
+            key: floor[key] for key in ("n", "pass", "fail", "violation_rate", "ci_low", "ci_high")
+        }
+        | {"inconsistency_rate": floor["inconsistency_rate"]}
+        for model, floor in summary["noise_floor"].items()
+    }
+    return json_safe(
+        {
+            "generated_at": now(),
+            "filters": flt.as_dict(),
+            "n_cases": store.count_cases(flt),
+            "rows": rows,
+            "models": summary["models"],
+            "noise_floor": floors,
+            "agentdiff_gap": summary["gap"],
+            "tests": stats.run_tests(store, flt, alpha=alpha, counts=summary["counts"]),
+            "definitions": DEFINITIONS,
+        }
+    )
+
+
+def report_json(store, run_id: str | None = None) -> dict[str, Any]:
+    """``report --db PATH [--run RUN_ID] --json``: :func:`report` for one run or every case."""
+    if run_id is not None and store.run(run_id) is None:
+        raise ValueError(f"no run with id {run_id!r}")
+    return report(store, [run_id] if run_id is not None else None)
