@@ -11,7 +11,6 @@ show it) + the code in ``app.metrics`` that computes it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -483,11 +482,44 @@ def format_text(value: Any, unit: Unit) -> str:
     return str(value)
 
 
+# ------------------------------------------------------------------ the `report` command's table
+
+
+@dataclass(frozen=True)
+class TextColumn:
+    """One column of a fixed-width text table: the row key, its header and its width."""
+
+    key: str
+    header: str
+    width: int
+    unit: Unit
+
+    def cell(self, text: str) -> str:
+        """``text`` padded to the width: text left-aligned (and cut to fit), numbers right."""
+        if self.unit is Unit.TEXT:
+            return f"{text[: self.width]:<{self.width}}"
+        return f"{text:>{self.width}}"
+
+
+CI_KEY = "ci"
+"""The text table's derived column: the Wilson interval ``[ci_low, ci_high]``."""
+
+REPORT_TEXT_TABLE = (
+    TextColumn("model", "model", 28, Unit.TEXT),
+    TextColumn("relation_id", "relation", 30, Unit.TEXT),
+    TextColumn("n", "n", 5, Unit.COUNT),
+    TextColumn("violation_rate", "viol.", 7, Unit.PERCENT),
+    TextColumn(CI_KEY, "95% CI", 15, Unit.PERCENT),
+    TextColumn("net_violation_rate", "net", 6, Unit.PERCENT),
+)
+"""The ``report`` command's model × relation table."""
+
+
 def format_fraction(value: float | None, missing: str = "—") -> str:
     """A share in [0, 1] as the ``report`` command prints it (two decimals, not a percentage)."""
     return missing if value is None else f"{value:.2f}"
 
 
-def labels(shown: Iterable[Shown]) -> Mapping[str, str]:
-    """Key → header for a table layout."""
-    return {column.key: column.label for column in shown}
+def format_interval(low: float | None, high: float | None) -> str:
+    """A confidence interval as the ``report`` command prints it: ``[0.21, 0.94]``."""
+    return f"[{format_fraction(low)}, {format_fraction(high)}]"

@@ -9,7 +9,7 @@
 from app.reports.exports import EXPORT_FORMATS, export_bytes, export_cases, write_export
 from app.reports.html_report import html_table, render_html_report
 from app.reports.llmorph import LLMORPH_TASKS, MAX_IMPORT_BYTES, import_llmorph, llmorph_logs
-from app.reports.summary import report, report_json
+from app.reports.summary import report, report_json, report_table
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -23,5 +23,6 @@ __all__ = [
     "render_html_report",
     "report",
     "report_json",
+    "report_table",
     "write_export",
 ]

@@ -12,7 +12,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from app import metrics, stats
-from app.columns import DEFINITIONS, REPORT_ROW_KEYS
+from app.columns import (
+    CI_KEY,
+    DEFINITIONS,
+    REPORT_ROW_KEYS,
+    REPORT_TEXT_TABLE,
+    Unit,
+    format_fraction,
+    format_interval,
+)
 from app.reports.common import case_filter, json_safe, now
 from storage.analysis import CaseFilter
 
@@ -75,3 +83,30 @@ def report_json(store, run_id: str | None = None) -> dict[str, Any]:
     if run_id is not None and store.run(run_id) is None:
         raise ValueError(f"no run with id {run_id!r}")
     return report(store, [run_id] if run_id is not None else None)
+
+
+def report_table(document: dict[str, Any]) -> list[str]:
+    """The ``report`` command's text: the model × relation table, then each model's noise floor.
+
+    Rates print as two-decimal fractions; the interval is left out ("—") with the rate.
+    """
+    lines = [" ".join(column.cell(column.header) for column in REPORT_TEXT_TABLE)]
+    for row in document.get("rows", []):
+        cells = []
+        for column in REPORT_TEXT_TABLE:
+            if column.key == CI_KEY:
+                missing = row.get("violation_rate") is None
+                text = "—" if missing else format_interval(row["ci_low"], row["ci_high"])
+            elif column.unit is Unit.PERCENT:
+                text = format_fraction(row.get(column.key))
+            else:
+                text = str(row[column.key])
+            cells.append(column.cell(text))
+        lines.append(" ".join(cells))
+    for model, floor in (document.get("noise_floor") or {}).items():
+        if floor.get("violation_rate") is not None:
+            lines.append(
+                f"noise floor ({model}, si.identity): {format_fraction(floor['violation_rate'])} "
+                f"{format_interval(floor['ci_low'], floor['ci_high'])} over {floor['n']} cases"
+            )
+    return lines
