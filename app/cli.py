@@ -211,7 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from app.reports import report_json
+    from app.reports import report_json, report_table
 
     store = _store(args.db)
     if args.run and store.run(args.run) is None:
@@ -220,23 +220,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2, default=str))
         return 0
-    print(f"{'model':28} {'relation':30} {'n':>5} {'viol.':>7} {'95% CI':>15} {'net':>6}")
-    for row in report.get("rows", []):
-        rate = row.get("violation_rate")
-        ci = f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]" if rate is not None else "—"
-        rate_text = f"{rate:.2f}" if rate is not None else "—"
-        net = row.get("net_violation_rate")
-        net_text = f"{net:.2f}" if net is not None else "—"
-        print(
-            f"{row['model'][:28]:28} {row['relation_id'][:30]:30} {row['n']:>5} "
-            f"{rate_text:>7} {ci:>15} {net_text:>6}"
-        )
-    for model, floor in (report.get("noise_floor") or {}).items():
-        if floor.get("violation_rate") is not None:
-            print(
-                f"noise floor ({model}, si.identity): {floor['violation_rate']:.2f} "
-                f"[{floor['ci_low']:.2f}, {floor['ci_high']:.2f}] over {floor['n']} cases"
-            )
+    for line in report_table(report):
+        print(line)
     return 0
 
 

@@ -1,7 +1,8 @@
-"""The paper metrics, computed from SQL aggregates (``storage.analysis``) — definitions here.
+"""The paper metrics, computed from SQL aggregates (``storage.analysis``).
 
 Every number on the Analysis page, in ``report --json`` and in the HTML report comes from these
-functions, so they are defined once, here:
+functions, so each is computed once, here (names, formats and one-line definitions: the catalogue
+in ``app.columns``):
 
 **Counts (per case).** ``n`` all cases; ``pass`` / ``fail`` / ``skip`` / ``error`` by verdict;
 ``invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (validity gate; part of
@@ -51,25 +52,6 @@ from rapidfuzz.distance import Levenshtein
 
 from app.proportions import Z95, wilson_interval
 from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
-
-DEFINITIONS: dict[str, str] = {
-    "violation_rate": "FAIL / (PASS + FAIL); SKIP and ERROR excluded",
-    "ci_low/ci_high": "Wilson 95% score interval of the violation rate (z = 1.959964)",
-    "invalid_followup": "SKIPs whose reason starts with 'invalid_followup' (validity gate)",
-    "mean_delta": "mean over (sample, relation) cells of the cell's mean Δ; Δ = Score(follow-up) "
-    "− Score(source) against the reference",
-    "mad": "mean |cell Δ| over non-identity relations (per relation row: that relation's cells)",
-    "stability": "share of cells with |cell Δ| < 0.05 (model level: identity included; "
-    "stability_excl_identity without it)",
-    "mean_similarity": "mean cosine similarity of source and follow-up outputs (all-MiniLM-L6-v2)",
-    "inconsistency_rate": "share of cases whose follow-up answer differs from the source answer, "
-    "among cases with both answers",
-    "noise_floor": "violation rate of si.identity (unchanged input, re-sampled) for the model",
-    "net_violation_rate": "max(0, violation_rate − noise_floor)",
-    "agentdiff_gap": "per original: inconsistency(meaning-bearing) − inconsistency(presentation),"
-    " averaged over originals with both sides",
-}
-
 
 # ------------------------------------------------------------------ small definitions
 
@@ -324,10 +306,7 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
     out = []
     # Rows are per model, so scans split by model add up exactly: run the halves side by side.
     base = flt or CaseFilter()
-    if base.models is not None:
-        models = sorted(base.models)
-    else:
-        models = [r["model"] for r in store.query("SELECT DISTINCT model FROM cases ORDER BY 1")]
+    models = sorted(base.models) if base.models is not None else store.case_models()
     if not models:
         return []
     halves = [models[0::2], models[1::2]] if len(models) > 1 else [models]
@@ -581,7 +560,6 @@ def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
 
 
 __all__ = [
-    "DEFINITIONS",
     "IDENTITY_RELATION",
     "STABILITY_THRESHOLD",
     "Z95",

@@ -1,4 +1,4 @@
-"""Statistical tests of the Analysis page (SPEC §5), each with a plain-language reading.
+"""Statistical tests of the Analysis page, each with a plain-language reading.
 
 - **Mann-Whitney U between models** (two-sided, scipy's default method) on cell |Δ| over
   non-identity relations — the measure behind MAD. A pair of models without at least two Δ cells

@@ -22,6 +22,7 @@ from core.types import Completion, Endpoint, Sample, content_hash
 from storage.analysis import AnalysisQueries
 from storage.labels import LabelVerbs
 from storage.migrations import migrations
+from storage.report_verbs import ReportVerbs
 
 DEFAULT_DB = Path("data/morphscope.db")
 
@@ -38,7 +39,7 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True)
 
 
-class Store(AnalysisQueries, LabelVerbs):
+class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""app/reports.py: report --json content, exports, LLMorph round trip and import, HTML report."""
+"""app/reports/: report --json content, exports, LLMorph round trip and import, HTML report."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def seeded(store):
 def verdict_counts(store) -> Counter:
     return Counter(
         (r["model"], r["relation_id"], r["verdict"])
-        for r in store.query("SELECT model, relation_id, verdict FROM cases")
+        for r in store._query("SELECT model, relation_id, verdict FROM cases")
     )
 
 
@@ -90,7 +90,7 @@ def test_csv_export_has_every_column_and_no_secrets(seeded, tmp_path):
     with out.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(ROWS)
-    columns = {r["name"] for r in seeded.query("PRAGMA table_info(cases)")}
+    columns = set(seeded.case_column_names())
     assert columns <= set(rows[0])
     by_id = {r["id"]: r for r in rows}
     assert by_id["case-008"]["reason"] == "invalid_followup: dropped 7"
@@ -227,7 +227,7 @@ def test_import_plain_llmorph_log(store, tmp_path):
     path = tmp_path / "log__gpt-test__question_answering__5__2025_01_01.json"
     path.write_text(json.dumps(_plain_llmorph_log()), "utf-8")
     run_id = reports.import_llmorph(store, path)
-    cases = store.query("SELECT * FROM cases ORDER BY sample_id, followup_index")
+    cases = store._query("SELECT * FROM cases ORDER BY sample_id, followup_index")
     assert len(cases) == 5
     assert Counter(c["verdict"] for c in cases) == {"PASS": 2, "FAIL": 1, "SKIP": 1, "ERROR": 1}
     assert {c["model"] for c in cases} == {"gpt-test"}
@@ -255,7 +255,7 @@ def test_import_arguments_override_the_file(store, tmp_path):
         reports.import_llmorph(store, path)
     assert store.runs() == []
     reports.import_llmorph(store, path, model="m1", task_id="qa", relation_id="char.add_spaces")
-    assert {r["model"] for r in store.query("SELECT DISTINCT model FROM cases")} == {"m1"}
+    assert {r["model"] for r in store._query("SELECT DISTINCT model FROM cases")} == {"m1"}
 
 
 @pytest.mark.parametrize(
@@ -294,8 +294,8 @@ def test_import_missing_path(store, tmp_path):
 
 def test_html_report_is_standalone_and_escaped(seeded, tmp_path):
     hostile = "<script>alert('x')</script>"
-    seeded.db.execute("UPDATE cases SET model = ? WHERE model = 'B'", [hostile])
-    seeded.conn.commit()
+    with seeded._write():
+        seeded._db.execute("UPDATE cases SET model = ? WHERE model = 'B'", [hostile])
     out = tmp_path / "report.html"
     assert reports.export_cases(seeded, "html", out) == len(ROWS)
     page = out.read_text("utf-8")

@@ -8,13 +8,14 @@ every write, see ``app.ui.data``) and the filter; each cached function opens its
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from app import metrics, reports, stats
+from app.columns import Shown, Unit
 from app.ui.components import side_by_side, verdict_badge
 from storage import Store
 from storage.analysis import CaseFilter
@@ -123,94 +124,29 @@ def export_data(path: str, fmt: str, flt: CaseFilter) -> Callable[[], bytes]:
 
 # ------------------------------------------------------------------ frames for st.dataframe
 
-PERCENT = ("violation_rate", "ci_low", "ci_high", "net_violation_rate", "noise_floor",
-           "stability", "stability_excl_identity", "inconsistency_rate", "meaning_rate",
-           "presentation_rate", "fp_rate", "confirmed_violation_rate", "a_violation_rate",
-           "b_violation_rate", "violation_rate_change", "fp_ci_low", "fp_ci_high")  # fmt: skip
-
-
-P_VALUES = ("p_value", "p_adjusted")
-
 
 def _significant(value: Any) -> Any:
     return float(f"{value:.3g}") if isinstance(value, int | float) else value
 
 
-def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
-    """Selected columns renamed for display: rates become percentages (0.1), p-values keep three
-    significant digits, other decimals are rounded to 0.001."""
+def frame(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> pd.DataFrame:
+    """The columns of ``layout`` (a table from ``app.columns``) under their headers: percent
+    columns become percentages (0.1, header + " %"), p-values keep three significant digits,
+    other decimals are rounded to 0.001."""
     df = pd.DataFrame(rows)
     if df.empty:
-        return pd.DataFrame(columns=list(columns.values()))
-    df = df[[c for c in columns if c in df]].copy()
+        return pd.DataFrame(columns=[c.label for c in layout])
+    units = {c.key: c.unit for c in layout}
+    df = df[[c.key for c in layout if c.key in df]].copy()
     for column in df.columns:
-        if column in PERCENT:
+        if units[column] is Unit.PERCENT:
             df[column] = (pd.to_numeric(df[column], errors="coerce") * 100).round(1)
-        elif column in P_VALUES:
+        elif units[column] is Unit.P_VALUE:
             df[column] = df[column].map(_significant)
         elif pd.api.types.is_float_dtype(df[column]):
             df[column] = df[column].round(3)
-    return df.rename(columns={c: columns[c] + (" %" if c in PERCENT else "") for c in df.columns})
-
-
-ROW_COLUMNS = {
-    "model": "model",
-    "relation_id": "relation",
-    "n": "n",
-    "pass": "pass",
-    "fail": "fail",
-    "skip": "skip",
-    "invalid_followup": "invalid follow-up",
-    "error": "error",
-    "violation_rate": "violation",
-    "ci_low": "CI low",
-    "ci_high": "CI high",
-    "net_violation_rate": "net of floor",
-    "mean_delta": "mean Δ",
-    "mad": "mean |Δ|",
-    "stability": "stability",
-    "mean_similarity": "similarity",
-    "inconsistency_rate": "inconsistency",
-}
-MODEL_COLUMNS = {
-    "model": "model",
-    "n": "cases",
-    "violation_rate": "violation",
-    "ci_low": "CI low",
-    "ci_high": "CI high",
-    "noise_floor": "noise floor",
-    "net_violation_rate": "net of floor",
-    "mad": "MAD",
-    "stability": "stability",
-    "stability_excl_identity": "stability excl. identity",
-    "mean_similarity": "similarity",
-    "inconsistency_rate": "inconsistency",
-    "agentdiff_gap": "AgentDiff gap",
-}
-TEST_COLUMNS = {
-    "subject": "compared",
-    "measure": "measure",
-    "statistic": "statistic",
-    "p_value": "p",
-    "p_adjusted": "BH-adjusted p",
-    "significant": "significant",
-    "reading": "reading",
-}
-CASE_COLUMNS = {
-    "id": "case",
-    "verdict": "verdict",
-    "value": "value",
-    "reason": "reason",
-    "source_answer": "source answer",
-    "followup_answer": "follow-up answer",
-    "delta": "Δ",
-    "output_similarity": "similarity",
-    "levenshtein": "edit distance",
-    "jaccard": "Jaccard distance",
-    "length_change": "length change",
-    "repeat_index": "repeat",
-    "followup_index": "follow-up",
-}
+    headers = {c.key: c.label + (" %" if c.unit is Unit.PERCENT else "") for c in layout}
+    return df.rename(columns=headers)
 
 
 # ------------------------------------------------------------------ drill-down helpers

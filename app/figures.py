@@ -1,8 +1,9 @@
 """Pure DataFrame → plotly figure builders for the Analysis page and the HTML report.
 
-No Streamlit and no database here: each function takes the rows ``app.metrics`` produces (as a
-DataFrame or list of dicts) and returns a ``plotly.graph_objects.Figure``, so they can be
-unit-tested by looking at the traces.
+No Streamlit and no database here, so the HTML report needs no UI layer: each function takes the
+rows ``app.metrics`` produces (as a DataFrame or list of dicts) and returns a
+``plotly.graph_objects.Figure``, so they can be unit-tested by looking at the traces. Titles,
+colour scales and number formats come from the catalogue in ``app.columns``.
 """
 
 from __future__ import annotations
@@ -13,29 +14,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-# metric → (title, colour scale, fixed range or None, number format, diverging midpoint)
-HEATMAP_METRICS: dict[str, tuple[str, str, tuple[float, float] | None, str, float | None]] = {
-    "violation_rate": ("Violation rate", "Reds", (0.0, 1.0), ".0%", None),
-    "net_violation_rate": ("Violation rate net of noise floor", "Reds", (0.0, 1.0), ".0%", None),
-    "mean_delta": ("Mean Δ (score change)", "RdBu", None, "+.3f", 0.0),
-    "mean_similarity": ("Mean output similarity", "Blues", (0.0, 1.0), ".2f", None),
-    "inconsistency_rate": (
-        "Inconsistency rate (answer changed)",
-        "Oranges",
-        (0.0, 1.0),
-        ".0%",
-        None,
-    ),
-    "mad": ("Mean |Δ|", "Purples", None, ".3f", None),
-    "stability": ("Stability (|Δ| < 0.05)", "Greens", (0.0, 1.0), ".0%", None),
-}
-
-SEVERITY_PROXIES = {
-    "levenshtein": "Normalised Levenshtein distance",
-    "jaccard": "Token Jaccard distance",
-    "cosine_distance": "Embedding cosine distance",
-    "length_change": "|Length change| ratio",
-}
+from app.columns import HEATMAP_METRICS, SEVERITY_PROXIES, heatmap_title
 
 _HEIGHT_PER_ROW = 38
 
@@ -63,9 +42,10 @@ def heatmap(
     cell; a second, invisible marker trace ("cells", one point per filled cell, same customdata)
     makes cells clickable in Streamlit. Models and relations are sorted by name.
     """
-    if metric not in HEATMAP_METRICS:
-        raise ValueError(f"unknown heatmap metric {metric!r}")
-    label, colours, value_range, fmt, midpoint = HEATMAP_METRICS[metric]
+    label = heatmap_title(metric)  # raises ValueError for a metric a heatmap cannot show
+    scale = HEATMAP_METRICS[metric].heatmap
+    assert scale is not None
+    fmt = scale.number_format
     df = _frame(rows)
     fig = go.Figure()
     if df.empty:
@@ -97,15 +77,15 @@ def heatmap(
         text=text,
         texttemplate="%{text}",
         customdata=custom,
-        colorscale=colours,
+        colorscale=scale.colours,
         hoverinfo="skip",  # the click layer below carries the tooltip
         colorbar={"title": {"text": label}},
         hoverongaps=False,
     )
-    if value_range is not None:
-        trace.update(zmin=value_range[0], zmax=value_range[1])
-    if midpoint is not None:
-        trace.update(zmid=midpoint)
+    if scale.value_range is not None:
+        trace.update(zmin=scale.value_range[0], zmax=scale.value_range[1])
+    if scale.midpoint is not None:
+        trace.update(zmid=scale.midpoint)
     fig.add_trace(trace)
     # Streamlit reports no selection for heatmap traces (streamlit/streamlit#8760), so every
     # filled cell also gets an invisible square marker: clicking it selects the point, whose

@@ -1,0 +1,433 @@
+"""LLMorph result logs, both ways: :func:`llmorph_logs` writes them, :func:`import_llmorph` reads.
+
+The logs follow the tool's result files: one JSON per model × task × relation,
+``{"llm_name", "task_name", "relation_name", "data": [item, …]}``, each item
+``{"id", "source_input": [field, …], "source_output", "followup_inputs": [[field, …], …],
+"followup_outputs": [...], "relations": [bool | null, …], "verif_failure": null | "si" | "so" |
+"fi" | "sfoe"}``. We write one item per case (a single follow-up) so SKIP and ERROR survive the
+trip: SKIP → "fi" when its reason starts with ``invalid_followup``, else "si"; ERROR → "sfoe"
+with ``relations: [null]``. Extra keys (``fields``, ``morphscope``) carry what LLMorph lacks;
+LLMorph-only readers ignore them.
+
+:func:`import_llmorph` reads such a file, a directory of them or a zip into one new run, all or
+nothing, raising ``ValueError`` with a readable message on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from app import metrics
+from app.tasks import BUILTIN_TASKS
+from core.types import Endpoint, Sample, content_hash
+from storage.analysis import CaseFilter
+
+log = logging.getLogger(__name__)
+
+# LLMorph's task names → ours.
+LLMORPH_TASKS = {
+    "question_answering": "qa",
+    "inference": "nli",
+    "natural_language_inference": "nli",
+    "sentiment_analysis_continuous": "sentiment_score",
+    "sentiment_analysis": "sentiment_score",
+    "relation_extraction": "relation_extraction",
+}
+_VERIF_SKIP_REASONS = {
+    "si": "precondition: LLMorph source-input verification failed (si)",
+    "so": "precondition: LLMorph source-output verification failed (so)",
+    "fi": "invalid_followup: LLMorph follow-up input verification failed (fi)",
+}
+_LOG_NAME = re.compile(r"^log__(?P<model>.+?)__(?P<task>.+?)__(?P<relation>.+?)(__[\d_\-T:.]+)?$")
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
+
+
+# ------------------------------------------------------------------ export
+
+
+def _task_fields(task_id: str, fields: dict[str, str]) -> list[str]:
+    task = BUILTIN_TASKS.get(task_id)
+    names = list(task.fields) if task is not None else []
+    if not names or set(names) != set(fields):
+        names = sorted(fields)
+    return names
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "x"
+
+
+def _llmorph_item(index: int, case: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    source = metrics.parse_fields(case["source_input"])
+    followup = metrics.parse_fields(case["followup_input"]) if case["followup_input"] else None
+    verdict = case["verdict"]
+    item: dict[str, Any] = {
+        "id": index,
+        "source_input": [source.get(n, "") for n in names],
+        "source_output": case["source_output"],
+        "followup_inputs": [[followup.get(n, "") for n in names]] if followup else None,
+        "followup_outputs": None,
+        "relations": None,
+        "verif_failure": None,
+    }
+    if verdict in ("PASS", "FAIL"):
+        item["followup_outputs"] = [case["followup_output"]]
+        item["relations"] = [verdict == "PASS"]
+    elif verdict == "ERROR":
+        item["followup_outputs"] = [case["followup_output"]]
+        item["relations"] = [None]
+        item["verif_failure"] = "sfoe"
+    else:
+        invalid = (case["reason"] or "").lower().startswith("invalid_followup")
+        item["verif_failure"] = "fi" if invalid else "si"
+    item["morphscope"] = {
+        key: case[key]
+        for key in (
+            "id",
+            "sample_id",
+            "verdict",
+            "reason",
+            "oracle",
+            "value",
+            "target",
+            "followup_index",
+            "repeat_index",
+            "family",
+            "side",
+            "source_answer",
+            "followup_answer",
+            "score_source",
+            "score_followup",
+            "delta",
+            "output_similarity",
+            "trace_sim",
+        )
+    }
+    return item
+
+
+def llmorph_logs(store, flt: CaseFilter | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(file name, LLMorph log document) per model × task × relation, streaming the cases."""
+    columns = (
+        "id, model, task_id, relation_id, sample_id, family, side, target, followup_index, "
+        "repeat_index, source_input, followup_input, source_output, followup_output, "
+        "source_answer, followup_answer, verdict, oracle, value, reason, score_source, "
+        "score_followup, delta, output_similarity, trace_sim"
+    )
+    used: set[str] = set()
+    key = None
+    document: dict[str, Any] | None = None
+    names: list[str] = []
+    for case in store.iter_cases(flt, columns=columns):
+        case_key = (case["model"], case["task_id"], case["relation_id"])
+        if case_key != key:
+            if document is not None:
+                yield _unique_name(key, used), document
+            key = case_key
+            names = _task_fields(case["task_id"], metrics.parse_fields(case["source_input"]))
+            document = {
+                "llm_name": case["model"],
+                "task_name": case["task_id"],
+                "relation_name": case["relation_id"],
+                "fields": names,
+                "format": "llmorph-log (exported by Morphscope)",
+                "data": [],
+            }
+        document["data"].append(_llmorph_item(len(document["data"]), case, names))
+    if document is not None:
+        yield _unique_name(key, used), document
+
+
+def _unique_name(key: tuple[str, str, str], used: set[str]) -> str:
+    base = "log__" + "__".join(_safe_name(part) for part in key)
+    name, counter = f"{base}.json", 2
+    while name in used:
+        name, counter = f"{base}-{counter}.json", counter + 1
+    used.add(name)
+    return name
+
+
+# ------------------------------------------------------------------ import
+
+
+def _read_documents(path: Path) -> list[tuple[str, Any]]:
+    """(name, parsed JSON) for a .json file, every *.json in a directory, or in a .zip."""
+    if not path.exists():
+        raise ValueError(f"{path}: no such file or directory")
+    raw: list[tuple[str, bytes]] = []
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.json") if p.is_file())
+        raw = [(str(p.relative_to(path)), p.read_bytes()) for p in files]
+    elif zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            infos = [
+                i for i in archive.infolist() if i.filename.endswith(".json") and not i.is_dir()
+            ]
+            if sum(i.file_size for i in infos) > MAX_IMPORT_BYTES:
+                raise ValueError(f"{path}: archive is too large to import")
+            raw = [(i.filename, archive.read(i)) for i in sorted(infos, key=lambda i: i.filename)]
+    else:
+        if path.stat().st_size > MAX_IMPORT_BYTES:
+            raise ValueError(f"{path}: file is too large to import")
+        raw = [(path.name, path.read_bytes())]
+    if not raw:
+        raise ValueError(f"{path}: no .json LLMorph logs found")
+    documents = []
+    for name, data in raw:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from exc
+        try:
+            documents.append((name, json.loads(text)))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+    return documents
+
+
+def _resolve_relation(name: str) -> tuple[str, str, str | None]:
+    """(relation_id, family, side) for an LLMorph relation name (our id, or its catalogue no.)."""
+    try:
+        from relations.registry import list_relations
+
+        known = list_relations()
+    except Exception:  # a broken relation module must not block importing data
+        log.warning("relation registry unavailable; keeping LLMorph relation names", exc_info=True)
+        known = []
+    for relation in known:
+        if relation.id == name:
+            return relation.id, relation.family, relation.side
+    if name.isdigit():
+        for relation in known:
+            ref = str(relation.ref or "")
+            if "llmorph" in ref.lower() and re.search(rf"(?<!\d){name}(?!\d)", ref):
+                return relation.id, relation.family, relation.side
+        return f"llmorph.{name}", "llmorph", None
+    family = name.split(".", 1)[0] if "." in name else "llmorph"
+    return name, family, None
+
+
+def _as_fields(value: Any, names: list[str] | None, where: str) -> dict[str, str]:
+    if isinstance(value, str):
+        values = [value]
+    elif isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        values = [str(v) for v in value]
+    else:
+        raise ValueError(f"{where}: expected a text or a list of texts")
+    if names and len(names) == len(values):
+        return dict(zip(names, values, strict=True))
+    if len(values) == 1 and not names:
+        return {"text": values[0]}
+    return {f"input_{i + 1}": v for i, v in enumerate(values)}
+
+
+def _optional_text(value: Any, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float | bool):
+        return str(value)
+    raise ValueError(f"{where}: expected text")
+
+
+def _parse_answer(task_id: str, text: str | None) -> str | None:
+    task = BUILTIN_TASKS.get(task_id)
+    if task is None or text is None:
+        return None
+    try:
+        return task.parse(text).answer
+    except Exception:  # a parser bug must not abort an import; the answer stays unknown
+        log.warning("could not parse an imported %s output", task_id, exc_info=True)
+        return None
+
+
+def _item_cases(
+    item: Any, where: str, names: list[str] | None, task_id: str
+) -> list[dict[str, Any]]:
+    """Case dicts (without run/model/relation columns) for one LLMorph item."""
+    if not isinstance(item, dict):
+        raise ValueError(f"{where}: expected an object")
+    if "source_input" not in item:
+        raise ValueError(f"{where}: missing 'source_input'")
+    source = _as_fields(item["source_input"], names, f"{where}.source_input")
+    source_output = _optional_text(item.get("source_output"), f"{where}.source_output")
+    followup_inputs = item.get("followup_inputs")
+    if followup_inputs is not None and not isinstance(followup_inputs, list):
+        raise ValueError(f"{where}.followup_inputs: expected a list")
+    followup_inputs = followup_inputs or []
+    outputs = item.get("followup_outputs")
+    if outputs is not None and not isinstance(outputs, list):
+        raise ValueError(f"{where}.followup_outputs: expected a list")
+    relations = item.get("relations", item.get("relation"))
+    if relations is not None and not isinstance(relations, list):
+        relations = [relations]
+    failure = item.get("verif_failure", item.get("verification_failure"))
+    if failure is True:
+        failure = "fi"
+    if failure is False:
+        failure = None
+    if failure not in (None, "si", "so", "fi", "sfoe"):
+        raise ValueError(f"{where}.verif_failure: unknown value {failure!r}")
+    extra = item.get("morphscope") if isinstance(item.get("morphscope"), dict) else {}
+    cases = []
+    count = max(len(followup_inputs), 1)
+    for j in range(count):
+        followup = (
+            _as_fields(followup_inputs[j], list(source), f"{where}.followup_inputs[{j}]")
+            if j < len(followup_inputs)
+            else None
+        )
+        output = outputs[j] if outputs is not None and j < len(outputs) else None
+        output = _optional_text(output, f"{where}.followup_outputs[{j}]")
+        outcome = relations[j] if relations is not None and j < len(relations) else None
+        if failure in _VERIF_SKIP_REASONS:
+            verdict, reason = "SKIP", _VERIF_SKIP_REASONS[failure]
+        elif outcome is True:
+            verdict, reason = "PASS", "LLMorph output relation satisfied"
+        elif outcome is False:
+            verdict, reason = "FAIL", "LLMorph output relation violated"
+        else:
+            verdict = "ERROR"
+            reason = "LLMorph: source or follow-up output error (sfoe)"
+        if extra.get("verdict") == verdict and extra.get("reason"):
+            reason = str(extra["reason"])
+        case = {
+            "source_input": source,
+            "followup_input": followup,
+            "source_output": source_output,
+            "followup_output": output,
+            "source_answer": _parse_answer(task_id, source_output),
+            "followup_answer": _parse_answer(task_id, output),
+            "verdict": verdict,
+            "reason": reason,
+            "oracle": "llmorph",
+            "value": None,
+            "target": "+".join(n for n in source if followup and followup.get(n) != source[n])
+            or "all",
+            "followup_index": j,
+        }
+        if extra and count == 1:
+            for key in (
+                "oracle",
+                "value",
+                "target",
+                "followup_index",
+                "source_answer",
+                "followup_answer",
+                "score_source",
+                "score_followup",
+                "delta",
+                "output_similarity",
+                "trace_sim",
+                "side",
+            ):
+                if key in extra and (
+                    extra[key] is None or isinstance(extra[key], str | int | float)
+                ):
+                    case[key] = extra[key]
+            if isinstance(extra.get("repeat_index"), int):
+                case["repeat_index"] = extra["repeat_index"]
+        cases.append(case)
+    return cases
+
+
+def import_llmorph(
+    store,
+    path: str | os.PathLike,
+    *,
+    model: str | None = None,
+    task_id: str | None = None,
+    relation_id: str | None = None,
+    run_id: str | None = None,
+) -> str:
+    """Import LLMorph result logs (a .json, a directory of them, or a .zip) as one run.
+
+    Model, task and relation come from the arguments when given, else from each log's
+    ``llm_name`` / ``task_name`` / ``relation_name``, else from a ``log__MODEL__TASK__RELATION…``
+    file name. Numeric relation names are matched to our relations by their LLMorph catalogue
+    number (``ref``) when possible, else kept as ``llmorph.N``; LLMorph task names are mapped to
+    ours (question_answering → qa …). Everything is validated before anything is written, and
+    the run and its cases are written in one transaction. Returns the run id (derived from the
+    content, so importing the same logs twice updates the same run instead of duplicating it).
+    """
+    path = Path(path)
+    documents = _read_documents(path)
+    all_cases: list[dict[str, Any]] = []
+    samples: dict[str, Sample] = {}
+    models: set[str] = set()
+    tasks: set[str] = set()
+    for name, document in documents:
+        if isinstance(document, list):
+            header, items = {}, document
+        elif isinstance(document, dict) and isinstance(document.get("data"), list):
+            header, items = document, document["data"]
+        else:
+            raise ValueError(f"{name}: expected an LLMorph log (an object with a 'data' list)")
+        match = _LOG_NAME.match(Path(name).stem)
+        file_model = model or header.get("llm_name") or (match and match["model"])
+        file_task = task_id or header.get("task_name") or (match and match["task"])
+        file_relation = relation_id or header.get("relation_name") or (match and match["relation"])
+        for what, value in (
+            ("model (llm_name)", file_model),
+            ("task (task_name)", file_task),
+            ("relation (relation_name)", file_relation),
+        ):
+            if value in (None, ""):
+                raise ValueError(
+                    f"{name}: cannot tell the {what}; pass it as an argument or name the file "
+                    "log__MODEL__TASK__RELATION.json"
+                )
+        file_model, file_task = str(file_model), str(file_task)
+        file_task = LLMORPH_TASKS.get(file_task, file_task)
+        rel_id, family, side = _resolve_relation(str(file_relation))
+        names = header.get("fields")
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            task = BUILTIN_TASKS.get(file_task)
+            names = list(task.fields) if task is not None else None
+        repeats: dict[tuple[str, int], int] = {}
+        for i, item in enumerate(items):
+            for case in _item_cases(item, f"{name}: item {i}", names, file_task):
+                sample = Sample(fields=case["source_input"])
+                samples[sample.id] = sample
+                seen_key = (sample.id, case["followup_index"])
+                repeat = case.pop("repeat_index", repeats.get(seen_key, 0))
+                repeats[seen_key] = repeats.get(seen_key, 0) + 1
+                case.update(
+                    model=file_model,
+                    task_id=file_task,
+                    relation_id=rel_id,
+                    family=family,
+                    side=case.get("side", side),
+                    sample_id=sample.id,
+                    repeat_index=repeat,
+                )
+                all_cases.append(case)
+        models.add(file_model)
+        tasks.add(file_task)
+    if not all_cases:
+        raise ValueError(f"{path}: the logs contain no items")
+    run_id = run_id or "llmorph-" + content_hash([path.name, all_cases])[:12]
+    key_columns = ("model", "task_id", "relation_id", "sample_id", "followup_index")
+    for index, case in enumerate(all_cases):
+        case["run_id"] = run_id
+        identity = [run_id, index, case["repeat_index"], *(case[k] for k in key_columns)]
+        case["id"] = content_hash(identity)[:32]
+    endpoint = Endpoint(
+        name="llmorph-import", base_url="file://llmorph", model=", ".join(sorted(models))
+    )
+    store.replace_imported_run(
+        run_id,
+        endpoint=endpoint,
+        task_id=", ".join(sorted(tasks)),
+        config={"imported_from": path.name, "format": "llmorph", "files": len(documents)},
+        samples=list(samples.values()),
+        dataset=path.name,
+        cases=all_cases,
+    )
+    return run_id

@@ -1,0 +1,112 @@
+"""``report --json``: one row per model × relation, the noise floor, the statistical tests.
+
+:func:`report` holds n, pass, fail, skip, error, violation_rate, ci_low, ci_high, mean_delta, mad,
+stability and mean_similarity per model × relation (plus a few extras), the noise floor per model,
+the AgentDiff gap and the tests. Columns and definitions come from :mod:`app.columns`; the numbers
+from :mod:`app.metrics` and :mod:`app.stats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from app import metrics, stats
+from app.columns import (
+    CI_KEY,
+    DEFINITIONS,
+    REPORT_ROW_KEYS,
+    REPORT_TEXT_TABLE,
+    Unit,
+    format_fraction,
+    format_interval,
+)
+from app.reports.common import case_filter, json_safe, now
+from storage.analysis import CaseFilter
+
+
+def report(
+    store,
+    run_ids: Iterable[str] | None = None,
+    *,
+    models: Iterable[str] | None = None,
+    tasks: Iterable[str] | None = None,
+    relations: Iterable[str] | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    alpha: float = stats.ALPHA,
+    flt: CaseFilter | None = None,
+) -> dict[str, Any]:
+    """The ``report --json`` document for the filtered cases (JSON-serialisable, no NaN).
+
+    Keys: ``generated_at``, ``filters``, ``n_cases``, ``rows`` (model × relation, keys
+    ``REPORT_ROW_KEYS``), ``models`` (per-model summary: MAD, stability with and without identity,
+    noise floor, net rate, AgentDiff gap), ``noise_floor`` (model → identity violation rate with
+    its Wilson interval, or absent), ``agentdiff_gap``, ``tests`` (``mann_whitney`` and
+    ``kruskal_wallis`` lists with statistic, p_value, p_adjusted, reading) and ``definitions``.
+    """
+    flt = case_filter(
+        run_ids,
+        flt,
+        models=models,
+        tasks=tasks,
+        relations=relations,
+        date_from=date_from,
+        date_to=date_to,
+    )
+    summary = metrics.summarize(store, flt)
+    rows = [{key: row.get(key) for key in REPORT_ROW_KEYS} for row in summary["rows"]]
+    floors = {
+        model: {
+            key: floor[key] for key in ("n", "pass", "fail", "violation_rate", "ci_low", "ci_high")
+        }
+        | {"inconsistency_rate": floor["inconsistency_rate"]}
+        for model, floor in summary["noise_floor"].items()
+    }
+    return json_safe(
+        {
+            "generated_at": now(),
+            "filters": flt.as_dict(),
+            "n_cases": store.count_cases(flt),
+            "rows": rows,
+            "models": summary["models"],
+            "noise_floor": floors,
+            "agentdiff_gap": summary["gap"],
+            "tests": stats.run_tests(store, flt, alpha=alpha, counts=summary["counts"]),
+            "definitions": DEFINITIONS,
+        }
+    )
+
+
+def report_json(store, run_id: str | None = None) -> dict[str, Any]:
+    """``report --db PATH [--run RUN_ID] --json``: :func:`report` for one run or every case."""
+    if run_id is not None and store.run(run_id) is None:
+        raise ValueError(f"no run with id {run_id!r}")
+    return report(store, [run_id] if run_id is not None else None)
+
+
+def report_table(document: dict[str, Any]) -> list[str]:
+    """The ``report`` command's text: the model × relation table, then each model's noise floor.
+
+    Rates print as two-decimal fractions; the interval is left out ("—") with the rate.
+    """
+    lines = [" ".join(column.cell(column.header) for column in REPORT_TEXT_TABLE)]
+    for row in document.get("rows", []):
+        cells = []
+        for column in REPORT_TEXT_TABLE:
+            if column.key == CI_KEY:
+                missing = row.get("violation_rate") is None
+                text = "—" if missing else format_interval(row["ci_low"], row["ci_high"])
+            elif column.unit is Unit.PERCENT:
+                text = format_fraction(row.get(column.key))
+            else:
+                text = str(row[column.key])
+            cells.append(column.cell(text))
+        lines.append(" ".join(cells))
+    for model, floor in (document.get("noise_floor") or {}).items():
+        if floor.get("violation_rate") is not None:
+            lines.append(
+                f"noise floor ({model}, si.identity): {format_fraction(floor['violation_rate'])} "
+                f"{format_interval(floor['ci_low'], floor['ci_high'])} over {floor['n']} cases"
+            )
+    return lines

@@ -1,0 +1,325 @@
+"""The Analysis page's tabs: one render function each, taking the page's :class:`AnalysisView`.
+
+Each renderer lays out one tab's widgets; the data comes from the cached readers in
+``app.ui.analysis_view``, names and formats from ``app.columns``, charts from ``app.figures``.
+Widget keys are prefixed ``analysis_`` (they are the page's session state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app import columns, figures
+from app.ui import analysis_view as view
+from storage.analysis import CaseFilter
+
+DRILLDOWN_LIMIT = 500  # the case query's own limit (metrics.drilldown)
+
+
+@dataclass(frozen=True)
+class AnalysisView:
+    """What every tab needs: the DB (path + data version), the filter and its summary."""
+
+    path: str
+    version: int
+    flt: CaseFilter
+    summary: dict[str, Any]
+    runs_by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- heatmaps + drill-down
+
+
+def render_heatmaps(data: AnalysisView) -> None:
+    """Model × relation heatmap; clicking a cell (or picking it) lists and shows its cases."""
+    state = st.session_state
+    rows = data.summary["rows"]
+    metric = st.radio(
+        "Colour by",
+        list(columns.HEATMAP_CHOICES),
+        format_func=columns.heatmap_title,
+        horizontal=True,
+        key="analysis_heatmap_metric",
+    )
+    event = st.plotly_chart(
+        figures.heatmap(rows, metric),
+        on_select="rerun",
+        selection_mode="points",
+        key="analysis_heatmap",
+    )
+    st.caption("Click a cell (or pick it below) to see its cases.")
+    cells = sorted(rows, key=lambda r: (-(r["violation_rate"] or 0), r["model"], r["relation_id"]))
+    labels = {view.cell_label(r["model"], r["relation_id"]): r for r in cells}
+    clicked = view.clicked_cell(event)
+    if clicked in labels and clicked != state.get("analysis_last_click"):
+        state["analysis_cell"] = clicked
+    state["analysis_last_click"] = clicked
+    if state.get("analysis_cell") not in labels:
+        state.pop("analysis_cell", None)
+    cell = st.selectbox("Drill down into model × relation", list(labels), key="analysis_cell")
+    _render_drilldown(data, labels[cell])
+
+
+def _render_drilldown(data: AnalysisView, row: dict[str, Any]) -> None:
+    state = st.session_state
+    st.markdown(
+        f"**{row['n']}** cases · pass {row['pass']} · fail {row['fail']} · skip {row['skip']} "
+        f"(invalid follow-up {row['invalid_followup']}) · error {row['error']}"
+    )
+    verdicts = st.multiselect(
+        "Verdicts", view.ALL_VERDICTS, default=view.ALL_VERDICTS, key="analysis_drill_verdicts"
+    )
+    cases = view.drilldown(
+        data.path, data.version, data.flt, row["model"], row["relation_id"], tuple(verdicts)
+    )
+    if not cases:
+        st.info("No cases with these verdicts in this cell.")
+        return
+    if len(cases) >= DRILLDOWN_LIMIT:
+        st.caption(f"Showing the first {DRILLDOWN_LIMIT} cases (FAILs first).")
+    st.dataframe(view.frame(cases, columns.CASE_TABLE), hide_index=True)
+    by_id = {case["id"]: case for case in cases}
+    if state.get("analysis_case") not in by_id:
+        state.pop("analysis_case", None)
+    case_id = st.selectbox(
+        "Case to compare side by side",
+        list(by_id),
+        format_func=lambda cid: f"{by_id[cid]['verdict']} · {cid} · {by_id[cid]['reason'][:60]}",
+        key="analysis_case",
+    )
+    view.render_case(by_id[case_id])
+
+
+# ---------------------------------------------------------------- distributions
+
+# per-case column → (choice label, axis label)
+DISTRIBUTIONS = {
+    "delta": ("Δ (score change)", "Δ"),
+    "output_similarity": ("similarity", "output similarity"),
+}
+
+
+def render_distributions(data: AnalysisView) -> None:
+    """Box plots of Δ or output similarity by relation and model."""
+    column = st.radio(
+        "Distribution of",
+        list(DISTRIBUTIONS),
+        format_func=lambda c: DISTRIBUTIONS[c][0],
+        horizontal=True,
+        key="analysis_box_column",
+    )
+    box_rows, stride = view.box(data.path, data.version, data.flt, column)
+    if not box_rows:
+        st.info(
+            "No values yet: Δ needs samples with a reference answer; similarity needs the "
+            "embedding model."
+        )
+        return
+    label = DISTRIBUTIONS[column][1]
+    st.plotly_chart(figures.box_plot(box_rows, measure_label=label), key="analysis_box")
+    note = "Whiskers at 1.5 IQR; outliers not drawn."
+    if stride > 1:
+        note += f" Based on every {stride}th case."
+    st.caption(note)
+
+
+# ---------------------------------------------------------------- robustness
+
+
+def render_robustness(data: AnalysisView) -> None:
+    """Per-model summary, MAD / stability, noise floor, AgentDiff gap and Triage feedback."""
+    summary = data.summary
+    model_rows = summary["models"]
+    st.subheader("Per model")
+    st.dataframe(view.frame(model_rows, columns.MODEL_TABLE), hide_index=True)
+    if any(m["mad"] is not None for m in model_rows):
+        st.plotly_chart(figures.mad_stability_bars(model_rows), key="analysis_mad")
+    st.subheader("Noise floor")
+    floors = summary["noise_floor"]
+    if floors:
+        st.caption(
+            "The noise floor is the violation rate of si.identity (the same input, sampled "
+            "again). Net rate = max(0, rate − floor)."
+        )
+        st.plotly_chart(
+            figures.violation_with_floor(
+                summary["rows"], {m: f["noise_floor"] for m, f in floors.items()}
+            ),
+            key="analysis_floor",
+        )
+    else:
+        st.info("No si.identity cases: add the identity relation with repeats to measure noise.")
+    if summary["gap"]:
+        st.subheader("AgentDiff gap (meaning-bearing − presentation)")
+        st.dataframe(view.frame(summary["gap"], columns.GAP_TABLE), hide_index=True)
+    feedback = view.triage_feedback(data.path, data.version, data.flt)
+    if feedback:
+        st.subheader("From Triage labels")
+        st.dataframe(view.frame(feedback, columns.TRIAGE_FEEDBACK_TABLE), hide_index=True)
+    with st.expander("Model × relation table"):
+        st.dataframe(view.frame(summary["rows"], columns.MODEL_RELATION_TABLE), hide_index=True)
+
+
+# ---------------------------------------------------------------- severity
+
+OUTCOMES = {"abs_delta": "|Δ|", "answer_changed": "answer changed"}
+
+
+def render_severity(data: AnalysisView) -> None:
+    """How far each follow-up moved its input (four proxies) against how much the output moved."""
+    severity = view.severity(data.path, data.version, data.flt)
+    if not severity:
+        st.info("No follow-up inputs to measure.")
+        return
+    controls = st.columns(3)
+    proxy = controls[0].selectbox(
+        "Severity proxy",
+        list(columns.SEVERITY_PROXIES),
+        format_func=columns.SEVERITY_PROXIES.get,
+        key="analysis_proxy",
+    )
+    outcome = controls[1].radio(
+        "Outcome", list(OUTCOMES), format_func=OUTCOMES.get, key="analysis_outcome"
+    )
+    colour = controls[2].radio("Colour by", ["relation_id", "side", "model"], key="analysis_colour")
+    points = pd.DataFrame(severity)
+    points["answer_changed"] = points["answer_changed"].astype("float")
+    st.plotly_chart(
+        figures.severity_scatter(points, proxy, outcome=outcome, colour_by=colour),
+        key="analysis_severity",
+    )
+    st.caption(f"{len(points)} cases (a fixed sample of at most 2,000).")
+    proxies = list(columns.SEVERITY_PROXIES)
+    means = points.groupby("relation_id")[proxies].mean().round(3).reset_index()
+    st.dataframe(means, hide_index=True)
+
+
+# ---------------------------------------------------------------- breakdown
+
+
+def render_breakdown(data: AnalysisView) -> None:
+    """Rates per value of a sample metadata key (category, difficulty, …)."""
+    keys = view.meta_keys(data.path, data.version)
+    if not keys:
+        st.info("The samples have no metadata (such as category or difficulty) to break down by.")
+        return
+    key = st.selectbox("Break down by", keys, key="analysis_meta_key")
+    rows = view.breakdown(data.path, data.version, data.flt, key)
+    metric = st.radio(
+        "Show",
+        ["violation_rate", "inconsistency_rate", "mean_delta"],
+        horizontal=True,
+        key="analysis_meta_metric",
+    )
+    st.plotly_chart(figures.breakdown_bars(rows, key, metric), key="analysis_breakdown")
+    st.dataframe(view.frame(rows, columns.breakdown_table(key)), hide_index=True)
+
+
+# ---------------------------------------------------------------- statistics
+
+TEST_FAMILIES = (
+    ("Between models (Mann-Whitney U)", "mann_whitney"),
+    ("Across relations (Kruskal-Wallis)", "kruskal_wallis"),
+)
+
+
+def render_statistics(data: AnalysisView) -> None:
+    """Mann-Whitney U between models and Kruskal-Wallis across relations, with readings."""
+    results = view.tests(data.path, data.version, data.flt)
+    st.caption(
+        "Mann-Whitney U between models on cell |Δ| (violation 0/1 when there is no Δ); "
+        "Kruskal-Wallis across relations within each model; p-values adjusted with "
+        f"Benjamini-Hochberg in each family; significant when adjusted p < {results['alpha']}."
+    )
+    for title, key in TEST_FAMILIES:
+        st.subheader(title)
+        if not results[key]:
+            st.info("Not enough data for this test (it needs two models / two relations).")
+            continue
+        st.dataframe(view.frame(results[key], columns.TEST_TABLE), hide_index=True)
+        for result in results[key]:
+            st.text(("● " if result["significant"] else "○ ") + result["reading"])
+
+
+# ---------------------------------------------------------------- compare runs
+
+
+def render_compare_runs(data: AnalysisView) -> None:
+    """Two runs side by side: violation rate per relation and the change."""
+    runs_by_id = data.runs_by_id
+    run_choices = list(runs_by_id)
+    if len(run_choices) < 2:
+        st.info("Only one run so far: run again (another model, seed or relation set) to compare.")
+        return
+    picks = st.columns(2)
+    run_a = picks[0].selectbox(
+        "Run A", run_choices, index=0, key="analysis_run_a", format_func=lambda r: r
+    )
+    run_b = picks[1].selectbox(
+        "Run B", run_choices, index=1, key="analysis_run_b", format_func=lambda r: r
+    )
+    if run_a == run_b:
+        st.warning("Pick two different runs.")
+        return
+    compared = view.compare(data.path, data.version, run_a, run_b)
+    label_a = f"A: {runs_by_id[run_a]['model']}"
+    label_b = f"B: {runs_by_id[run_b]['model']}"
+    st.plotly_chart(figures.compare_runs_bars(compared, label_a, label_b), key="analysis_compare")
+    st.dataframe(view.frame(compared, columns.COMPARE_TABLE), hide_index=True)
+
+
+# ---------------------------------------------------------------- downloads
+
+# (button label, export format, file name, MIME type)
+DOWNLOADS = (
+    ("Cases (CSV)", "csv", "morphscope_cases.csv", "text/csv"),
+    ("Cases (JSONL)", "jsonl", "morphscope_cases.jsonl", "application/jsonl"),
+    ("Report (JSON)", "report", "morphscope_report.json", "application/json"),
+    ("LLMorph logs (zip)", "llmorph", "morphscope_llmorph.zip", "application/zip"),
+    ("HTML report", "html", "morphscope_report.html", "text/html"),
+)
+
+
+def render_downloads(data: AnalysisView) -> None:
+    """One download button per export; each file is built only when its button is clicked."""
+    st.caption(
+        f"Everything below covers the {data.summary['n_cases']:,} filtered cases; files are built "
+        "when you click. Exports never contain API keys."
+    )
+    grid = st.columns(len(DOWNLOADS))
+    for slot, (label, fmt, name, mime) in zip(grid, DOWNLOADS, strict=True):
+        slot.download_button(
+            label,
+            data=view.export_data(data.path, fmt, data.flt),
+            file_name=name,
+            mime=mime,
+            key=f"analysis_download_{fmt}",
+            on_click="ignore",
+        )
+
+
+TABS: dict[str, Callable[[AnalysisView], None]] = {
+    "Heatmaps": render_heatmaps,
+    "Distributions": render_distributions,
+    "Robustness": render_robustness,
+    "Severity": render_severity,
+    "Breakdown": render_breakdown,
+    "Statistics": render_statistics,
+    "Compare runs": render_compare_runs,
+    "Downloads": render_downloads,
+}
+"""Tab name → its renderer, in display order."""
+
+
+def render_tabs(data: AnalysisView) -> None:
+    """The tab bar; only the open tab's renderer runs (a 500k-case database stays responsive)."""
+    tabs = st.tabs(list(TABS), key="analysis_tab", on_change="rerun")
+    for render, tab in zip(TABS.values(), tabs, strict=True):
+        if tab.open is not False:  # None when the tab state is not tracked
+            with tab:
+                render(data)

@@ -1,0 +1,75 @@
+"""Analysis tab renderers alone (AppTest.from_function), without the page around them."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from storage import Store
+from tests.test_analysis_queries import seed_dataset
+
+
+def _seeded_db(tmp_path) -> str:
+    path = str(tmp_path / "tabs.db")
+    store = Store(path)
+    seed_dataset(store)
+    store.close()
+    return path
+
+
+def _tab_script(db_path: str, tab: str) -> None:
+    """Renders one tab over every case of the DB, as the page would."""
+    from app.ui import analysis_view as view
+    from app.ui.analysis_tabs import TABS, AnalysisView
+    from storage.analysis import CaseFilter
+
+    flt = CaseFilter()
+    opts = view.options(db_path, 0)
+    data = AnalysisView(
+        db_path,
+        0,
+        flt,
+        view.summary(db_path, 0, flt),
+        {run["id"]: run for run in opts["runs"]},
+    )
+    TABS[tab](data)
+
+
+def _render(tmp_path, tab: str) -> AppTest:
+    at = AppTest.from_function(_tab_script, args=(_seeded_db(tmp_path), tab), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _table_with(at: AppTest, column: str):
+    for element in at.dataframe:
+        if column in element.value.columns:
+            return element.value
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def test_robustness_tab_shows_model_table_floor_and_gap(tmp_path) -> None:
+    at = _render(tmp_path, "Robustness")
+    models = _table_with(at, "stability excl. identity %")
+    a = models[models["model"] == "A"].iloc[0]
+    assert abs(a["MAD"] - 0.11) < 1e-9
+    assert a["noise floor %"] == 25.0
+    assert list(_table_with(at, "gap")["originals"]) == [2]
+    assert len(at.get("plotly_chart")) == 2  # MAD / stability bars, noise floor
+
+
+def test_statistics_tab_reads_each_result(tmp_path) -> None:
+    at = _render(tmp_path, "Statistics")
+    tests = _table_with(at, "BH-adjusted p")
+    assert list(tests.columns)[:3] == ["compared", "measure", "statistic"]
+    readings = " ".join(t.value for t in at.text)
+    assert "could be chance" in readings or "unlikely to be chance" in readings
+
+
+def test_compare_runs_tab_defaults_to_the_two_newest_runs(tmp_path) -> None:
+    at = _render(tmp_path, "Compare runs")
+    compared = _table_with(at, "B − A %")
+    para = compared[compared["relation"] == "si.paraphrase"].iloc[0]
+    assert round(para["A violation %"], 1) == 33.3 and para["B violation %"] == 50.0
+    at.selectbox(key="analysis_run_b").set_value(at.selectbox(key="analysis_run_a").value).run()
+    assert "Pick two different runs." in [w.value for w in at.warning]
