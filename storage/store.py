@@ -111,6 +111,11 @@ class Store(AnalysisQueries, LabelVerbs):
     def close(self) -> None:
         self._db.conn.close()
 
+    def refresh_statistics(self) -> None:
+        """Run ``ANALYZE`` so the query planner knows the indexes' sizes (after a bulk load)."""
+        with self._write():
+            self._db.execute("ANALYZE")
+
     def parallel_reads(
         self, jobs: dict[str, Callable[[Store], Any]], workers: int = 2
     ) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def test_suggest_thresholds_from_labeled_cases(labeled_store: Store) -> None:
     assert suggestion.relation_id == "si.paraphrase"
     assert suggestion.oracle == "semantic_similar"
     assert (suggestion.n, suggestion.n_confirmed, suggestion.n_fp_oracle) == (5, 3, 2)
-    assert suggestion.current_threshold == 0.8  # SPEC default: nothing recorded, no override
+    assert suggestion.current_threshold == 0.8  # the default: nothing recorded, no override
     assert suggestion.suggested_threshold == pytest.approx(0.5)
     assert suggestion.accuracy_before == pytest.approx(0.6)
     assert suggestion.accuracy_after == pytest.approx(1.0)
