@@ -4,7 +4,8 @@ A label is never edited or deleted: ``undo_label`` appends a ``retracted`` entry
 column names the label it cancels. The *current* label of a case for one labeler is their latest
 label (by time, then insertion order) that no retraction cancels; the current label of a case is
 the latest of those over all labelers. Both are plain SQL (the CTEs below), so the queue, the
-progress bars and the false-positive rates are computed by SQLite.
+progress bars and the counts behind the false-positive rates are computed by SQLite (the rates
+themselves by the engine, ``app.triage``).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _numeric_tasks_clause(numeric_tasks: Iterable[str] | None) -> tuple[str, lis
 
 
 class LabelVerbs:
-    """Triage verbs: add/undo labels, the queue, progress, false-positive rates, verdict changes.
+    """Triage verbs: add/undo labels, the queue, progress, false-positive counts, verdict changes.
 
     Mixed into ``Store``: relies on its private ``_db``, ``_query`` and ``_write``.
     """
@@ -93,15 +94,17 @@ class LabelVerbs:
         label = str(label)
         if label not in LABELS:
             raise ValueError(f"unknown label {label!r}; expected one of {', '.join(LABELS)}")
-        rows = self._query(
-            "SELECT verdict, original_verdict FROM cases WHERE id = ?",
-            [case_id],
-        )
-        if not rows:
-            raise ValueError(f"unknown case {case_id!r}")
-        if "FAIL" not in (rows[0]["verdict"], rows[0]["original_verdict"]):
-            raise ValueError(f"case {case_id!r} is {rows[0]['verdict']}: only FAILs are labeled")
         with self._write():
+            rows = self._query(
+                "SELECT verdict, original_verdict FROM cases WHERE id = ?",
+                [case_id],
+            )
+            if not rows:
+                raise ValueError(f"unknown case {case_id!r}")
+            if "FAIL" not in (rows[0]["verdict"], rows[0]["original_verdict"]):
+                raise ValueError(
+                    f"case {case_id!r} is {rows[0]['verdict']}: only FAILs are labeled"
+                )
             cursor = self._db.execute(
                 "INSERT INTO labels (case_id, label, note, labeler, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",

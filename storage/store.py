@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -46,6 +47,9 @@ class Store(AnalysisQueries, LabelVerbs):
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
         path = default_db_path() if path is None else path
         self.path = str(path)
+        # One write transaction at a time per connection: a thread that finds another thread's
+        # transaction open must wait for it, not silently join it.
+        self._write_lock = threading.RLock()
         if read_only:
             # An extra reader for parallel scans: no migrations, no writes (WAL allows many).
             uri = f"file:{Path(path).resolve()}?mode=ro"
@@ -77,23 +81,24 @@ class Store(AnalysisQueries, LabelVerbs):
         locked" when another writer got in between; taking the lock at BEGIN makes it wait (up to
         the connection's timeout) instead. Nested use joins the outer transaction, and so do
         sqlite-utils' own helpers (they use savepoints inside an open transaction). An exception
-        rolls the whole transaction back.
+        rolls the whole transaction back. Other threads sharing this ``Store`` wait their turn.
         """
         conn = self._db.conn
-        if conn.in_transaction:
-            yield
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            conn.rollback()
-            raise
-        try:
-            conn.commit()
-        except BaseException:
-            conn.rollback()
-            raise
+        with self._write_lock:
+            if conn.in_transaction:
+                yield
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                conn.rollback()
+                raise
+            try:
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
 
     # Temporary: app/metrics.py, app/reports.py and tests/test_reports.py still reach in through
     # these until their own Store verbs land; nothing else may use them. Remove after that merge.

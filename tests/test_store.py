@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from dataclasses import replace
 
 import pytest
@@ -122,3 +123,24 @@ def test_run_verdict_counts_and_existing_ids(store: Store) -> None:
     assert store.run_verdict_counts("run-a") == {"FAIL": 1, "PASS": 1}
     assert store.existing_case_ids(["a1", "zz", "a2"]) == {"a1", "a2"}
     assert store.existing_case_ids([]) == set()
+
+
+def test_threads_sharing_a_store_take_turns_at_writing(store: Store) -> None:
+    """A second thread waits for the first one's transaction instead of joining it half-way."""
+    errors: list[BaseException] = []
+
+    def save(prefix: str) -> None:
+        try:
+            for i in range(40):
+                store.save_task(f"{prefix}{i}", "T", "{text}", "label", ["a"])
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=save, args=(prefix,)) for prefix in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert not store._db.conn.in_transaction
+    assert len(store.custom_task_rows()) == 80
