@@ -71,13 +71,14 @@ def build(path: Path, n_cases: int) -> Store:
             created_at=f"2026-11-0{m + 1}T10:00:00+00:00",
         )
         store.finish_run(f"run-{m}", "done")
+    sample_ids = [sample.id for sample in samples]  # a content hash: computed once each
     batch: list[Case] = []
     case_no = 0
     for m, model in enumerate(MODELS):
         weakness = 0.05 + 0.04 * m
         for relation_id, family, side in relations:
             rel_noise = 0.01 if relation_id == "si.identity" else rng.uniform(0.02, 0.15)
-            for s, sample in enumerate(samples):
+            for s, (sample, sample_id) in enumerate(zip(samples, sample_ids, strict=True)):
                 for r in range(repeats):
                     if case_no >= n_cases:
                         break
@@ -103,7 +104,7 @@ def build(path: Path, n_cases: int) -> Store:
                         Case(
                             id=f"c{case_no:08d}",
                             run_id=f"run-{m}",
-                            sample_id=sample.id,
+                            sample_id=sample_id,
                             relation_id=relation_id,
                             family=family,
                             side=side,
