@@ -196,9 +196,9 @@ class AnalysisQueries:
         tasks = [r["task_id"] for r in self._query("SELECT DISTINCT task_id FROM cases ORDER BY 1")]
         relation_rows = self._query("SELECT DISTINCT relation_id FROM cases ORDER BY 1")
         relations = [r["relation_id"] for r in relation_rows]
-        bounds = self._query("SELECT min(created_at) AS first, max(created_at) AS last FROM runs")[
-            0
-        ]
+        (bounds,) = self._query(
+            "SELECT min(created_at) AS first, max(created_at) AS last FROM runs"
+        )
         return {
             "runs": runs,
             "models": models,
