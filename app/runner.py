@@ -24,7 +24,7 @@ from typing import Any
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.embeddings import EmbeddingCache
 from app.tasks import Task
-from core.types import Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
+from core.types import Case, Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import FollowUp, Relation
 from relations.oracles import evaluate
@@ -268,7 +268,7 @@ class Runner:
             if transform_client is not client:
                 await transform_client.close()
         self.store.finish_run(run_id, status)
-        counts = self._verdict_counts(run_id)
+        counts = self.store.run_verdict_counts(run_id)
         return RunSummary(
             run_id=run_id,
             status=status,
@@ -463,16 +463,16 @@ class Runner:
         if not finished:
             return
         batch, finished[:] = list(finished), []
-        rows = self._evaluate(batch, task)
-        self.store.record_cases(rows)
-        for row in rows:
-            state.verdicts[row["verdict"]] += 1
+        cases = self._evaluate(batch, task)
+        self.store.record_cases(cases)
+        for case in cases:
+            state.verdicts[case.verdict.value] += 1
         if progress:
             progress(state)
 
     # ---------------------------------------------------------------- evaluation
 
-    def _evaluate(self, batch: list[_PlannedCase], task: Task) -> list[dict[str, Any]]:
+    def _evaluate(self, batch: list[_PlannedCase], task: Task) -> list[Case]:
         parsed: dict[str, dict[str, ParsedOutput]] = {}
         texts: list[str] = []
         for case in batch:
@@ -488,11 +488,9 @@ class Runner:
             self.embeddings.prefetch(texts)
         return [self._row(case, task, parsed.get(case.case_id)) for case in batch]
 
-    def _row(
-        self, case: _PlannedCase, task: Task, parsed: dict[str, ParsedOutput] | None
-    ) -> dict[str, Any]:
+    def _row(self, case: _PlannedCase, task: Task, parsed: dict[str, ParsedOutput] | None) -> Case:
         followup = case.followup
-        row: dict[str, Any] = {
+        planned: dict[str, Any] = {
             "id": case.case_id,
             "run_id": self._run_id,
             "sample_id": case.sample.id,
@@ -514,20 +512,19 @@ class Runner:
                 if followup and _has(task, followup.fields)
                 else None
             ),
-            "details": {},
         }
         if case.error:
-            return row | {"verdict": Verdict.ERROR.value, "reason": case.error, "oracle": None}
+            return Case(**planned, verdict=Verdict.ERROR, reason=case.error)
         if case.skip_reason:
-            return row | {"verdict": Verdict.SKIP.value, "reason": case.skip_reason, "oracle": None}
+            return Case(**planned, verdict=Verdict.SKIP, reason=case.skip_reason)
         outputs = case.outputs
-        row["source_output"] = outputs["source"].text
-        row["followup_output"] = outputs["followup"].text
+        planned["source_output"] = outputs["source"].text
+        planned["followup_output"] = outputs["followup"].text
         failed = [f"{name}: {c.error}" for name, c in outputs.items() if not c.ok]
         if failed or parsed is None:
-            return row | {"verdict": Verdict.ERROR.value, "reason": "; ".join(failed)[:500]}
+            return Case(**planned, verdict=Verdict.ERROR, reason="; ".join(failed)[:500])
         source, follow = parsed["source"], parsed["followup"]
-        row["source_answer"], row["followup_answer"] = source.answer, follow.answer
+        planned["source_answer"], planned["followup_answer"] = source.answer, follow.answer
         companions = {k: v for k, v in parsed.items() if k not in ("source", "followup")}
         try:
             result = evaluate(
@@ -541,30 +538,31 @@ class Runner:
             )
         except Exception as exc:
             log.exception("oracle failed for %s", case.case_id)
-            return row | {"verdict": Verdict.ERROR.value, "reason": f"oracle failed: {exc}"}
-        row |= {
-            "verdict": result.verdict.value,
-            "oracle": result.oracle,
-            "value": result.value,
-            "reason": result.reason,
-            "details": result.details,
-        }
+            return Case(**planned, verdict=Verdict.ERROR, reason=f"oracle failed: {exc}")
         similarity = self.embeddings.similarity
-        row["output_similarity"] = similarity(outputs["source"].text, outputs["followup"].text)
+        measured: dict[str, Any] = {
+            "output_similarity": similarity(outputs["source"].text, outputs["followup"].text)
+        }
         if source.trace and follow.trace:
-            row["trace_sim"] = similarity(" ".join(source.trace), " ".join(follow.trace))
+            measured["trace_sim"] = similarity(" ".join(source.trace), " ".join(follow.trace))
         reference = case.sample.reference
         if reference:
-            row["score_source"] = similarity(outputs["source"].text, reference)
-            row["score_followup"] = similarity(outputs["followup"].text, reference)
-            row["delta"] = row["score_followup"] - row["score_source"]
-        return row
-
-    def _verdict_counts(self, run_id: str) -> dict[str, int]:
-        rows = self.store.query(
-            "SELECT verdict, count(*) AS n FROM cases WHERE run_id = ? GROUP BY verdict", [run_id]
+            score_source = similarity(outputs["source"].text, reference)
+            score_followup = similarity(outputs["followup"].text, reference)
+            measured |= {
+                "score_source": score_source,
+                "score_followup": score_followup,
+                "delta": score_followup - score_source,
+            }
+        return Case(
+            **planned,
+            **measured,
+            verdict=result.verdict,
+            oracle=result.oracle,
+            value=result.value,
+            reason=result.reason,
+            details=result.details,
         )
-        return {row["verdict"]: row["n"] for row in rows}
 
 
 def _has(task: Task, fields: dict[str, str]) -> bool:

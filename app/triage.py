@@ -19,19 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from storage.labels import LABELS, RETRACTED
+from app.metrics import violation_rate
+from app.proportions import wilson_interval
+from core.thresholds import THRESHOLD_RULES, threshold_rule
+from core.types import Label
+from storage.labels import FALSE_POSITIVE_LABELS, LABELS, RETRACTED
 
 if TYPE_CHECKING:
     from storage import Store
 
-# Oracles that compare the measured value with a threshold, and when that means a violation.
-SEMANTIC_SIMILAR = "semantic_similar"  # value = cosine; PASS iff value >= θ
-SEMANTIC_DIFFERENT = "semantic_different"  # value = cosine; FAIL iff value >= θ
-NUMERIC_WITHIN = "numeric_within"  # value = |Δ|; PASS iff value <= ε
-THRESHOLD_ORACLES: tuple[str, ...] = (SEMANTIC_SIMILAR, SEMANTIC_DIFFERENT, NUMERIC_WITHIN)
-NUMERIC_SLACK = 1e-12
-# SPEC §4 defaults; numeric_within's default depends on the answer scale, so it has none here.
-DEFAULT_THRESHOLDS: dict[str, float] = {SEMANTIC_SIMILAR: 0.8, SEMANTIC_DIFFERENT: 0.8}
+# Oracles that compare the measured value with a threshold (core/thresholds.py holds the rules).
+THRESHOLD_ORACLES: tuple[str, ...] = tuple(THRESHOLD_RULES)
+# numeric_within's default depends on the answer scale, so it has none here.
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    oracle: rule.default for oracle, rule in THRESHOLD_RULES.items() if rule.default is not None
+}
+# Appended to the reason of every verdict a Triage threshold recomputed.
+TRIAGE_SOURCE = "threshold set in Triage"
 
 EXPORT_COLUMNS: tuple[str, ...] = (
     "case_id",
@@ -52,27 +56,58 @@ IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl")
 
 def threshold_verdict(oracle: str, value: float, threshold: float) -> str:
     """'PASS' or 'FAIL' for a stored value under a threshold (the oracles' own comparison)."""
-    if oracle == SEMANTIC_SIMILAR:
-        return "PASS" if value >= threshold else "FAIL"
-    if oracle == SEMANTIC_DIFFERENT:
-        return "FAIL" if value >= threshold else "PASS"
-    if oracle == NUMERIC_WITHIN:
-        # The same float slack as the oracle, so 0.8 − 0.7 stays within ε = 0.1.
-        return "PASS" if value <= threshold + NUMERIC_SLACK else "FAIL"
-    raise ValueError(f"oracle {oracle!r} has no threshold")
+    return threshold_rule(oracle).verdict(value, threshold).value
 
 
 def threshold_reason(oracle: str, value: float, threshold: float) -> str:
     """The one-line reason of a recomputed verdict."""
-    verdict = threshold_verdict(oracle, value, threshold)
-    if oracle == NUMERIC_WITHIN:
-        sign = "≤" if verdict == "PASS" else ">"
-        return f"|Δ| {value:.4g} {sign} ε {threshold:.4g} (threshold set in Triage)"
-    sign = "≥" if value >= threshold else "<"
-    return f"cosine {value:.3f} {sign} θ {threshold:.3f} (threshold set in Triage)"
+    return threshold_rule(oracle).reason(value, threshold, source=TRIAGE_SOURCE)
 
 
 # ---------------------------------------------------------------- false-positive feedback
+
+
+def false_positive_rates(
+    store: Store,
+    run_ids: Iterable[str] | None = None,
+    *,
+    models: Iterable[str] | None = None,
+    relation_ids: Iterable[str] | None = None,
+    labeler: str | None = None,
+    by_model: bool = True,
+) -> list[dict[str, Any]]:
+    """Per model × relation (or per relation): how many labeled FAILs are false positives.
+
+    fp_rate = (fp_invalid_followup + fp_oracle) / labeled FAILs, ``unsure`` excluded from both,
+    with a Wilson 95% interval; violation_rate = FAIL / (PASS + FAIL); and
+    confirmed_violation_rate = violation_rate × (1 − fp_rate) (None while nothing is labeled).
+    Rows: the counts of ``Store.false_positive_counts`` plus labeled, false_positives, fp_rate,
+    fp_ci_low, fp_ci_high, violation_rate, confirmed_violation_rate.
+    """
+    rows = store.false_positive_counts(
+        run_ids, models=models, relation_ids=relation_ids, labeler=labeler, by_model=by_model
+    )
+    out = []
+    for row in rows:
+        false_positives = sum(row[label] for label in FALSE_POSITIVE_LABELS)
+        labeled = false_positives + row[Label.CONFIRMED.value]
+        fp_rate = false_positives / labeled if labeled else None
+        low, high = wilson_interval(false_positives, labeled)
+        rate = violation_rate(row["n_pass"], row["n_fail"])
+        confirmed = rate * (1 - fp_rate) if rate is not None and fp_rate is not None else None
+        out.append(
+            {
+                **row,
+                "labeled": labeled,
+                "false_positives": false_positives,
+                "fp_rate": fp_rate,
+                "fp_ci_low": low,
+                "fp_ci_high": high,
+                "violation_rate": rate,
+                "confirmed_violation_rate": confirmed,
+            }
+        )
+    return out
 
 
 def feedback_table(store: Store, run_ids: Iterable[str] | None = None) -> pd.DataFrame:
@@ -83,7 +118,7 @@ def feedback_table(store: Store, run_ids: Iterable[str] | None = None) -> pd.Dat
     fp_oracle, unsure, fp_rate, fp_ci_low, fp_ci_high, violation_rate, confirmed_violation_rate.
     Rates are NaN where nothing is labeled.
     """
-    return _rates_frame(store.false_positive_rates(run_ids, by_model=True), with_model=True)
+    return _rates_frame(false_positive_rates(store, run_ids, by_model=True), with_model=True)
 
 
 def relation_feedback_table(
@@ -93,8 +128,8 @@ def relation_feedback_table(
     relation_ids: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """The same as ``feedback_table`` pooled over models (one row per relation)."""
-    rows = store.false_positive_rates(
-        run_ids, models=models, relation_ids=relation_ids, by_model=False
+    rows = false_positive_rates(
+        store, run_ids, models=models, relation_ids=relation_ids, by_model=False
     )
     return _rates_frame(rows, with_model=False)
 
@@ -174,7 +209,7 @@ def current_threshold(
     store: Store, relation_id: str, oracle: str, cases: Sequence[dict[str, Any]] | None = None
 ) -> float | None:
     """The threshold now in force: a stored override, else the one the oracle recorded in the
-    details of ``cases`` (default: all the relation's cases) most often, else the SPEC default
+    details of ``cases`` (default: all the relation's cases) most often, else the default
     for the oracle (None if there is none)."""
     override = store.threshold_overrides().get(relation_id)
     if override is not None:
@@ -327,12 +362,8 @@ def apply_threshold(
         raise ValueError(f"threshold must be a finite number, got {threshold!r}")
     if oracle is not None and oracle not in THRESHOLD_ORACLES:
         raise ValueError(f"oracle {oracle!r} has no threshold")
-    with store.db.atomic():
-        rows = store.threshold_cases(
-            relation_id,
-            [oracle] if oracle else THRESHOLD_ORACLES,
-            numeric_tasks=absolute_eps_tasks(store),
-        )
+
+    def changes_for(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         oracles = sorted({row["oracle"] for row in rows})
         if len(oracles) > 1:
             raise ValueError(
@@ -354,7 +385,17 @@ def apply_threshold(
                     "new_reason": threshold_reason(row["oracle"], value, threshold),
                 }
             )
-        store.record_verdict_changes(relation_id, threshold, changes)
+        return changes
+
+    # One write transaction: the cases read are the cases changed.
+    rows, changes = store.recompute_verdicts(
+        relation_id,
+        [oracle] if oracle else THRESHOLD_ORACLES,
+        threshold,
+        changes_for,
+        numeric_tasks=absolute_eps_tasks(store),
+    )
+    oracles = sorted({row["oracle"] for row in rows})
     return {
         "relation_id": relation_id,
         "oracle": oracles[0] if oracles else oracle,
@@ -562,7 +603,7 @@ def import_labels(store: Store, text: str, fmt: str = "csv") -> dict[str, int]:
             }
         )
     case_ids = sorted({row["case_id"] for row in cleaned if row["case_id"]})
-    known = {row["id"] for row in _existing_cases(store, case_ids)}
+    known = store.existing_case_ids(case_ids)
     unknown = [case_id for case_id in case_ids if case_id not in known]
     if unknown:
         listed = ", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")
@@ -586,13 +627,3 @@ def import_labels(store: Store, text: str, fmt: str = "csv") -> dict[str, int]:
     except ValueError as error:
         raise LabelImportError([str(error)]) from None
     return {"added": added, "duplicates": len(cleaned) - added, "rows": len(cleaned)}
-
-
-def _existing_cases(store: Store, case_ids: list[str]) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for start in range(0, len(case_ids), 500):
-        chunk = case_ids[start : start + 500]
-        found += store.query(
-            f"SELECT id FROM cases WHERE id IN ({','.join('?' * len(chunk))})", chunk
-        )
-    return found

@@ -1,10 +1,10 @@
-"""Scale benchmark (SPEC §9): every Analysis query under 1 s with 500,000 stored cases.
+"""Scale benchmark: every Analysis query under 1 s with 500,000 stored cases.
 
 Builds a temporary database with 500k cases — 4 models × 40 relations (si.identity among them,
 repeated 5 times per sample like every relation here) × 625 samples × 5 repeats, with ~5% SKIPs
 (half of them invalid_followup), ~1% ERRORs, AgentDiff sides on the ad.* relations and category /
-difficulty metadata — inserted with one executemany in one transaction (through a ``Store``, so the
-migrations' indexes exist), then runs each query the Analysis page makes three times and prints the
+difficulty metadata — recorded through the ``Store`` verbs in batches of 50k (so the migrations'
+indexes exist), then runs each query the Analysis page makes three times and prints the
 first (colder) and the median time. Exit status 1 unless every page query's median is < 1 s.
 The HTML report and ``report --json`` (several queries together, not page queries) are shown for
 reference, with the process's peak memory.
@@ -15,7 +15,6 @@ Run: ``.venv/bin/python bench/bench_analysis_scale.py [--cases N] [--keep PATH]`
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import resource
 import statistics
@@ -27,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app import metrics, reports, stats
+from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
 from storage.analysis import CaseFilter
 
@@ -34,6 +34,7 @@ MODELS = ["model-alpha-7b", "model-beta-70b", "model-gamma-mini", "model-delta-4
 CATEGORIES = ["physics", "math", "chemistry", "economics", "statistics", "biology"]
 DIFFICULTIES = ["easy", "medium", "hard"]
 LIMIT_S = 1.0
+BATCH = 50_000  # cases recorded per transaction while building
 
 
 def relation_ids() -> list[tuple[str, str, str | None]]:
@@ -59,106 +60,86 @@ def build(path: Path, n_cases: int) -> Store:
     for s in range(n_samples):
         meta = {"category": CATEGORIES[s % len(CATEGORIES)], "difficulty": DIFFICULTIES[s % 3]}
         fields = {"problem": f"Problem {s}: a train leaves at {s % 12} and travels {s * 7} km."}
-        samples.append((f"s{s:06d}", json.dumps(fields), f"answer {s}", "[]", json.dumps(meta)))
-    runs = []
+        samples.append(Sample(fields=fields, reference=f"answer {s}", meta=meta))
     for m, model in enumerate(MODELS):
-        runs.append(
-            (
-                f"run-{m}",
-                f"2026-11-0{m + 1}T10:00:00+00:00",
-                "done",
-                "bench",
-                model,
-                "reasoning",
-                "{}",
-            )
+        store.save_run(
+            f"run-{m}",
+            endpoint=Endpoint(name="bench", base_url="http://127.0.0.1:9/v1", model=model),
+            task_id="reasoning",
+            config={},
+            samples=samples,
+            created_at=f"2026-11-0{m + 1}T10:00:00+00:00",
         )
-    rows = []
+        store.finish_run(f"run-{m}", "done")
+    sample_ids = [sample.id for sample in samples]  # a content hash: computed once each
+    batch: list[Case] = []
     case_no = 0
     for m, model in enumerate(MODELS):
         weakness = 0.05 + 0.04 * m
         for relation_id, family, side in relations:
             rel_noise = 0.01 if relation_id == "si.identity" else rng.uniform(0.02, 0.15)
-            for s in range(n_samples):
-                sample_id = f"s{s:06d}"
+            for s, (sample, sample_id) in enumerate(zip(samples, sample_ids, strict=True)):
                 for r in range(repeats):
                     if case_no >= n_cases:
                         break
                     case_no += 1
                     roll = rng.random()
                     if roll < 0.025:
-                        verdict, reason = "SKIP", "invalid_followup: dropped the number 7"
+                        verdict, reason = Verdict.SKIP, "invalid_followup: dropped the number 7"
                     elif roll < 0.05:
-                        verdict, reason = "SKIP", "precondition: needs two sentences"
+                        verdict, reason = Verdict.SKIP, "precondition: needs two sentences"
                     elif roll < 0.06:
-                        verdict, reason = "ERROR", "call failed after 3 retries"
+                        verdict, reason = Verdict.ERROR, "call failed after 3 retries"
                     elif rng.random() < weakness + rel_noise:
-                        verdict, reason = "FAIL", "answers differ"
+                        verdict, reason = Verdict.FAIL, "answers differ"
                     else:
-                        verdict, reason = "PASS", "answers agree"
-                    scored = verdict in ("PASS", "FAIL")
+                        verdict, reason = Verdict.PASS, "answers agree"
+                    scored = verdict in (Verdict.PASS, Verdict.FAIL)
                     delta = rng.gauss(-rel_noise, rel_noise + 0.02) if scored else None
                     similarity = min(1.0, max(0.0, rng.gauss(0.9 - rel_noise, 0.05)))
                     answer = str(s % 17)
-                    followup_answer = answer if verdict == "PASS" else str((s + 1) % 17)
-                    rows.append(
-                        (
-                            f"c{case_no:08d}",
-                            f"run-{m}",
-                            sample_id,
-                            relation_id,
-                            family,
-                            side,
-                            "problem",
-                            0,
-                            r,
-                            model,
-                            "reasoning",
-                            samples[s][1],
-                            samples[s][1] if scored else None,
-                            "Solve step by step. " + samples[s][1],
-                            "Solve step by step. " + samples[s][1],
-                            f"Step 1: think. Step 2: compute. Final answer: {answer}",
-                            f"Step 1: think. Step 2: compute. Final answer: {followup_answer}"
+                    followup_answer = answer if verdict == Verdict.PASS else str((s + 1) % 17)
+                    problem = sample.fields["problem"]
+                    batch.append(
+                        Case(
+                            id=f"c{case_no:08d}",
+                            run_id=f"run-{m}",
+                            sample_id=sample_id,
+                            relation_id=relation_id,
+                            family=family,
+                            side=side,
+                            target="problem",
+                            followup_index=0,
+                            repeat_index=r,
+                            model=model,
+                            task_id="reasoning",
+                            source_input=sample.fields,
+                            followup_input=sample.fields if scored else None,
+                            source_prompt="Solve step by step. " + problem,
+                            followup_prompt="Solve step by step. " + problem,
+                            source_output=f"Step 1: think. Step 2: compute. Final answer: {answer}",
+                            followup_output="Step 1: think. Step 2: compute. "
+                            f"Final answer: {followup_answer}"
                             if scored
                             else None,
-                            answer,
-                            followup_answer if scored else None,
-                            verdict,
-                            "semantic_similar",
-                            similarity if scored else None,
-                            reason,
-                            "{}",
-                            0.6 if scored else None,
-                            0.6 + delta if scored else None,
-                            delta,
-                            similarity if scored else None,
-                            None,
-                            f"2026-11-0{m + 1}T10:{(case_no // 60000) % 60:02d}:00+00:00",
+                            source_answer=answer,
+                            followup_answer=followup_answer if scored else None,
+                            verdict=verdict,
+                            oracle="semantic_similar",
+                            value=similarity if scored else None,
+                            reason=reason,
+                            score_source=0.6 if scored else None,
+                            score_followup=0.6 + delta if scored else None,
+                            delta=delta,
+                            output_similarity=similarity if scored else None,
+                            created_at=f"2026-11-0{m + 1}T10:{(case_no // 60000) % 60:02d}:00+00:00",
                         )
                     )
-    columns = (
-        "id, run_id, sample_id, relation_id, family, side, target, followup_index, repeat_index, "
-        "model, task_id, source_input, followup_input, source_prompt, followup_prompt, "
-        "source_output, followup_output, source_answer, followup_answer, verdict, oracle, value, "
-        "reason, details, score_source, score_followup, delta, output_similarity, trace_sim, "
-        "created_at"
-    )
-    with store.db.atomic():
-        store.conn.executemany(
-            "INSERT INTO samples (id, fields, reference, reference_steps, meta) "
-            "VALUES (?, ?, ?, ?, ?)",
-            samples,
-        )
-        store.conn.executemany(
-            "INSERT INTO runs (id, created_at, status, endpoint_name, model, task_id, config) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            runs,
-        )
-        store.conn.executemany(
-            f"INSERT INTO cases ({columns}) VALUES ({', '.join('?' * 30)})", rows
-        )
-    store.db.execute("ANALYZE")
+                    if len(batch) >= BATCH:
+                        store.record_cases(batch)
+                        batch = []
+    store.record_cases(batch)
+    store.refresh_statistics()
     return store
 
 

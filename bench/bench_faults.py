@@ -1,4 +1,4 @@
-"""Faults and resume (SPEC §9): 30% of calls fail (429 with Retry-After / 500), then a kill -9.
+"""Faults and resume: 30% of calls fail (429 with Retry-After / 500), then a kill -9.
 
 (Timeouts are covered by tests/test_runner.py, where the client timeout can be set low.)
 

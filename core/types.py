@@ -1,12 +1,14 @@
-"""Small shared value types: the vocabulary of every layer (endpoint, sample, completion, verdict)."""
+"""Small shared value types: the vocabulary of every layer (endpoint, sample, completion, verdict,
+case)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 
 class Verdict(StrEnum):
@@ -144,6 +146,97 @@ class OracleResult:
     value: float | None = None
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Case:
+    """One recorded case: a row of the ``cases`` table, with its JSON columns as Python values.
+
+    The runner builds these; ``Store.record_cases`` writes them (``to_row``) and the typed
+    readers decode them (``from_row``), so a case's columns are encoded and decoded in one place.
+    ``created_at`` is filled in when the case is recorded; ``original_verdict`` is set only when a
+    Triage threshold later recomputes the verdict.
+    """
+
+    id: str
+    run_id: str
+    sample_id: str
+    relation_id: str
+    family: str
+    side: str | None = None  # AgentDiff: meaning / presentation
+    target: str
+    followup_index: int
+    repeat_index: int
+    model: str
+    task_id: str
+    source_input: dict[str, Any]
+    followup_input: dict[str, Any] | None = None
+    source_prompt: str | None = None
+    followup_prompt: str | None = None
+    source_output: str | None = None
+    followup_output: str | None = None
+    source_answer: str | None = None
+    followup_answer: str | None = None
+    verdict: Verdict
+    oracle: str | None = None
+    value: float | None = None
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    score_source: float | None = None
+    score_followup: float | None = None
+    delta: float | None = None
+    output_similarity: float | None = None
+    trace_sim: float | None = None
+    created_at: str | None = None
+    original_verdict: Verdict | None = None
+
+    # Columns stored as JSON text.
+    JSON_COLUMNS: ClassVar[tuple[str, ...]] = ("source_input", "followup_input", "details")
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        """The ``cases`` table's columns, in table order."""
+        return _CASE_COLUMNS
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Case:
+        """Decode a ``cases`` row (JSON columns as text, as SQLite returns them).
+
+        Columns left out take their defaults, and JSON columns that are already Python values are
+        kept, so a mapping of Python values (an importer's case) decodes the same way. Unknown
+        keys are an error: they would have no column to go to.
+        """
+        known = set(cls.columns())
+        unknown = sorted(set(row) - known)
+        if unknown:
+            raise ValueError(f"not columns of a case: {', '.join(unknown)}")
+        values = dict(row)
+        for column in cls.JSON_COLUMNS:
+            if isinstance(values.get(column), str):
+                values[column] = json.loads(values[column])
+        values["verdict"] = Verdict(values["verdict"])
+        if values.get("original_verdict") is not None:
+            values["original_verdict"] = Verdict(values["original_verdict"])
+        return cls(**values)
+
+    def to_row(self) -> dict[str, Any]:
+        """The ``cases`` row: JSON columns encoded (sorted keys, UTF-8 kept), verdicts as text."""
+        row = {column: getattr(self, column) for column in self.columns()}
+        for column in self.JSON_COLUMNS:
+            if row[column] is not None:
+                row[column] = json_text(row[column])
+        row["verdict"] = self.verdict.value
+        if self.original_verdict is not None:
+            row["original_verdict"] = self.original_verdict.value
+        return row
+
+
+_CASE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Case))
+
+
+def json_text(obj: Any) -> str:
+    """The JSON text stored in the database: sorted keys, non-ASCII kept as is."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
 
 
 def content_hash(obj: Any) -> str:

@@ -357,7 +357,5 @@ def parse_specs(text: str) -> list[dict[str, Any]]:
 def import_specs(store: Store, text: str) -> list[str]:
     """Import custom relations from JSON: all valid → all written (one transaction), else none."""
     specs = parse_specs(text)
-    with store.db.atomic():
-        for spec in specs:
-            store.save_custom_relation(spec["id"], spec)
+    store.save_custom_relations(specs)
     return [spec["id"] for spec in specs]

@@ -55,10 +55,12 @@ def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class CaseFilter:
-    """Which cases an analysis looks at. ``None`` means "any"; an empty tuple matches nothing.
+    """Which cases a query looks at. ``None`` means "any"; an empty tuple matches nothing.
 
-    ``date_from`` / ``date_to`` are inclusive calendar dates (``YYYY-MM-DD`` or ``date``) on the
-    *run's* start time (``runs.created_at``, UTC), so a run is either wholly in or wholly out.
+    The one builder of WHERE clauses over ``cases``: the analysis verbs, ``cases_for`` and the
+    Triage verbs all filter through it. ``date_from`` / ``date_to`` are inclusive calendar dates
+    (``YYYY-MM-DD`` or ``date``) on the *run's* start time (``runs.created_at``, UTC), so a run is
+    either wholly in or wholly out.
     """
 
     run_ids: tuple[str, ...] | None = None
@@ -67,6 +69,8 @@ class CaseFilter:
     relations: tuple[str, ...] | None = None
     date_from: str | None = None
     date_to: str | None = None
+    verdicts: tuple[str, ...] | None = None
+    case_ids: tuple[str, ...] | None = None
 
     @classmethod
     def make(
@@ -77,6 +81,8 @@ class CaseFilter:
         relations: Iterable[str] | None = None,
         date_from: str | date | None = None,
         date_to: str | date | None = None,
+        verdicts: Iterable[str] | None = None,
+        case_ids: Iterable[str] | None = None,
     ) -> CaseFilter:
         """Build a filter from any iterables / dates (normalised so it is hashable for caches)."""
         return cls(
@@ -86,6 +92,8 @@ class CaseFilter:
             relations=_as_tuple(relations),
             date_from=str(date_from) if date_from else None,
             date_to=str(date_to) if date_to else None,
+            verdicts=None if verdicts is None else tuple(str(v) for v in verdicts),
+            case_ids=_as_tuple(case_ids),
         )
 
     def with_relations(self, relations: Iterable[str] | None) -> CaseFilter:
@@ -102,22 +110,35 @@ class CaseFilter:
             "date_to": self.date_to,
         }
 
-    def where(self, extra: Iterable[str] = ()) -> tuple[str, list[Any]]:
-        """``WHERE …`` (or "") over the bare ``cases`` table, with its parameters."""
+    def where(self, extra: Iterable[str] = (), *, alias: str = "") -> tuple[str, list[Any]]:
+        """``WHERE …`` (or "") over ``cases``, with its parameters.
+
+        ``alias`` names the cases table in the query (``"c"`` → ``c.run_id IN …``). ``extra``
+        clauses are appended last, so their parameters follow the filter's.
+        """
+        clauses, params = self.conditions(alias=alias)
+        clauses.extend(extra)
+        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    def conditions(self, *, alias: str = "") -> tuple[list[str], list[Any]]:
+        """The filter's conditions (to be joined with AND) and their parameters."""
+        prefix = f"{alias}." if alias else ""
         clauses: list[str] = []
         params: list[Any] = []
         for column, values in (
             ("run_id", self.run_ids),
+            ("verdict", self.verdicts),
             ("model", self.models),
             ("task_id", self.tasks),
             ("relation_id", self.relations),
+            ("id", self.case_ids),
         ):
             if values is None:
                 continue
             if not values:
                 clauses.append("0")
                 continue
-            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+            clauses.append(f"{prefix}{column} IN ({','.join('?' * len(values))})")
             params.extend(values)
         if self.date_from or self.date_to:
             run_clauses = []
@@ -127,9 +148,10 @@ class CaseFilter:
             if self.date_to:
                 run_clauses.append("created_at < ?")
                 params.append((_day(self.date_to) + timedelta(days=1)).isoformat())
-            clauses.append(f"run_id IN (SELECT id FROM runs WHERE {' AND '.join(run_clauses)})")
-        clauses.extend(extra)
-        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+            clauses.append(
+                f"{prefix}run_id IN (SELECT id FROM runs WHERE {' AND '.join(run_clauses)})"
+            )
+        return clauses, params
 
 
 def _day(value: str | date) -> date:
@@ -160,21 +182,23 @@ def _select_group(by: tuple[str, ...]) -> tuple[str, str]:
 class AnalysisQueries:
     """Aggregation verbs; every query groups in SQL rather than loading rows into pandas."""
 
-    db: Database  # provided by Store, as is ``query(sql, params) -> list[dict]``
+    _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
 
     # ------------------------------------------------------------ options & counts
 
     def filter_options(self) -> dict[str, Any]:
         """Distinct values for the filter widgets: runs, models, tasks, relations, date bounds."""
-        runs = self.query(
+        runs = self._query(
             "SELECT id, created_at, status, model, task_id, endpoint_name, dataset "
             "FROM runs ORDER BY created_at DESC, id"
         )
-        models = [r["model"] for r in self.query("SELECT DISTINCT model FROM cases ORDER BY 1")]
-        tasks = [r["task_id"] for r in self.query("SELECT DISTINCT task_id FROM cases ORDER BY 1")]
-        relation_rows = self.query("SELECT DISTINCT relation_id FROM cases ORDER BY 1")
+        models = [r["model"] for r in self._query("SELECT DISTINCT model FROM cases ORDER BY 1")]
+        tasks = [r["task_id"] for r in self._query("SELECT DISTINCT task_id FROM cases ORDER BY 1")]
+        relation_rows = self._query("SELECT DISTINCT relation_id FROM cases ORDER BY 1")
         relations = [r["relation_id"] for r in relation_rows]
-        bounds = self.query("SELECT min(created_at) AS first, max(created_at) AS last FROM runs")[0]
+        (bounds,) = self._query(
+            "SELECT min(created_at) AS first, max(created_at) AS last FROM runs"
+        )
         return {
             "runs": runs,
             "models": models,
@@ -187,7 +211,7 @@ class AnalysisQueries:
     def count_cases(self, flt: CaseFilter | None = None) -> int:
         """Number of cases matching the filter."""
         where, params = (flt or CaseFilter()).where()
-        return self.db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
+        return self._db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
 
     # ------------------------------------------------------------ verdicts, Δ and similarity
 
@@ -206,7 +230,7 @@ class AnalysisQueries:
         select, group = _select_group(by)
         where, params = flt.where()
         # Kept lean on purpose: every aggregate here is evaluated for each of up to 500k rows.
-        rows = self.query(
+        rows = self._query(
             f"SELECT {select}count(*) AS n, "
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
             "sum(verdict = 'ERROR') AS n_error, "
@@ -221,7 +245,7 @@ class AnalysisQueries:
         where_skip, params_skip = flt.where(["verdict = 'SKIP'", "reason LIKE 'invalid_followup%'"])
         invalid = {
             tuple(r[c] for c in by): r["n"]
-            for r in self.query(
+            for r in self._query(
                 f"SELECT {select}count(*) AS n FROM cases {where_skip} {group}", params_skip
             )
         }
@@ -272,7 +296,7 @@ class AnalysisQueries:
                 "total(CASE WHEN relation_id <> ? THEN abs(d) < ? END) AS n_stable_excl_identity"
             )
             args += [identity, identity, identity, threshold]
-        rows = self.query(f"{sql} FROM cells {group}", args)
+        rows = self._query(f"{sql} FROM cells {group}", args)
         out = []
         for row in rows:
             if not row["n_cells"]:
@@ -294,7 +318,7 @@ class AnalysisQueries:
     def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
         """(model, relation_id, cell Δ) for every cell with a Δ (input to the statistical tests)."""
         where, params = (flt or CaseFilter()).where(["delta IS NOT NULL"])
-        return self.db.execute(
+        return self._db.execute(
             "SELECT model, relation_id, avg(delta) FROM cases "
             f"{where} GROUP BY model, relation_id, task_id, sample_id",
             params,
@@ -312,11 +336,11 @@ class AnalysisQueries:
             raise ValueError(f"no distribution for column {column!r}")
         flt = flt or CaseFilter()
         where, params = flt.where([f"{column} IS NOT NULL"])
-        total = self.db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
+        total = self._db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
         stride = max(1, -(-total // max_rows)) if max_rows else 1
         extra = [f"{column} IS NOT NULL"] + ([f"rowid % {stride} = 0"] if stride > 1 else [])
         where, params = flt.where(extra)
-        rows = self.db.execute(
+        rows = self._db.execute(
             f"SELECT model, relation_id, {column} FROM cases {where}", params
         ).fetchall()
         return rows, stride
@@ -358,7 +382,7 @@ class AnalysisQueries:
             f"FROM diffs {group}"
         )
         out = []
-        for row in self.query(sql, params):
+        for row in self._query(sql, params):
             n, gap = row.pop("n_originals"), row.pop("gap")
             mean_sq = row.pop("mean_sq")
             n_meaning, n_presentation = int(row["n_meaning"]), int(row["n_presentation"])
@@ -386,7 +410,7 @@ class AnalysisQueries:
 
     def meta_keys(self) -> list[str]:
         """Keys present in samples.meta (e.g. category, difficulty), most common first."""
-        rows = self.query(
+        rows = self._query(
             "SELECT j.key AS key, count(*) AS n FROM samples, json_each(samples.meta) AS j "
             "WHERE json_valid(samples.meta) AND j.type IN ('text', 'integer', 'real') "
             "GROUP BY j.key ORDER BY n DESC, j.key"
@@ -428,7 +452,7 @@ class AnalysisQueries:
             "FROM per_cell c LEFT JOIN sample_values v ON v.id = c.sample_id "
             f"GROUP BY {group} ORDER BY {group}"
         )
-        rows = self.query(sql, [*params, key])
+        rows = self._query(sql, [*params, key])
         for row in rows:
             for column in ("n_pass", "n_fail", "n_error", "n_changed", "n_answered"):
                 row[column] = int(row[column] or 0)
@@ -467,7 +491,7 @@ class AnalysisQueries:
             "CASE verdict WHEN 'FAIL' THEN 0 WHEN 'ERROR' THEN 1 WHEN 'SKIP' THEN 2 ELSE 3 END, "
             "sample_id, followup_index, repeat_index, id"
         )
-        return self.query(
+        return self._query(
             f"SELECT {DRILLDOWN_COLUMNS} FROM cases {where} ORDER BY {order} LIMIT {int(limit)}",
             [*params, *params_extra],
         )
@@ -478,7 +502,7 @@ class AnalysisQueries:
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
         where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL"])
-        return self.query(
+        return self._query(
             "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
             "source_answer, followup_answer, delta, output_similarity, details "
             f"FROM cases {where} ORDER BY id LIMIT {int(limit)}",
@@ -490,7 +514,7 @@ class AnalysisQueries:
     ) -> Iterator[dict[str, Any]]:
         """Stream matching cases (in a stable order) without holding them all in memory."""
         where, params = (flt or CaseFilter()).where()
-        cursor = self.db.conn.execute(
+        cursor = self._db.conn.execute(
             f"SELECT {columns} FROM cases {where} "
             "ORDER BY model, task_id, relation_id, sample_id, followup_index, repeat_index, id",
             params,

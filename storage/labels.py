@@ -4,17 +4,20 @@ A label is never edited or deleted: ``undo_label`` appends a ``retracted`` entry
 column names the label it cancels. The *current* label of a case for one labeler is their latest
 label (by time, then insertion order) that no retraction cancels; the current label of a case is
 the latest of those over all labelers. Both are plain SQL (the CTEs below), so the queue, the
-progress bars and the false-positive rates are computed by SQLite.
+progress bars and the counts behind the false-positive rates are computed by SQLite (the rates
+themselves by the engine, ``app.triage``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from app.proportions import wilson_interval
+from core.thresholds import threshold_rule
 from core.types import Label
+from storage.analysis import CaseFilter
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -54,32 +57,9 @@ current_by_case AS (
 _QUEUE_ORDER = "c.run_id, c.relation_id, c.sample_id, c.followup_index, c.repeat_index, c.id"
 
 
-# When a stored value is a violation under threshold ``?`` — the oracles' comparisons
-# (relations/oracles.py), mirrored by app.triage.threshold_verdict and tested against it.
-THRESHOLD_FAIL_SQL: dict[str, str] = {
-    "semantic_similar": "c.value < ?",
-    "semantic_different": "c.value >= ?",
-    "numeric_within": "c.value > ? + 1e-12",
-}
-
-
 def label_timestamp() -> str:
     """UTC ISO time with microseconds, so labels made within one second still sort correctly."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def _in_filter(**columns: Iterable[Any] | None) -> tuple[list[str], list[Any]]:
-    """``c.<column> IN (...)`` conditions on ``cases c`` for each filter given (None = any)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for column, values in columns.items():
-        if values is None:
-            continue
-        values = list(values)
-        # An empty selection matches nothing (not everything).
-        clauses.append(f"c.{column} IN ({','.join('?' * len(values))})" if values else "0")
-        params.extend(values)
-    return clauses, params
 
 
 def _where(clauses: list[str]) -> str:
@@ -94,17 +74,13 @@ def _numeric_tasks_clause(numeric_tasks: Iterable[str] | None) -> tuple[str, lis
     return f"AND (c.oracle != 'numeric_within' OR c.task_id IN ({marks}))", tasks
 
 
-def _ratio(numerator: int, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
-
-
 class LabelVerbs:
-    """Triage verbs: add/undo labels, the queue, progress, false-positive rates, verdict changes.
+    """Triage verbs: add/undo labels, the queue, progress, false-positive counts, verdict changes.
 
-    Mixed into ``Store``: relies on its ``db`` and ``query``.
+    Mixed into ``Store``: relies on its private ``_db``, ``_query`` and ``_write``.
     """
 
-    db: Database
+    _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
 
     # ------------------------------------------------------------ writing labels
 
@@ -118,16 +94,18 @@ class LabelVerbs:
         label = str(label)
         if label not in LABELS:
             raise ValueError(f"unknown label {label!r}; expected one of {', '.join(LABELS)}")
-        rows = self.query(
-            "SELECT verdict, original_verdict FROM cases WHERE id = ?",
-            [case_id],
-        )
-        if not rows:
-            raise ValueError(f"unknown case {case_id!r}")
-        if "FAIL" not in (rows[0]["verdict"], rows[0]["original_verdict"]):
-            raise ValueError(f"case {case_id!r} is {rows[0]['verdict']}: only FAILs are labeled")
-        with self.db.atomic():
-            cursor = self.db.execute(
+        with self._write():
+            rows = self._query(
+                "SELECT verdict, original_verdict FROM cases WHERE id = ?",
+                [case_id],
+            )
+            if not rows:
+                raise ValueError(f"unknown case {case_id!r}")
+            if "FAIL" not in (rows[0]["verdict"], rows[0]["original_verdict"]):
+                raise ValueError(
+                    f"case {case_id!r} is {rows[0]['verdict']}: only FAILs are labeled"
+                )
+            cursor = self._db.execute(
                 "INSERT INTO labels (case_id, label, note, labeler, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 [case_id, label, (note or "").strip(), (labeler or "").strip(), label_timestamp()],
@@ -141,15 +119,15 @@ class LabelVerbs:
         again cancels the label before it (a stack); the history keeps every entry.
         """
         labeler = (labeler or "").strip()
-        with self.db.atomic():
-            current = self.query(
+        with self._write():
+            current = self._query(
                 f"WITH {_CURRENT_BY_LABELER} "
                 "SELECT * FROM current_by_labeler WHERE case_id = ? AND labeler = ?",
                 [case_id, labeler],
             )
             if not current:
                 return None
-            self.db.execute(
+            self._db.execute(
                 "INSERT INTO labels (case_id, label, note, labeler, created_at, retracts) "
                 "VALUES (?, 'retracted', ?, ?, ?, ?)",
                 [case_id, (note or "").strip(), labeler, label_timestamp(), current[0]["id"]],
@@ -172,11 +150,11 @@ class LabelVerbs:
         Rows: id, case_id, labeler, label, note, created_at.
         """
         source = "current_by_labeler" if (per_labeler or labeler is not None) else "current_by_case"
-        clauses, params = _in_filter(run_id=run_ids, id=case_ids)
+        clauses, params = CaseFilter.make(run_ids=run_ids, case_ids=case_ids).conditions(alias="c")
         if labeler is not None:
             clauses.append("cl.labeler = ?")
             params.append(labeler)
-        return self.query(
+        return self._query(
             f"WITH {_CURRENT_BY_LABELER}, {_CURRENT_BY_CASE} "
             f"SELECT cl.* FROM {source} cl CROSS JOIN cases c ON c.id = cl.case_id {_where(clauses)} "
             "ORDER BY cl.case_id, cl.labeler",
@@ -190,7 +168,7 @@ class LabelVerbs:
 
     def label_history(self, case_id: str) -> list[dict[str, Any]]:
         """Every entry for a case, oldest first, with ``cancelled`` = a later undo retracted it."""
-        rows = self.query(
+        rows = self._query(
             "SELECT l.id, l.case_id, l.label, l.note, l.labeler, l.created_at, l.retracts, "
             "EXISTS (SELECT 1 FROM labels r WHERE r.retracts = l.id) AS cancelled "
             "FROM labels l WHERE l.case_id = ? ORDER BY l.created_at, l.id",
@@ -202,11 +180,11 @@ class LabelVerbs:
 
     def has_labels(self) -> bool:
         """Whether anyone has labeled anything yet (cheap: stops at the first row)."""
-        return self.db.execute("SELECT 1 FROM labels LIMIT 1").fetchone() is not None
+        return self._db.execute("SELECT 1 FROM labels LIMIT 1").fetchone() is not None
 
     def last_labeler(self) -> str | None:
         """The labeler of the most recent entry (to prefill the name field)."""
-        rows = self.query(
+        rows = self._query(
             "SELECT labeler FROM labels WHERE labeler != '' "
             "ORDER BY created_at DESC, id DESC LIMIT 1"
         )
@@ -214,7 +192,7 @@ class LabelVerbs:
 
     def labelers(self) -> list[str]:
         """Everyone who has labeled something, sorted."""
-        rows = self.query("SELECT DISTINCT labeler FROM labels WHERE labeler != '' ORDER BY 1")
+        rows = self._query("SELECT DISTINCT labeler FROM labels WHERE labeler != '' ORDER BY 1")
         return [row["labeler"] for row in rows]
 
     def all_labels(self, run_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
@@ -223,8 +201,8 @@ class LabelVerbs:
         A retraction carries ``retracts_created_at``: the time of the label it cancels, which
         identifies that label across databases (ids do not).
         """
-        clauses, params = _in_filter(run_id=run_ids)
-        return self.query(
+        clauses, params = CaseFilter.make(run_ids=run_ids).conditions(alias="c")
+        return self._query(
             "SELECT l.case_id, c.run_id, c.model, c.relation_id, l.labeler, l.label, l.note, "
             "l.created_at, t.created_at AS retracts_created_at "
             "FROM labels l CROSS JOIN cases c ON c.id = l.case_id "
@@ -240,11 +218,11 @@ class LabelVerbs:
         transaction; raises ValueError (and writes nothing) if a retraction's target is missing.
         """
         inserted = 0
-        with self.db.atomic():
+        with self._write():
             for row in rows:
                 retracts = None
                 if row["label"] == RETRACTED:
-                    target = self.query(
+                    target = self._query(
                         "SELECT l.id FROM labels l WHERE l.case_id = ? AND l.labeler = ? "
                         "AND l.created_at = ? AND l.label != 'retracted' "
                         "AND NOT EXISTS (SELECT 1 FROM labels r WHERE r.retracts = l.id) "
@@ -257,7 +235,7 @@ class LabelVerbs:
                             f"at a label at {row['retracts_created_at']} that does not exist"
                         )
                     retracts = target[0]["id"]
-                self.db.execute(
+                self._db.execute(
                     "INSERT INTO labels (case_id, label, note, labeler, created_at, retracts) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     [
@@ -282,9 +260,10 @@ class LabelVerbs:
         relation_ids: Iterable[str] | None,
     ) -> tuple[str, list[Any]]:
         """Conditions on ``cases c`` (without WHERE) selecting the FAILs of the filters."""
-        clauses, params = _in_filter(
-            verdict=["FAIL"], run_id=run_ids, model=models, task_id=tasks, relation_id=relation_ids
+        flt = CaseFilter.make(
+            run_ids=run_ids, models=models, tasks=tasks, relations=relation_ids, verdicts=["FAIL"]
         )
+        clauses, params = flt.conditions(alias="c")
         return " AND ".join(clauses), params
 
     def triage_queue(
@@ -324,7 +303,7 @@ class LabelVerbs:
             )
             params.append(labeled_by)
         where = " AND ".join([conditions, *extra])
-        rows = self.db.execute(
+        rows = self._db.execute(
             f"WITH {_CURRENT_BY_LABELER} SELECT c.id FROM cases c WHERE {where} "
             f"ORDER BY {_QUEUE_ORDER}",
             params,
@@ -336,18 +315,18 @@ class LabelVerbs:
         n_fail), models, tasks and relations that have FAIL cases."""
         # Per run from the (run_id, relation_id, verdict) index; models and tasks from the runs.
         fails = dict(
-            self.db.execute(
+            self._db.execute(
                 "SELECT run_id, count(*) FROM cases WHERE verdict = 'FAIL' GROUP BY run_id"
             ).fetchall()
         )
         runs = [
             {**run, "n_fail": fails[run["id"]]}
-            for run in self.query(
+            for run in self._query(
                 "SELECT id, model, task_id, created_at FROM runs ORDER BY created_at DESC, id"
             )
             if run["id"] in fails
         ]
-        relations = self.db.execute(
+        relations = self._db.execute(
             "SELECT DISTINCT relation_id FROM cases WHERE verdict = 'FAIL' ORDER BY 1"
         ).fetchall()
         return {
@@ -388,7 +367,7 @@ class LabelVerbs:
         conditions, filter_params = self._fail_filter(run_ids, models, tasks, relation_ids)
         # Totals come from the cases indexes; label counts from the (small) labels side joined
         # to cases by primary key — never a join of every case against the labels.
-        totals = self.query(
+        totals = self._query(
             f"SELECT c.relation_id, count(*) AS total FROM cases c WHERE {conditions} "
             "GROUP BY c.relation_id ORDER BY c.relation_id",
             filter_params,
@@ -397,7 +376,7 @@ class LabelVerbs:
         counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
         labeled = {
             row["relation_id"]: row
-            for row in self.query(
+            for row in self._query(
                 prefix + f"SELECT c.relation_id, count(*) AS labeled, {counts} "
                 f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id WHERE {conditions} "
                 "GROUP BY c.relation_id",
@@ -412,9 +391,9 @@ class LabelVerbs:
             "by_relation": rows,
         }
 
-    # ------------------------------------------------------------ false-positive rates
+    # ------------------------------------------------------------ false-positive counts
 
-    def false_positive_rates(
+    def false_positive_counts(
         self,
         run_ids: Iterable[str] | None = None,
         *,
@@ -423,76 +402,51 @@ class LabelVerbs:
         labeler: str | None = None,
         by_model: bool = True,
     ) -> list[dict[str, Any]]:
-        """Per model × relation (or per relation): how many labeled FAILs are false positives.
+        """Per model × relation (or per relation, ``model`` None): PASS/FAIL counts and how many
+        FAILs currently carry each label (of ``labeler``, or anyone's).
 
-        fp_rate = (fp_invalid_followup + fp_oracle) / labeled FAILs, ``unsure`` excluded from both,
-        with a Wilson 95% interval; violation_rate = FAIL / (PASS + FAIL); and
-        confirmed_violation_rate = violation_rate × (1 − fp_rate) (None while nothing is labeled).
+        Rows: relation_id, model, n_pass, n_fail, confirmed, fp_invalid_followup, fp_oracle,
+        unsure — groups with at least one PASS or FAIL, by relation then model. The rates are
+        the engine's (``app.triage.false_positive_rates``).
         """
-        clauses, filter_params = _in_filter(run_id=run_ids, model=models, relation_id=relation_ids)
+        flt = CaseFilter.make(run_ids=run_ids, models=models, relations=relation_ids)
+        where, filter_params = flt.where(alias="c")
         group = "c.model, c.relation_id" if by_model else "c.relation_id"
         model_column = "c.model" if by_model else "NULL"
         # No verdict condition in WHERE: unfiltered, SQLite then scans the covering
         # (model, relation_id, verdict) index instead of looking up every PASS/FAIL row.
-        rows = self.query(
+        rows = self._query(
             f"SELECT c.relation_id, {model_column} AS model, "
             "coalesce(sum(c.verdict = 'PASS'), 0) AS n_pass, "
             "coalesce(sum(c.verdict = 'FAIL'), 0) AS n_fail "
-            f"FROM cases c {_where(clauses)} GROUP BY {group} HAVING n_pass + n_fail > 0 "
+            f"FROM cases c {where} GROUP BY {group} HAVING n_pass + n_fail > 0 "
             f"ORDER BY c.relation_id, {model_column}",
             filter_params,
         )
         # Labels are few: count them from the labels side (cases joined by primary key;
         # CROSS JOIN makes SQLite keep that order).
         prefix, params = self._chosen_labels(labeler)
-        fail_clauses, fail_params = _in_filter(
-            verdict=["FAIL"], run_id=run_ids, model=models, relation_id=relation_ids
-        )
+        fail_where, fail_params = replace(flt, verdicts=("FAIL",)).where(alias="c")
         counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
         label_counts = {
             (row["relation_id"], row["model"]): row
-            for row in self.query(
+            for row in self._query(
                 prefix + f"SELECT c.relation_id, {model_column} AS model, {counts} "
-                f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id {_where(fail_clauses)} "
+                f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id {fail_where} "
                 f"GROUP BY {group}",
                 params + fail_params,
             )
         }
         empty = dict.fromkeys(LABELS, 0)
-        rows = [
+        return [
             {**row, **label_counts.get((row["relation_id"], row["model"]), empty)} for row in rows
         ]
-        out = []
-        for row in rows:
-            false_positives = sum(row[label] for label in FALSE_POSITIVE_LABELS)
-            labeled = false_positives + row[Label.CONFIRMED.value]
-            fp_rate = _ratio(false_positives, labeled)
-            low, high = wilson_interval(false_positives, labeled)
-            violation_rate = _ratio(row["n_fail"], row["n_pass"] + row["n_fail"])
-            confirmed = (
-                violation_rate * (1 - fp_rate)
-                if violation_rate is not None and fp_rate is not None
-                else None
-            )
-            out.append(
-                {
-                    **row,
-                    "labeled": labeled,
-                    "false_positives": false_positives,
-                    "fp_rate": fp_rate,
-                    "fp_ci_low": low,
-                    "fp_ci_high": high,
-                    "violation_rate": violation_rate,
-                    "confirmed_violation_rate": confirmed,
-                }
-            )
-        return out
 
     # ------------------------------------------------------------ thresholds & verdict changes
 
     def set_threshold_override(self, relation_id: str, threshold: float) -> None:
-        with self.db.atomic():
-            self.db.execute(
+        with self._write():
+            self._db.execute(
                 "INSERT OR REPLACE INTO threshold_overrides (relation_id, threshold, created_at) "
                 "VALUES (?, ?, ?)",
                 [relation_id, float(threshold), label_timestamp()],
@@ -513,11 +467,14 @@ class LabelVerbs:
         """
         oracles = list(oracles)
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
-        return self.query(
+        flt = CaseFilter.make(relations=[relation_id], verdicts=["PASS", "FAIL"])
+        where, params = flt.where(
+            ["c.value IS NOT NULL", f"c.oracle IN ({','.join('?' * len(oracles))})"], alias="c"
+        )
+        return self._query(
             "SELECT c.id, c.oracle, c.value, c.verdict, c.reason FROM cases c "
-            "WHERE c.verdict IN ('PASS', 'FAIL') AND c.relation_id = ? AND c.value IS NOT NULL "
-            f"AND c.oracle IN ({','.join('?' * len(oracles))}) {numeric_clause} ORDER BY c.id",
-            [relation_id, *oracles, *numeric_params],
+            f"{where} {numeric_clause} ORDER BY c.id",
+            [*params, *oracles, *numeric_params],
         )
 
     def count_threshold_flips(
@@ -529,13 +486,14 @@ class LabelVerbs:
         numeric_tasks: Iterable[str] | None = None,
     ) -> int:
         """How many stored PASS/FAIL verdicts of the relation a new threshold would flip."""
-        fails = THRESHOLD_FAIL_SQL[oracle]
+        fails = threshold_rule(oracle).fail_sql("c.value")
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
-        row = self.db.execute(
-            "SELECT count(*) FROM cases c WHERE c.verdict IN ('PASS', 'FAIL') "
-            "AND c.relation_id = ? AND c.oracle = ? AND c.value IS NOT NULL "
+        flt = CaseFilter.make(relations=[relation_id], verdicts=["PASS", "FAIL"])
+        where, params = flt.where(["c.oracle = ?", "c.value IS NOT NULL"], alias="c")
+        row = self._db.execute(
+            f"SELECT count(*) FROM cases c {where} "
             f"{numeric_clause} AND (c.verdict = 'FAIL') != ({fails})",
-            [relation_id, oracle, *numeric_params, threshold],
+            [*params, oracle, *numeric_params, threshold],
         ).fetchone()
         return int(row[0])
 
@@ -551,9 +509,10 @@ class LabelVerbs:
         (``numeric_tasks`` as in ``threshold_cases``)."""
         oracles = list(oracles)
         prefix, params = self._chosen_labels(labeler)
-        clauses, filter_params = _in_filter(verdict=["PASS", "FAIL"], run_id=run_ids)
+        flt = CaseFilter.make(run_ids=run_ids, verdicts=["PASS", "FAIL"])
+        clauses, filter_params = flt.conditions(alias="c")
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
-        return self.query(
+        return self._query(
             prefix
             + "SELECT c.id, c.relation_id, c.oracle, c.value, c.verdict, c.details, ch.label "
             f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id {_where(clauses)} "
@@ -570,7 +529,7 @@ class LabelVerbs:
             "coalesce(json_extract(details, '$.theta'), json_extract(details, '$.eps'), "
             "json_extract(details, '$.threshold'))"
         )
-        rows = self.query(
+        rows = self._query(
             f"SELECT {recorded} AS threshold, count(*) AS n FROM cases "
             "WHERE verdict IN ('PASS', 'FAIL') AND relation_id = ? AND oracle = ? "
             "AND json_valid(details) "
@@ -585,16 +544,16 @@ class LabelVerbs:
         """Write recomputed verdicts, log them, keep the first automatic verdict, set the override.
 
         ``changes``: rows with id, old_verdict, new_verdict, old_reason, new_reason. One
-        transaction (a savepoint inside the caller's, if any).
+        transaction (part of the caller's, if any).
         """
         stamp = label_timestamp()
-        with self.db.atomic():
-            self.db.conn.executemany(
+        with self._write():
+            self._db.conn.executemany(
                 "UPDATE cases SET original_verdict = coalesce(original_verdict, verdict), "
                 "verdict = ?, reason = ? WHERE id = ?",
                 [(c["new_verdict"], c["new_reason"], c["id"]) for c in changes],
             )
-            self.db.conn.executemany(
+            self._db.conn.executemany(
                 "INSERT INTO verdict_history (case_id, relation_id, old_verdict, new_verdict, "
                 "old_reason, new_reason, threshold, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
@@ -613,9 +572,29 @@ class LabelVerbs:
             )
             self.set_threshold_override(relation_id, threshold)
 
+    def recompute_verdicts(
+        self,
+        relation_id: str,
+        oracles: Iterable[str],
+        threshold: float,
+        changes_for: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+        *,
+        numeric_tasks: Iterable[str] | None = None,
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Read the relation's ``threshold_cases``, let ``changes_for`` decide the new verdicts,
+        and ``record_verdict_changes`` — all in one write transaction, so no other writer can
+        change the cases between the read and the write. An exception from ``changes_for``
+        writes nothing. Returns (the cases considered, the changes written).
+        """
+        with self._write():
+            rows = self.threshold_cases(relation_id, oracles, numeric_tasks=numeric_tasks)
+            changes = changes_for(rows)
+            self.record_verdict_changes(relation_id, threshold, changes)
+        return rows, changes
+
     def verdict_history(self, case_id: str) -> list[dict[str, Any]]:
         """Threshold-driven verdict changes of a case, oldest first."""
-        return self.query(
+        return self._query(
             "SELECT * FROM verdict_history WHERE case_id = ? ORDER BY id",
             [case_id],
         )

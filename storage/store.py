@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,8 @@ from typing import Any
 import numpy as np
 from sqlite_utils import Database
 
-from core.types import Completion, Endpoint, Sample, content_hash
-from storage.analysis import AnalysisQueries
+from core.types import Case, Completion, Endpoint, Sample, content_hash, json_text
+from storage.analysis import AnalysisQueries, CaseFilter
 from storage.labels import LabelVerbs
 from storage.migrations import migrations
 from storage.report_verbs import ReportVerbs
@@ -35,55 +37,77 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
-
-
 class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
-    """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""
+    """SQLite store. ``Store(":memory:")`` for tests; a path for real use.
+
+    Everything outside ``storage/`` reads and writes through the verbs below and in the mixins;
+    the connection (``_db``), raw queries (``_query``) and write transactions (``_write``) are
+    private to the package.
+    """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
         path = default_db_path() if path is None else path
         self.path = str(path)
+        # One write transaction at a time per connection: a thread that finds another thread's
+        # transaction open must wait for it, not silently join it.
+        self._write_lock = threading.RLock()
         if read_only:
             # An extra reader for parallel scans: no migrations, no writes (WAL allows many).
             uri = f"file:{Path(path).resolve()}?mode=ro"
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
-            self.db = Database(conn)
+            self._db = Database(conn)
             return
         if self.path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         else:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self.db = Database(conn)
+        self._db = Database(conn)
         if self.path != ":memory:":
-            self.db.enable_wal()
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        migrations.apply(self.db)
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        return self.db.conn
-
-    # Private names for code inside storage/ (the public ``db``/``query``/``conn`` are going away).
-    @property
-    def _db(self) -> Database:
-        return self.db
+            self._db.enable_wal()
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        # Each migration runs in its own transaction (sqlite-utils' migration runner).
+        migrations.apply(self._db)
 
     def _query(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        return list(self.db.query(sql, params))
+        """Rows of a read query as dicts (storage-internal)."""
+        return list(self._db.query(sql, params))
 
-    def _write(self):
-        """A write transaction (becomes ``BEGIN IMMEDIATE``)."""
-        return self.db.atomic()
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """A write transaction that takes the write lock up front (``BEGIN IMMEDIATE``).
+
+        A deferred transaction that reads first and writes later can fail with "database is
+        locked" when another writer got in between; taking the lock at BEGIN makes it wait (up to
+        the connection's timeout) instead. Nested use joins the outer transaction, and so do
+        sqlite-utils' own helpers (they use savepoints inside an open transaction). An exception
+        rolls the whole transaction back. Other threads sharing this ``Store`` wait their turn.
+        """
+        conn = self._db.conn
+        with self._write_lock:
+            if conn.in_transaction:
+                yield
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                conn.rollback()
+                raise
+            try:
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
 
     def close(self) -> None:
-        self.db.conn.close()
+        self._db.conn.close()
 
-    def query(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        return list(self.db.query(sql, params))
+    def refresh_statistics(self) -> None:
+        """Run ``ANALYZE`` so the query planner knows the indexes' sizes (after a bulk load)."""
+        with self._write():
+            self._db.execute("ANALYZE")
 
     def parallel_reads(
         self, jobs: dict[str, Callable[[Store], Any]], workers: int = 2
@@ -118,14 +142,14 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
             "concurrency": endpoint.concurrency,
             "timeout_s": endpoint.timeout_s,
         }
-        with self.db.atomic():
-            self.db["endpoints"].upsert(
+        with self._write():
+            self._db["endpoints"].upsert(
                 {
                     "name": endpoint.name,
                     "base_url": endpoint.base_url,
                     "model": endpoint.model,
                     "api_key_env": endpoint.api_key_env,
-                    "params": _dumps(params),
+                    "params": json_text(params),
                     "embedded": int(endpoint.embedded),
                     "kind": endpoint.kind,
                     "created_at": now(),
@@ -134,16 +158,16 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
             )
 
     def endpoints(self) -> list[Endpoint]:
-        rows = self.query("SELECT * FROM endpoints ORDER BY name")
+        rows = self._query("SELECT * FROM endpoints ORDER BY name")
         return [self._endpoint(row) for row in rows]
 
     def endpoint(self, name: str) -> Endpoint | None:
-        rows = self.query("SELECT * FROM endpoints WHERE name = ?", [name])
+        rows = self._query("SELECT * FROM endpoints WHERE name = ?", [name])
         return self._endpoint(rows[0]) if rows else None
 
     def delete_endpoint(self, name: str) -> None:
-        with self.db.atomic():
-            self.db.execute("DELETE FROM endpoints WHERE name = ?", [name])
+        with self._write():
+            self._db.execute("DELETE FROM endpoints WHERE name = ?", [name])
 
     @staticmethod
     def _endpoint(row: dict[str, Any]) -> Endpoint:
@@ -160,49 +184,57 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
     # ------------------------------------------------------------ custom tasks & relations
 
     def save_task(self, task_id: str, name: str, template: str, answer_type: str, labels) -> None:
-        with self.db.atomic():
-            self.db["tasks"].upsert(
+        with self._write():
+            self._db["tasks"].upsert(
                 {
                     "id": task_id,
                     "name": name,
                     "template": template,
                     "answer_type": answer_type,
-                    "labels": _dumps(list(labels)),
+                    "labels": json_text(list(labels)),
                     "created_at": now(),
                 },
                 pk="id",
             )
 
     def custom_task_rows(self) -> list[dict[str, Any]]:
-        rows = self.query("SELECT * FROM tasks ORDER BY id")
+        rows = self._query("SELECT * FROM tasks ORDER BY id")
         for row in rows:
             row["labels"] = json.loads(row["labels"])
         return rows
 
     def delete_task(self, task_id: str) -> None:
-        with self.db.atomic():
-            self.db.execute("DELETE FROM tasks WHERE id = ?", [task_id])
+        with self._write():
+            self._db.execute("DELETE FROM tasks WHERE id = ?", [task_id])
 
     def save_custom_relation(self, relation_id: str, spec: dict[str, Any]) -> None:
-        existing = self.query("SELECT created_at FROM custom_relations WHERE id = ?", [relation_id])
-        with self.db.atomic():
-            self.db["custom_relations"].upsert(
+        with self._write():
+            existing = self._query(
+                "SELECT created_at FROM custom_relations WHERE id = ?", [relation_id]
+            )
+            self._db["custom_relations"].upsert(
                 {
                     "id": relation_id,
-                    "spec": _dumps(spec),
+                    "spec": json_text(spec),
                     "created_at": existing[0]["created_at"] if existing else now(),
                     "updated_at": now(),
                 },
                 pk="id",
             )
 
+    def save_custom_relations(self, specs: Iterable[dict[str, Any]]) -> None:
+        """Save several custom relations (each under its ``id``) in one transaction."""
+        with self._write():
+            for spec in specs:
+                self.save_custom_relation(spec["id"], spec)
+
     def custom_relation_specs(self) -> dict[str, dict[str, Any]]:
-        rows = self.query("SELECT id, spec FROM custom_relations ORDER BY id")
+        rows = self._query("SELECT id, spec FROM custom_relations ORDER BY id")
         return {row["id"]: json.loads(row["spec"]) for row in rows}
 
     def delete_custom_relation(self, relation_id: str) -> None:
-        with self.db.atomic():
-            self.db.execute("DELETE FROM custom_relations WHERE id = ?", [relation_id])
+        with self._write():
+            self._db.execute("DELETE FROM custom_relations WHERE id = ?", [relation_id])
 
     # ------------------------------------------------------------ runs & samples
 
@@ -216,60 +248,65 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         samples: list[Sample],
         dataset: str | None = None,
         n_planned: int = 0,
+        created_at: str | None = None,
     ) -> None:
-        """Create the run (or reopen it for resuming) together with its samples, atomically."""
-        with self.db.atomic():
+        """Create the run (or reopen it for resuming) together with its samples, atomically.
+
+        ``created_at`` is the run's start time (default: now); importers and fixtures that
+        rebuild an older run give their own.
+        """
+        with self._write():
             for sample in samples:
-                self.db["samples"].upsert(
+                self._db["samples"].upsert(
                     {
                         "id": sample.id,
-                        "fields": _dumps(sample.fields),
+                        "fields": json_text(sample.fields),
                         "reference": sample.reference,
-                        "reference_steps": _dumps(list(sample.reference_steps)),
-                        "meta": _dumps(sample.meta),
+                        "reference_steps": json_text(list(sample.reference_steps)),
+                        "meta": json_text(sample.meta),
                     },
                     pk="id",
                 )
-            existing = self.query("SELECT id FROM runs WHERE id = ?", [run_id])
+            existing = self._query("SELECT id FROM runs WHERE id = ?", [run_id])
             if existing:
-                self.db.execute(
+                self._db.execute(
                     "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ? "
                     "WHERE id = ?",
                     [n_planned, run_id],
                 )
                 return
-            self.db["runs"].insert(
+            self._db["runs"].insert(
                 {
                     "id": run_id,
-                    "created_at": now(),
+                    "created_at": created_at or now(),
                     "finished_at": None,
                     "status": "running",
                     "endpoint_name": endpoint.name,
                     "model": endpoint.model,
                     "task_id": task_id,
                     "dataset": dataset,
-                    "config": _dumps(config),
+                    "config": json_text(config),
                     "n_planned": n_planned,
                 }
             )
-            self.db["run_samples"].insert_all(
+            self._db["run_samples"].insert_all(
                 {"run_id": run_id, "position": i, "sample_id": s.id} for i, s in enumerate(samples)
             )
 
     def finish_run(self, run_id: str, status: str) -> None:
-        with self.db.atomic():
-            self.db.execute(
+        with self._write():
+            self._db.execute(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", [status, now(), run_id]
             )
 
     def runs(self) -> list[dict[str, Any]]:
-        return self.query(
+        return self._query(
             "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS n_cases "
             "FROM runs r ORDER BY r.created_at DESC, r.id"
         )
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        rows = self.query("SELECT * FROM runs WHERE id = ?", [run_id])
+        rows = self._query("SELECT * FROM runs WHERE id = ?", [run_id])
         if not rows:
             return None
         row = rows[0]
@@ -277,7 +314,7 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         return row
 
     def run_samples(self, run_id: str) -> list[Sample]:
-        rows = self.query(
+        rows = self._query(
             "SELECT s.* FROM run_samples rs JOIN samples s ON s.id = rs.sample_id "
             "WHERE rs.run_id = ? ORDER BY rs.position",
             [run_id],
@@ -293,33 +330,52 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         ]
 
     def delete_run(self, run_id: str) -> None:
-        with self.db.atomic():
-            self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
+        with self._write():
+            self._db.execute("DELETE FROM runs WHERE id = ?", [run_id])
 
     # ------------------------------------------------------------ cases
 
-    def record_cases(self, cases: list[dict[str, Any]]) -> None:
+    def record_cases(self, cases: Iterable[Case | Mapping[str, Any]]) -> None:
         """Write finished cases in one transaction.
 
         An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade away its
-        labels and verdict history.
+        labels and verdict history; a re-recorded case also keeps its ``original_verdict``.
+        Mappings (an importer's case dicts) are decoded with ``Case.from_row`` first.
         """
-        if not cases:
-            return
         rows = []
+        stamp = now()
         for case in cases:
-            row = dict(case)
-            for key in ("source_input", "followup_input", "details"):
-                if key in row and not isinstance(row[key], str | None):
-                    row[key] = _dumps(row[key])
-            row.setdefault("created_at", now())
-            rows.append(row)
-        with self.db.atomic():
-            self.db["cases"].upsert_all(rows, pk="id")
+            if not isinstance(case, Case):
+                case = Case.from_row(case)
+            row = case.to_row()
+            if row["created_at"] is None:
+                row["created_at"] = stamp
+            rows.append(tuple(row[column] for column in _CASE_COLUMNS))
+        if not rows:
+            return
+        with self._write():
+            self._db.conn.executemany(_UPSERT_CASE, rows)
 
     def recorded_case_ids(self, run_id: str) -> set[str]:
-        rows = self.db.execute("SELECT id FROM cases WHERE run_id = ?", [run_id]).fetchall()
+        rows = self._db.execute("SELECT id FROM cases WHERE run_id = ?", [run_id]).fetchall()
         return {row[0] for row in rows}
+
+    def run_verdict_counts(self, run_id: str) -> dict[str, int]:
+        """How many cases of the run have each verdict (verdicts without cases left out)."""
+        rows = self._query(
+            "SELECT verdict, count(*) AS n FROM cases WHERE run_id = ? GROUP BY verdict", [run_id]
+        )
+        return {row["verdict"]: row["n"] for row in rows}
+
+    def existing_case_ids(self, case_ids: Iterable[str]) -> set[str]:
+        """Those of ``case_ids`` that are stored."""
+        ids = list(case_ids)
+        found: set[str] = set()
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT id FROM cases WHERE id IN ({marks})", chunk)
+            found.update(row[0] for row in rows.fetchall())
+        return found
 
     def cases_for(
         self,
@@ -331,47 +387,33 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         limit: int | None = None,
         offset: int = 0,
     ) -> list[dict[str, Any]]:
-        where, params = self.case_filter(run_ids, verdicts, relation_ids, models)
-        sql = f"SELECT * FROM cases {where} ORDER BY run_id, sample_id, relation_id, followup_index, repeat_index"
+        """Stored case rows (JSON columns as text), in run, sample, relation, follow-up order."""
+        flt = CaseFilter.make(
+            run_ids=run_ids, models=models, relations=relation_ids, verdicts=verdicts
+        )
+        where, params = flt.where()
+        sql = f"SELECT * FROM cases {where} ORDER BY {_CASE_ORDER}"
         if limit is not None:
             sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
-        return self.query(sql, params)
+        return self._query(sql, params)
+
+    def run_cases(self, run_id: str, *, verdicts: Iterable[str] | None = None) -> list[Case]:
+        """The run's cases, decoded, in sample, relation, follow-up order."""
+        return [Case.from_row(row) for row in self.cases_for([run_id], verdicts=verdicts)]
 
     def case(self, case_id: str) -> dict[str, Any] | None:
-        rows = self.query("SELECT * FROM cases WHERE id = ?", [case_id])
+        """One stored case row (JSON columns as text), or None."""
+        rows = self._query("SELECT * FROM cases WHERE id = ?", [case_id])
         return rows[0] if rows else None
 
-    @staticmethod
-    def case_filter(
-        run_ids: Iterable[str] | None = None,
-        verdicts: Iterable[str] | None = None,
-        relation_ids: Iterable[str] | None = None,
-        models: Iterable[str] | None = None,
-        tasks: Iterable[str] | None = None,
-    ) -> tuple[str, list[Any]]:
-        """A WHERE clause (with parameters) shared by every case query."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column, values in (
-            ("run_id", run_ids),
-            ("verdict", verdicts),
-            ("relation_id", relation_ids),
-            ("model", models),
-            ("task_id", tasks),
-        ):
-            if values is None:
-                continue
-            values = list(values)
-            if not values:
-                clauses.append("0")
-                continue
-            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
-            params.extend(values)
-        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+    def get_case(self, case_id: str) -> Case | None:
+        """One stored case, decoded, or None."""
+        row = self.case(case_id)
+        return Case.from_row(row) if row is not None else None
 
     def threshold_overrides(self) -> dict[str, float]:
         """Per-relation oracle thresholds chosen in Triage (applied to new verdicts too)."""
-        rows = self.query("SELECT relation_id, threshold FROM threshold_overrides")
+        rows = self._query("SELECT relation_id, threshold FROM threshold_overrides")
         return {row["relation_id"]: row["threshold"] for row in rows}
 
     # ------------------------------------------------------------ call cache
@@ -389,7 +431,7 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         )
 
     def cached_call(self, key: str) -> Completion | None:
-        row = self.db.execute(
+        row = self._db.execute(
             "SELECT response, latency_ms, usage FROM calls WHERE key = ?", [key]
         ).fetchone()
         if row is None:
@@ -412,25 +454,25 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         """Only successful calls are cached: a failed call is retried on the next run."""
         if not completion.ok:
             return
-        with self.db.atomic():
-            self.db["calls"].insert(
+        with self._write():
+            self._db["calls"].insert(
                 {
                     "key": key,
                     "base_url": base_url,
                     "model": model,
-                    "params": _dumps(params),
-                    "messages": _dumps(messages),
+                    "params": json_text(params),
+                    "messages": json_text(messages),
                     "repeat_index": repeat_index,
                     "response": completion.text,
                     "latency_ms": completion.latency_ms,
-                    "usage": _dumps(completion.usage),
+                    "usage": json_text(completion.usage),
                     "created_at": now(),
                 },
                 replace=True,
             )
 
     def count_calls(self) -> int:
-        return self.db.execute("SELECT count(*) FROM calls").fetchone()[0]
+        return self._db.execute("SELECT count(*) FROM calls").fetchone()[0]
 
     # ------------------------------------------------------------ embeddings cache
 
@@ -438,7 +480,7 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         found: dict[str, np.ndarray] = {}
         for chunk in _chunks(hashes, 500):
             marks = ",".join("?" * len(chunk))
-            rows = self.db.execute(
+            rows = self._db.execute(
                 f"SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
                 [model, *chunk],
             ).fetchall()
@@ -449,11 +491,28 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
     def cache_embeddings(self, vectors: dict[str, np.ndarray], model: str) -> None:
         if not vectors:
             return
-        with self.db.atomic():
-            self.db.conn.executemany(
+        with self._write():
+            self._db.conn.executemany(
                 "INSERT OR REPLACE INTO embeddings (text_hash, model, vector) VALUES (?, ?, ?)",
                 [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
             )
+
+
+_CASE_COLUMNS = Case.columns()
+_CASE_ORDER = "run_id, sample_id, relation_id, followup_index, repeat_index"
+# A true upsert: a case recorded again is updated in place (its labels stay attached), and the
+# first automatic verdict a Triage threshold kept in original_verdict is not cleared.
+_UPSERT_CASE = (
+    f"INSERT INTO cases ({', '.join(_CASE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_CASE_COLUMNS))}) ON CONFLICT(id) DO UPDATE SET "
+    + ", ".join(
+        f"{column} = coalesce(excluded.{column}, cases.{column})"
+        if column == "original_verdict"
+        else f"{column} = excluded.{column}"
+        for column in _CASE_COLUMNS
+        if column != "id"
+    )
+)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from core.types import Endpoint, Sample
+from core.types import Case, Endpoint, Sample
 from storage.analysis import CaseFilter
 
 PROBLEMS = {
@@ -59,8 +59,8 @@ ROWS: list[tuple] = [
 RUN_OF = {"A": "run-a", "B": "run-b"}
 
 
-def case_dicts() -> list[dict]:
-    """The rows above as ``record_cases`` dicts."""
+def seed_cases() -> list[Case]:
+    """The rows above as recorded cases."""
     out = []
     for i, row in enumerate(ROWS):
         (model, relation_id, side, sample, repeat, followup, verdict, reason, delta, similarity,
@@ -68,39 +68,44 @@ def case_dicts() -> list[dict]:
         text = SAMPLES[sample].fields["problem"]
         scored = verdict in ("PASS", "FAIL")
         out.append(
-            {
-                "id": f"case-{i:03d}",
-                "run_id": RUN_OF[model],
-                "sample_id": SAMPLES[sample].id,
-                "relation_id": relation_id,
-                "family": relation_id.split(".")[0],
-                "side": side,
-                "target": "problem",
-                "followup_index": followup,
-                "repeat_index": repeat,
-                "model": model,
-                "task_id": "reasoning",
-                "source_input": {"problem": text},
-                "followup_input": {"problem": text + " Please answer."} if scored else None,
-                "source_prompt": f"Solve: {text}",
-                "followup_prompt": f"Solve: {text} Please answer." if scored else None,
-                "source_output": f"Answer: {source_answer}" if source_answer else None,
-                "followup_output": f"Answer: {followup_answer}" if followup_answer else None,
-                "source_answer": source_answer,
-                "followup_answer": followup_answer,
-                "verdict": verdict,
-                "oracle": "equal_label",
-                "value": 1.0 if verdict == "PASS" else 0.0 if verdict == "FAIL" else None,
-                "reason": reason,
-                "details": {"input_similarity": 0.75} if i == 4 else {},
-                "score_source": 0.5 if delta is not None else None,
-                "score_followup": 0.5 + delta if delta is not None else None,
-                "delta": delta,
-                "output_similarity": similarity,
-                "created_at": "2026-11-02T10:00:00+00:00",
-            }
+            Case.from_row(
+                {
+                    "id": f"case-{i:03d}",
+                    "run_id": RUN_OF[model],
+                    "sample_id": SAMPLES[sample].id,
+                    "relation_id": relation_id,
+                    "family": relation_id.split(".")[0],
+                    "side": side,
+                    "target": "problem",
+                    "followup_index": followup,
+                    "repeat_index": repeat,
+                    "model": model,
+                    "task_id": "reasoning",
+                    "source_input": {"problem": text},
+                    "followup_input": {"problem": text + " Please answer."} if scored else None,
+                    "source_prompt": f"Solve: {text}",
+                    "followup_prompt": f"Solve: {text} Please answer." if scored else None,
+                    "source_output": f"Answer: {source_answer}" if source_answer else None,
+                    "followup_output": f"Answer: {followup_answer}" if followup_answer else None,
+                    "source_answer": source_answer,
+                    "followup_answer": followup_answer,
+                    "verdict": verdict,
+                    "oracle": "equal_label",
+                    "value": 1.0 if verdict == "PASS" else 0.0 if verdict == "FAIL" else None,
+                    "reason": reason,
+                    "details": {"input_similarity": 0.75} if i == 4 else {},
+                    "score_source": 0.5 if delta is not None else None,
+                    "score_followup": 0.5 + delta if delta is not None else None,
+                    "delta": delta,
+                    "output_similarity": similarity,
+                    "created_at": "2026-11-02T10:00:00+00:00",
+                }
+            )
         )
     return out
+
+
+RUN_STARTED = {"run-a": "2026-11-02T09:00:00+00:00", "run-b": "2026-11-05T09:00:00+00:00"}
 
 
 def seed_dataset(store) -> None:
@@ -112,12 +117,10 @@ def seed_dataset(store) -> None:
             task_id="reasoning",
             config={"relations": ["si.paraphrase"]},
             samples=list(SAMPLES.values()),
+            created_at=RUN_STARTED[run_id],
         )
         store.finish_run(run_id, "done")
-    store.record_cases(case_dicts())
-    store.db.execute("UPDATE runs SET created_at = '2026-11-02T09:00:00+00:00' WHERE id = 'run-a'")
-    store.db.execute("UPDATE runs SET created_at = '2026-11-05T09:00:00+00:00' WHERE id = 'run-b'")
-    store.conn.commit()
+    store.record_cases(seed_cases())
 
 
 @pytest.fixture
@@ -276,5 +279,5 @@ def test_aggregations_use_the_covering_index(seeded):
         "SELECT model, relation_id, task_id, sample_id, avg(delta) FROM cases "
         "WHERE delta IS NOT NULL GROUP BY model, relation_id, task_id, sample_id",
     ):
-        plan = " ".join(str(row) for row in seeded.db.execute("EXPLAIN QUERY PLAN " + sql))
+        plan = " ".join(str(row) for row in seeded._db.execute("EXPLAIN QUERY PLAN " + sql))
         assert "COVERING INDEX idx_cases_analysis" in plan, plan

@@ -1,10 +1,12 @@
-"""Store label verbs: append-only labels, undo, the queue, progress and false-positive rates."""
+"""Store label verbs: append-only labels, undo, the queue, progress and false-positive counts
+(the rates built on them are app.triage's)."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.proportions import wilson_interval
+from app.triage import false_positive_rates
 from storage import Store
 from tests.triage_data import make_case, save_runs
 
@@ -47,7 +49,7 @@ def test_add_label_appends_and_validates(store: Store) -> None:
         store.add_label("nope", "confirmed", "", "ann")
     with pytest.raises(ValueError, match="only FAILs are labeled"):
         store.add_label("a4", "confirmed", "", "ann")
-    assert store.query("SELECT count(*) AS n FROM labels")[0]["n"] == 2
+    assert store._query("SELECT count(*) AS n FROM labels")[0]["n"] == 2
 
 
 def test_undo_is_a_stack_and_keeps_history(store: Store) -> None:
@@ -157,7 +159,18 @@ def test_false_positive_rates_and_confirmed_violation_rate() -> None:
     store.add_label("f3", "fp_oracle", "", "ann")
     store.add_label("f4", "unsure", "", "ann")  # excluded from the rate
 
-    rows = {(row["model"], row["relation_id"]): row for row in store.false_positive_rates()}
+    counts = store.false_positive_counts()
+    assert counts[0] == {
+        "relation_id": "si.paraphrase",
+        "model": "model-a",
+        "n_pass": 4,
+        "n_fail": 6,
+        "confirmed": 3,
+        "fp_invalid_followup": 0,
+        "fp_oracle": 1,
+        "unsure": 1,
+    }
+    rows = {(row["model"], row["relation_id"]): row for row in false_positive_rates(store)}
     row = rows[("model-a", "si.paraphrase")]
     assert (row["n_pass"], row["n_fail"], row["labeled"], row["false_positives"]) == (4, 6, 4, 1)
     assert row["fp_rate"] == pytest.approx(0.25)
@@ -171,13 +184,13 @@ def test_false_positive_rates_and_confirmed_violation_rate() -> None:
     assert unlabeled["fp_rate"] is None and unlabeled["confirmed_violation_rate"] is None
     assert unlabeled["violation_rate"] == 1.0
 
-    pooled = store.false_positive_rates(by_model=False)
+    pooled = false_positive_rates(store, by_model=False)
     assert len(pooled) == 1 and pooled[0]["model"] is None and pooled[0]["n_fail"] == 7
-    assert store.false_positive_rates(run_ids=[]) == []
+    assert false_positive_rates(store, run_ids=[]) == []
 
 
 def test_migration_adds_triage_columns() -> None:
     store = Store(":memory:")
-    assert "original_verdict" in store.db["cases"].columns_dict
-    assert "retracts" in store.db["labels"].columns_dict
-    assert store.db["verdict_history"].exists()
+    assert "original_verdict" in store._db["cases"].columns_dict
+    assert "retracts" in store._db["labels"].columns_dict
+    assert store._db["verdict_history"].exists()

@@ -48,16 +48,16 @@ def _config(endpoint, relations=("test.add_good",), **kw):
 
 def test_run_records_every_case_with_a_verdict(store, embeddings, fake_endpoint, fake_server):
     summary = _runner(store, embeddings).run_sync(_config(fake_endpoint), SENTIMENT, SAMPLES)
-    cases = store.cases_for([summary.run_id])
+    cases = store.run_cases(summary.run_id)
     assert len(cases) == 4 == summary.cases
-    by_text = {c["source_input"]: c for c in cases}
+    by_text = {" ".join(c.source_input.values()): c for c in cases}
     # "It broke twice." is negative; with "Honestly good." appended the fake model says positive.
     broke = next(c for k, c in by_text.items() if "broke" in k)
-    assert broke["verdict"] == "FAIL"
-    assert broke["source_answer"] == "negative" and broke["followup_answer"] == "positive"
-    assert broke["oracle"] == "equal_label" and broke["value"] == 0.0
+    assert broke.verdict == "FAIL"
+    assert broke.source_answer == "negative" and broke.followup_answer == "positive"
+    assert broke.oracle == "equal_label" and broke.value == 0.0
     love = next(c for k, c in by_text.items() if "love" in k)
-    assert love["verdict"] == "PASS"
+    assert love.verdict == "PASS"
     assert summary.verdicts == {"PASS": 1, "FAIL": 3}
     # 4 source prompts + 4 follow-up prompts, each sent once.
     assert fake_server.stats.chat_calls == 8 == summary.calls_made
@@ -82,8 +82,8 @@ def test_precondition_gives_skip_with_reason(store, embeddings, fake_endpoint):
     summary = _runner(store, embeddings).run_sync(
         _config(fake_endpoint, ("test.only_long",)), SENTIMENT, SAMPLES
     )
-    skips = store.cases_for([summary.run_id], verdicts=["SKIP"])
-    assert {c["reason"] for c in skips} == {"text shorter than 10 characters"}
+    skips = store.run_cases(summary.run_id, verdicts=["SKIP"])
+    assert {c.reason for c in skips} == {"text shorter than 10 characters"}
     assert len(skips) == 2  # "Bad food." and "Fine."
 
 

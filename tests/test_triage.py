@@ -8,6 +8,7 @@ import random
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -56,7 +57,7 @@ def labeled_store() -> Store:
 
 
 def verdicts(store: Store) -> dict[str, str]:
-    return {row["id"]: row["verdict"] for row in store.query("SELECT id, verdict FROM cases")}
+    return {row["id"]: row["verdict"] for row in store._query("SELECT id, verdict FROM cases")}
 
 
 # ---------------------------------------------------------------- the oracle rule
@@ -92,7 +93,7 @@ def test_sql_flip_count_agrees_with_the_python_rule(oracle: str) -> None:
         for verdict in ("PASS", "FAIL")
     ]
     save_runs(store, cases)
-    expected = sum(threshold_verdict(oracle, c["value"], threshold) != c["verdict"] for c in cases)
+    expected = sum(threshold_verdict(oracle, c.value, threshold) != c.verdict for c in cases)
     assert store.count_threshold_flips("si.paraphrase", oracle, threshold) == expected
     assert expected == len(values)  # each value flips exactly one of its PASS / FAIL twins
 
@@ -140,7 +141,7 @@ def test_suggest_thresholds_from_labeled_cases(labeled_store: Store) -> None:
     assert suggestion.relation_id == "si.paraphrase"
     assert suggestion.oracle == "semantic_similar"
     assert (suggestion.n, suggestion.n_confirmed, suggestion.n_fp_oracle) == (5, 3, 2)
-    assert suggestion.current_threshold == 0.8  # SPEC default: nothing recorded, no override
+    assert suggestion.current_threshold == 0.8  # the default: nothing recorded, no override
     assert suggestion.suggested_threshold == pytest.approx(0.5)
     assert suggestion.accuracy_before == pytest.approx(0.6)
     assert suggestion.accuracy_after == pytest.approx(1.0)
@@ -161,9 +162,11 @@ def test_suggest_thresholds_needs_both_kinds_of_label() -> None:
 
 def test_suggestion_uses_recorded_threshold_when_no_override() -> None:
     store = Store(":memory:")
-    cases = [make_case(f"c{i}", index=i, value=0.3 + 0.1 * i) for i in range(4)]
-    for case in cases:
-        case["details"] = {"theta": 0.85}  # what the semantic oracle records
+    # details: what the semantic oracle records
+    cases = [
+        replace(make_case(f"c{i}", index=i, value=0.3 + 0.1 * i), details={"theta": 0.85})
+        for i in range(4)
+    ]
     save_runs(store, cases)
     store.add_label("c0", "confirmed", "", "ann")
     store.add_label("c3", "fp_oracle", "", "ann")
@@ -197,10 +200,10 @@ def test_apply_threshold_recomputes_from_stored_values(
     assert changed == {"f0", "f1", "u-high"}
     assert after["skip"] == "SKIP" and after["other"] == "FAIL"
 
-    row = labeled_store.case("f0")
-    assert row["original_verdict"] == "FAIL"
-    assert row["reason"] == "cosine 0.600 ≥ θ 0.500 (threshold set in Triage)"
-    assert labeled_store.case("c0")["original_verdict"] is None  # unchanged cases untouched
+    case = labeled_store.get_case("f0")
+    assert case.original_verdict == "FAIL"
+    assert case.reason == "cosine 0.600 ≥ θ 0.500 (threshold set in Triage)"
+    assert labeled_store.get_case("c0").original_verdict is None  # unchanged cases untouched
     assert labeled_store.threshold_overrides() == {"si.paraphrase": 0.5}
     (history,) = labeled_store.verdict_history("f0")
     assert (history["old_verdict"], history["new_verdict"], history["old_reason"]) == (
@@ -212,8 +215,8 @@ def test_apply_threshold_recomputes_from_stored_values(
     # A second threshold moves verdicts back but the first automatic verdict stays.
     second = apply_threshold(labeled_store, "si.paraphrase", 0.8)
     assert second["changed"] == 3 and second["to_fail"] == 3
-    assert labeled_store.case("f0")["verdict"] == "FAIL"
-    assert labeled_store.case("f0")["original_verdict"] == "FAIL"
+    assert labeled_store.get_case("f0").verdict == "FAIL"
+    assert labeled_store.get_case("f0").original_verdict == "FAIL"
     assert len(labeled_store.verdict_history("f0")) == 2
     assert labeled_store.threshold_overrides() == {"si.paraphrase": 0.8}
     # With the override in place, the next suggestion starts from it.
@@ -229,8 +232,8 @@ def test_apply_threshold_is_atomic(labeled_store: Store, monkeypatch: pytest.Mon
     with pytest.raises(RuntimeError, match="disk full"):
         apply_threshold(labeled_store, "si.paraphrase", 0.5)
     assert verdicts(labeled_store) == before
-    assert labeled_store.query("SELECT count(*) AS n FROM verdict_history")[0]["n"] == 0
-    assert labeled_store.query("SELECT original_verdict FROM cases WHERE id = 'f0'") == [
+    assert labeled_store._query("SELECT count(*) AS n FROM verdict_history")[0]["n"] == 0
+    assert labeled_store._query("SELECT original_verdict FROM cases WHERE id = 'f0'") == [
         {"original_verdict": None}
     ]
 
@@ -252,8 +255,8 @@ def test_apply_threshold_validation() -> None:
         apply_threshold(store, "si.paraphrase", math.nan)
     result = apply_threshold(store, "si.paraphrase", 0.5, oracle="numeric_within")
     assert (result["considered"], result["changed"]) == (1, 1)
-    assert store.case("n")["verdict"] == "PASS" and store.case("s")["verdict"] == "FAIL"
-    assert store.case("rel")["verdict"] == "FAIL"
+    assert store.get_case("n").verdict == "PASS" and store.get_case("s").verdict == "FAIL"
+    assert store.get_case("rel").verdict == "FAIL"
 
 
 def test_triage_engine_imports_no_network_client() -> None:

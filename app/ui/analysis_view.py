@@ -16,6 +16,7 @@ import streamlit as st
 
 from app import metrics, reports, stats
 from app.columns import Shown, Unit
+from app.triage import false_positive_rates
 from app.ui.components import side_by_side, verdict_badge
 from storage import Store
 from storage.analysis import CaseFilter
@@ -102,8 +103,8 @@ def triage_feedback(path: str, version: int, flt: CaseFilter) -> list[dict]:
     def run(store: Store) -> list[dict]:
         if not store.has_labels():
             return []
-        rows = store.false_positive_rates(
-            flt.run_ids, models=flt.models, relation_ids=flt.relations
+        rows = false_positive_rates(
+            store, flt.run_ids, models=flt.models, relation_ids=flt.relations
         )
         return [r for r in rows if r["labeled"]]
 
