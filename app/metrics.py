@@ -40,7 +40,6 @@ input text.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -389,20 +388,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def parse_fields(value: Any) -> dict[str, str]:
-    """A case's input column (JSON object of fields, or plain text) as a dict of strings."""
+    """A case's (decoded) input column — an object of fields, a list, or plain text — as a dict
+    of strings."""
     if value is None:
         return {}
     if isinstance(value, dict):
         return {str(k): "" if v is None else str(v) for k, v in value.items()}
-    try:
-        parsed = json.loads(value)
-    except (TypeError, ValueError):
-        return {"text": str(value)}
-    if isinstance(parsed, dict):
-        return {str(k): "" if v is None else str(v) for k, v in parsed.items()}
-    if isinstance(parsed, list):
-        return {f"input_{i + 1}": str(v) for i, v in enumerate(parsed)}
-    return {"text": str(parsed)}
+    if isinstance(value, list):
+        return {f"input_{i + 1}": str(v) for i, v in enumerate(value)}
+    return {"text": str(value)}
 
 
 def input_texts(source_input: Any, followup_input: Any) -> tuple[str, str]:
@@ -450,11 +444,6 @@ def severity_proxies(case: dict[str, Any]) -> dict[str, Any]:
     """
     source, followup = input_texts(case.get("source_input"), case.get("followup_input"))
     details = case.get("details")
-    if isinstance(details, str):
-        try:
-            details = json.loads(details)
-        except ValueError:
-            details = {}
     input_similarity = details.get("input_similarity") if isinstance(details, dict) else None
     if isinstance(input_similarity, int | float):
         cosine, basis = 1.0 - float(input_similarity), "input"

@@ -228,10 +228,7 @@ def current_threshold(
 
 def _recorded_threshold(case: dict[str, Any]) -> float | None:
     """θ / ε an oracle wrote into a case's details (see relations/oracles.py)."""
-    try:
-        details = json.loads(case.get("details") or "{}")
-    except json.JSONDecodeError:
-        return None
+    details = case.get("details")
     if not isinstance(details, dict):
         return None
     for key in ("theta", "eps", "threshold"):

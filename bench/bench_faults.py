@@ -87,8 +87,8 @@ def main() -> None:
         cases = Store(db).cases_for()
         verdicts = {}
         for case in cases:
-            verdicts[case["verdict"]] = verdicts.get(case["verdict"], 0) + 1
-        errors_explained = all(c["reason"] for c in cases if c["verdict"] == "ERROR")
+            verdicts[case.verdict] = verdicts.get(case.verdict, 0) + 1
+        errors_explained = all(c.reason for c in cases if c.verdict == "ERROR")
         print(
             f"30% faults: {len(cases)}/{expected} cases stored in {time.perf_counter() - started:.1f} s"
         )

@@ -3,6 +3,7 @@ case)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -148,6 +149,10 @@ class OracleResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+# The columns of a stored case that hold JSON text.
+CASE_JSON_COLUMNS: tuple[str, ...] = ("source_input", "followup_input", "details")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Case:
     """One recorded case: a row of the ``cases`` table, with its JSON columns as Python values.
@@ -191,7 +196,7 @@ class Case:
     original_verdict: Verdict | None = None
 
     # Columns stored as JSON text.
-    JSON_COLUMNS: ClassVar[tuple[str, ...]] = ("source_input", "followup_input", "details")
+    JSON_COLUMNS: ClassVar[tuple[str, ...]] = CASE_JSON_COLUMNS
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:
@@ -210,10 +215,7 @@ class Case:
         unknown = sorted(set(row) - known)
         if unknown:
             raise ValueError(f"not columns of a case: {', '.join(unknown)}")
-        values = dict(row)
-        for column in cls.JSON_COLUMNS:
-            if isinstance(values.get(column), str):
-                values[column] = json.loads(values[column])
+        values = decode_case_columns(row)
         values["verdict"] = Verdict(values["verdict"])
         if values.get("original_verdict") is not None:
             values["original_verdict"] = Verdict(values["original_verdict"])
@@ -232,6 +234,21 @@ class Case:
 
 
 _CASE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Case))
+
+
+def decode_case_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The one decoder of stored case columns, for whole rows and for partial selections.
+
+    Each JSON column the row has, stored as text, becomes its Python value (a text that is not
+    JSON stays as it is); every other column is returned unchanged.
+    """
+    values = dict(row)
+    for column in CASE_JSON_COLUMNS:
+        value = values.get(column)
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                values[column] = json.loads(value)
+    return values
 
 
 def json_text(obj: Any) -> str:

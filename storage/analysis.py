@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
+from core.types import decode_case_columns
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
@@ -491,10 +493,11 @@ class AnalysisQueries:
             "CASE verdict WHEN 'FAIL' THEN 0 WHEN 'ERROR' THEN 1 WHEN 'SKIP' THEN 2 ELSE 3 END, "
             "sample_id, followup_index, repeat_index, id"
         )
-        return self._query(
+        rows = self._query(
             f"SELECT {DRILLDOWN_COLUMNS} FROM cases {where} ORDER BY {order} LIMIT {int(limit)}",
             [*params, *params_extra],
         )
+        return [decode_case_columns(row) for row in rows]
 
     def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[dict]:
         """Up to ``limit`` cases with a follow-up input, for the severity scatter.
@@ -502,17 +505,26 @@ class AnalysisQueries:
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
         where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL"])
-        return self._query(
+        rows = self._query(
             "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
             "source_answer, followup_answer, delta, output_similarity, details "
             f"FROM cases {where} ORDER BY id LIMIT {int(limit)}",
             params,
         )
+        return [decode_case_columns(row) for row in rows]
 
     def iter_cases(
-        self, flt: CaseFilter | None = None, columns: str = "*", batch: int = 2000
+        self,
+        flt: CaseFilter | None = None,
+        columns: str = "*",
+        batch: int = 2000,
+        *,
+        decoded: bool = True,
     ) -> Iterator[dict[str, Any]]:
-        """Stream matching cases (in a stable order) without holding them all in memory."""
+        """Stream matching cases (in a stable order) without holding them all in memory.
+
+        JSON columns come decoded, unless ``decoded=False`` (the stored text, for a CSV export).
+        """
         where, params = (flt or CaseFilter()).where()
         cursor = self._db.conn.execute(
             f"SELECT {columns} FROM cases {where} "
@@ -525,4 +537,5 @@ class AnalysisQueries:
             if not chunk:
                 return
             for row in chunk:
-                yield dict(zip(names, row, strict=True))
+                values = dict(zip(names, row, strict=True))
+                yield decode_case_columns(values) if decoded else values

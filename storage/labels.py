@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from core.thresholds import threshold_rule
-from core.types import Label
+from core.types import Label, decode_case_columns
 from storage.analysis import CaseFilter
 
 if TYPE_CHECKING:
@@ -512,7 +512,7 @@ class LabelVerbs:
         flt = CaseFilter.make(run_ids=run_ids, verdicts=["PASS", "FAIL"])
         clauses, filter_params = flt.conditions(alias="c")
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
-        return self._query(
+        rows = self._query(
             prefix
             + "SELECT c.id, c.relation_id, c.oracle, c.value, c.verdict, c.details, ch.label "
             f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id {_where(clauses)} "
@@ -521,6 +521,7 @@ class LabelVerbs:
             "ORDER BY c.relation_id, c.oracle, c.value",
             [*params, *filter_params, *oracles, *numeric_params],
         )
+        return [decode_case_columns(row) for row in rows]
 
     def recorded_thresholds(self, relation_id: str, oracle: str) -> list[float]:
         """Thresholds the oracle wrote into this relation's ``details`` (most used first):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.types import Endpoint, Sample
+from core.types import Case, Endpoint, Sample
 
 
 class ReportVerbs:
@@ -27,7 +27,7 @@ class ReportVerbs:
         config: dict[str, Any],
         samples: list[Sample],
         dataset: str,
-        cases: list[dict[str, Any]],
+        cases: list[Case],
     ) -> None:
         """Write an imported run and its cases, all or nothing, as a finished run.
 

@@ -10,7 +10,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -335,18 +335,15 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
 
     # ------------------------------------------------------------ cases
 
-    def record_cases(self, cases: Iterable[Case | Mapping[str, Any]]) -> None:
+    def record_cases(self, cases: Iterable[Case]) -> None:
         """Write finished cases in one transaction.
 
         An upsert, not INSERT OR REPLACE: replacing would delete the row and cascade away its
         labels and verdict history; a re-recorded case also keeps its ``original_verdict``.
-        Mappings (an importer's case dicts) are decoded with ``Case.from_row`` first.
         """
         rows = []
         stamp = now()
         for case in cases:
-            if not isinstance(case, Case):
-                case = Case.from_row(case)
             row = case.to_row()
             if row["created_at"] is None:
                 row["created_at"] = stamp
@@ -386,8 +383,8 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         models: Iterable[str] | None = None,
         limit: int | None = None,
         offset: int = 0,
-    ) -> list[dict[str, Any]]:
-        """Stored case rows (JSON columns as text), in run, sample, relation, follow-up order."""
+    ) -> list[Case]:
+        """Stored cases, decoded, in run, sample, relation, follow-up order."""
         flt = CaseFilter.make(
             run_ids=run_ids, models=models, relations=relation_ids, verdicts=verdicts
         )
@@ -395,21 +392,12 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         sql = f"SELECT * FROM cases {where} ORDER BY {_CASE_ORDER}"
         if limit is not None:
             sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
-        return self._query(sql, params)
+        return [Case.from_row(row) for row in self._query(sql, params)]
 
-    def run_cases(self, run_id: str, *, verdicts: Iterable[str] | None = None) -> list[Case]:
-        """The run's cases, decoded, in sample, relation, follow-up order."""
-        return [Case.from_row(row) for row in self.cases_for([run_id], verdicts=verdicts)]
-
-    def case(self, case_id: str) -> dict[str, Any] | None:
-        """One stored case row (JSON columns as text), or None."""
-        rows = self._query("SELECT * FROM cases WHERE id = ?", [case_id])
-        return rows[0] if rows else None
-
-    def get_case(self, case_id: str) -> Case | None:
+    def case(self, case_id: str) -> Case | None:
         """One stored case, decoded, or None."""
-        row = self.case(case_id)
-        return Case.from_row(row) if row is not None else None
+        rows = self._query("SELECT * FROM cases WHERE id = ?", [case_id])
+        return Case.from_row(rows[0]) if rows else None
 
     def threshold_overrides(self) -> dict[str, float]:
         """Per-relation oracle thresholds chosen in Triage (applied to new verdicts too)."""

@@ -46,7 +46,7 @@ def test_run_20_inputs_3_relations_then_zero_calls(
     assert summary["calls_made"] > 0
     assert "cases" in err  # progress on stderr
     cases = Store(db).cases_for([summary["run_id"]])
-    assert len(cases) == 60 and all(c["verdict"] for c in cases)
+    assert len(cases) == 60 and all(c.verdict for c in cases)
     calls = fake_server.stats.chat_calls
     code, out, _ = _run(capsys, *args)
     again = json.loads(out)
@@ -126,9 +126,9 @@ def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_f
     report = json.loads(out)
     cases = Store(db).cases_for()
     for row in report["rows"]:
-        mine = [c for c in cases if c["relation_id"] == row["relation_id"]]
-        n_pass = sum(c["verdict"] == "PASS" for c in mine)
-        n_fail = sum(c["verdict"] == "FAIL" for c in mine)
+        mine = [c for c in cases if c.relation_id == row["relation_id"]]
+        n_pass = sum(c.verdict == "PASS" for c in mine)
+        n_fail = sum(c.verdict == "FAIL" for c in mine)
         assert (row["pass"], row["fail"]) == (n_pass, n_fail)
         rate = n_fail / (n_pass + n_fail)
         assert math.isclose(row["violation_rate"], rate)
@@ -153,7 +153,7 @@ def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_f
     assert code == 0, err
     assert out.startswith("imported as run")
     imported = Store(other).cases_for()
-    assert sorted(c["verdict"] for c in imported) == sorted(c["verdict"] for c in cases)
+    assert sorted(c.verdict for c in imported) == sorted(c.verdict for c in cases)
     html = tmp_path / "report.html"
     code, _, _ = _run(capsys, "export", "--db", str(db), "--format", "html", "--out", str(html))
     assert code == 0 and "<html" in html.read_text().lower()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from statistics import mean
@@ -199,9 +198,9 @@ def test_severity_proxy_hand_values():
 
 def test_severity_compares_only_changed_fields():
     case = {
-        "source_input": '{"context": "A long shared context.", "question": "How many apples?"}',
-        "followup_input": '{"context": "A long shared context.", "question": "How many pears?"}',
-        "details": '{"input_similarity": 0.8}',
+        "source_input": {"context": "A long shared context.", "question": "How many apples?"},
+        "followup_input": {"context": "A long shared context.", "question": "How many pears?"},
+        "details": {"input_similarity": 0.8},
         "output_similarity": 0.3,
     }
     proxies = metrics.severity_proxies(case)
@@ -214,7 +213,7 @@ def test_severity_compares_only_changed_fields():
     assert proxies["length_change"] == pytest.approx(1 / 16)
     assert proxies["cosine_distance"] == pytest.approx(0.2)
     assert proxies["cosine_basis"] == "input"
-    no_input_similarity = {**case, "details": "{}"}
+    no_input_similarity = {**case, "details": {}}
     proxies = metrics.severity_proxies(no_input_similarity)
     assert (proxies["cosine_distance"], proxies["cosine_basis"]) == (pytest.approx(0.7), "output")
 
@@ -230,7 +229,7 @@ def test_drilldown_attaches_severity(seeded):
     assert {r["id"] for r in rows} == {"case-005", "case-006"}
     added = " Please answer."  # the follow-up appends 15 characters and two words
     for row in rows:
-        text = json.loads(row["source_input"])["problem"]
+        text = row["source_input"]["problem"]
         assert row["levenshtein"] == pytest.approx(len(added) / (len(text) + len(added)))
         assert row["length_change"] == pytest.approx(len(added) / len(text))
         words = len(set(re.findall(r"\w+", text.lower())))

@@ -25,7 +25,9 @@ from core.types import EMBEDDED_KIND, Endpoint, Sample
 from storage import Store
 
 URL = "http://127.0.0.1:9/v1"
-EMBEDDED = Endpoint(name="embedded", base_url="http://127.0.0.1:1/v1", model="m", kind=EMBEDDED_KIND)
+EMBEDDED = Endpoint(
+    name="embedded", base_url="http://127.0.0.1:1/v1", model="m", kind=EMBEDDED_KIND
+)
 
 
 @pytest.fixture

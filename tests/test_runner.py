@@ -48,7 +48,7 @@ def _config(endpoint, relations=("test.add_good",), **kw):
 
 def test_run_records_every_case_with_a_verdict(store, embeddings, fake_endpoint, fake_server):
     summary = _runner(store, embeddings).run_sync(_config(fake_endpoint), SENTIMENT, SAMPLES)
-    cases = store.run_cases(summary.run_id)
+    cases = store.cases_for([summary.run_id])
     assert len(cases) == 4 == summary.cases
     by_text = {" ".join(c.source_input.values()): c for c in cases}
     # "It broke twice." is negative; with "Honestly good." appended the fake model says positive.
@@ -82,7 +82,7 @@ def test_precondition_gives_skip_with_reason(store, embeddings, fake_endpoint):
     summary = _runner(store, embeddings).run_sync(
         _config(fake_endpoint, ("test.only_long",)), SENTIMENT, SAMPLES
     )
-    skips = store.run_cases(summary.run_id, verdicts=["SKIP"])
+    skips = store.cases_for([summary.run_id], verdicts=["SKIP"])
     assert {c.reason for c in skips} == {"text shorter than 10 characters"}
     assert len(skips) == 2  # "Bad food." and "Fine."
 
@@ -102,8 +102,8 @@ def test_unreachable_endpoint_gives_explicit_errors(store, embeddings):
     dead = Endpoint(name="dead", base_url="http://127.0.0.1:9/v1", model="m", timeout_s=2)
     summary = _runner(store, embeddings).run_sync(_config(dead), SENTIMENT, SAMPLES)
     cases = store.cases_for([summary.run_id])
-    assert len(cases) == 4 and all(c["verdict"] == "ERROR" for c in cases)
-    assert all("connection failed" in c["reason"] for c in cases)
+    assert len(cases) == 4 and all(c.verdict == "ERROR" for c in cases)
+    assert all("connection failed" in c.reason for c in cases)
     assert store.count_calls() == 0  # failures are not cached: the next run retries them
 
 
@@ -116,7 +116,7 @@ def test_wrong_model_and_non_openai_server_are_errors_not_crashes(store, embeddi
         endpoint = Endpoint(name="wrong", base_url=server.base_url, model="no-such-model")
         summary = _runner(store, embeddings).run_sync(_config(endpoint), SENTIMENT, SAMPLES[:1])
         (case,) = store.cases_for([summary.run_id])
-        assert case["verdict"] == "ERROR" and "404" in case["reason"]
+        assert case.verdict == "ERROR" and "404" in case.reason
 
 
 def test_faults_are_retried_and_nothing_is_lost(store, embeddings):
@@ -129,8 +129,8 @@ def test_faults_are_retried_and_nothing_is_lost(store, embeddings):
         assert server.stats.faults > 0
     cases = store.cases_for([summary.run_id])
     assert len(cases) == 20
-    assert all(c["verdict"] in {"PASS", "FAIL", "ERROR"} for c in cases)
-    assert sum(1 for c in cases if c["verdict"] != "ERROR") >= 18
+    assert all(c.verdict in {"PASS", "FAIL", "ERROR"} for c in cases)
+    assert sum(1 for c in cases if c.verdict != "ERROR") >= 18
 
 
 def test_cancel_then_resume_repeats_no_finished_call(store, embeddings):
@@ -171,7 +171,7 @@ def test_same_seed_same_followups(tmp_path, embeddings, fake_endpoint):
         summary = Runner(other, embeddings).run_sync(
             RunConfig(fake_endpoint, "sentiment", ("si.academic",), seed=5), SENTIMENT, SAMPLES
         )
-        followups.append([c["followup_input"] for c in other.cases_for([summary.run_id])])
+        followups.append([c.followup_input for c in other.cases_for([summary.run_id])])
     assert followups[0] == followups[1]
 
 
@@ -200,8 +200,8 @@ def test_llm_followup_that_drops_a_number_is_skipped_not_a_violation(store, embe
         )
         rewrites = [p for p in server.stats.prompts if "Preserve every number" in p]
     (case,) = store.cases_for([summary.run_id])
-    assert case["verdict"] == "SKIP"
-    assert case["reason"].startswith("invalid_followup") and re.search(r"\b40\b", case["reason"])
+    assert case.verdict == "SKIP"
+    assert case.reason.startswith("invalid_followup") and re.search(r"\b40\b", case.reason)
     assert len(rewrites) == 1  # the rewrite went through the transformation endpoint, once
 
 

@@ -90,14 +90,14 @@ def test_a_failed_call_is_an_error_case_and_is_sent_again_by_the_next_run(store,
     first = _run(store, embeddings, MockClient(flaky))
     errors = store.cases_for([first.run_id], verdicts=["ERROR"])
     assert first.status == "done" and first.verdicts["ERROR"] == 1
-    assert [c["sample_id"] for c in errors] == [bad_food.id]
-    assert "source: ConnectionError: connection reset" in errors[0]["reason"]
+    assert [c.sample_id for c in errors] == [bad_food.id]
+    assert "source: ConnectionError: connection reset" in errors[0].reason
     assert store.count_calls() == 7  # the failure is not cached
     healthy = MockClient(sentiment_model)
     second = _run(store, embeddings, healthy, relations=("test.add_good", "test.shout"))
     assert broken in healthy.prompts and healthy.prompts.count(broken) == 1
-    retried = [c for c in store.cases_for([second.run_id]) if c["sample_id"] == bad_food.id]
-    assert {c["verdict"] for c in retried} <= {"PASS", "FAIL"} and len(retried) == 2
+    retried = [c for c in store.cases_for([second.run_id]) if c.sample_id == bad_food.id]
+    assert {c.verdict for c in retried} <= {"PASS", "FAIL"} and len(retried) == 2
 
 
 def test_identical_prompts_in_flight_are_sent_once(store, embeddings):

@@ -73,22 +73,22 @@ def test_case_round_trips_through_the_store(store: Store) -> None:
         created_at="2026-11-02T10:00:00+00:00",
     )
     save_runs(store, [case])
-    assert store.get_case("a1") == case
-    assert store.get_case("missing") is None
-    assert store.run_cases("run-a") == [case]
-    row = store.case("a1")
+    assert store.case("a1") == case
+    assert store.case("missing") is None
+    assert store.cases_for(["run-a"]) == [case]
+    (row,) = store._query("SELECT * FROM cases WHERE id = 'a1'")
     assert row["details"] == '{"note": "é ü", "theta": 0.8}'  # sorted keys, UTF-8 kept
     assert Case.from_row(row) == case
 
 
-def test_record_cases_fills_created_at_and_accepts_rows(store: Store) -> None:
+def test_record_cases_fills_created_at_and_decodes_rows(store: Store) -> None:
     save_runs(store, [make_case("a1")])
-    assert store.get_case("a1").created_at
+    assert store.case("a1").created_at
     row = make_case("a2", index=2).to_row()
     del row["created_at"], row["original_verdict"], row["trace_sim"]
-    store.record_cases([row])
-    assert store.get_case("a2") == replace(
-        make_case("a2", index=2), created_at=store.get_case("a2").created_at
+    store.record_cases([Case.from_row(row)])
+    assert store.case("a2") == replace(
+        make_case("a2", index=2), created_at=store.case("a2").created_at
     )
     with pytest.raises(ValueError, match="not columns"):
         Case.from_row({**row, "bogus": 1})
@@ -112,7 +112,7 @@ def test_recording_again_updates_in_place_and_keeps_history(store: Store) -> Non
         ],
     )
     store.record_cases([make_case("a1", reason="again")])
-    case = store.get_case("a1")
+    case = store.case("a1")
     assert case.reason == "again" and case.verdict is Verdict.FAIL
     assert case.original_verdict is Verdict.FAIL
     assert store.current_label("a1") == "confirmed"

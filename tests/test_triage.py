@@ -200,10 +200,10 @@ def test_apply_threshold_recomputes_from_stored_values(
     assert changed == {"f0", "f1", "u-high"}
     assert after["skip"] == "SKIP" and after["other"] == "FAIL"
 
-    case = labeled_store.get_case("f0")
+    case = labeled_store.case("f0")
     assert case.original_verdict == "FAIL"
     assert case.reason == "cosine 0.600 ≥ θ 0.500 (threshold set in Triage)"
-    assert labeled_store.get_case("c0").original_verdict is None  # unchanged cases untouched
+    assert labeled_store.case("c0").original_verdict is None  # unchanged cases untouched
     assert labeled_store.threshold_overrides() == {"si.paraphrase": 0.5}
     (history,) = labeled_store.verdict_history("f0")
     assert (history["old_verdict"], history["new_verdict"], history["old_reason"]) == (
@@ -215,8 +215,8 @@ def test_apply_threshold_recomputes_from_stored_values(
     # A second threshold moves verdicts back but the first automatic verdict stays.
     second = apply_threshold(labeled_store, "si.paraphrase", 0.8)
     assert second["changed"] == 3 and second["to_fail"] == 3
-    assert labeled_store.get_case("f0").verdict == "FAIL"
-    assert labeled_store.get_case("f0").original_verdict == "FAIL"
+    assert labeled_store.case("f0").verdict == "FAIL"
+    assert labeled_store.case("f0").original_verdict == "FAIL"
     assert len(labeled_store.verdict_history("f0")) == 2
     assert labeled_store.threshold_overrides() == {"si.paraphrase": 0.8}
     # With the override in place, the next suggestion starts from it.
@@ -255,8 +255,8 @@ def test_apply_threshold_validation() -> None:
         apply_threshold(store, "si.paraphrase", math.nan)
     result = apply_threshold(store, "si.paraphrase", 0.5, oracle="numeric_within")
     assert (result["considered"], result["changed"]) == (1, 1)
-    assert store.get_case("n").verdict == "PASS" and store.get_case("s").verdict == "FAIL"
-    assert store.get_case("rel").verdict == "FAIL"
+    assert store.case("n").verdict == "PASS" and store.case("s").verdict == "FAIL"
+    assert store.case("rel").verdict == "FAIL"
 
 
 def test_triage_engine_imports_no_network_client() -> None:

@@ -16,7 +16,6 @@ import secrets
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from app.reports.common import case_filter, json_safe
 from app.reports.html_report import render_html_report
@@ -98,7 +97,7 @@ def _write_csv(store, flt: CaseFilter, fh) -> int:
     text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
     writer = None
     count = 0
-    for row in store.iter_cases(flt):
+    for row in store.iter_cases(flt, decoded=False):
         if writer is None:
             writer = csv.DictWriter(text, fieldnames=list(row))
             writer.writeheader()
@@ -112,19 +111,10 @@ def _write_csv(store, flt: CaseFilter, fh) -> int:
     return count
 
 
-def _decode_json_columns(row: dict[str, Any]) -> dict[str, Any]:
-    for key in JSON_COLUMNS:
-        value = row.get(key)
-        if isinstance(value, str):
-            with contextlib.suppress(ValueError):
-                row[key] = json.loads(value)
-    return row
-
-
 def _write_jsonl(store, flt: CaseFilter, fh) -> int:
     count = 0
     for row in store.iter_cases(flt):
-        line = json.dumps(json_safe(_decode_json_columns(row)), ensure_ascii=False)
+        line = json.dumps(json_safe(row), ensure_ascii=False)
         fh.write(line.encode("utf-8") + b"\n")
         count += 1
     return count

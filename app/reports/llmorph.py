@@ -26,7 +26,7 @@ from typing import Any
 
 from app import metrics
 from app.tasks import BUILTIN_TASKS
-from core.types import Endpoint, Sample, content_hash
+from core.types import Case, Endpoint, Sample, content_hash
 from storage.analysis import CaseFilter
 
 log = logging.getLogger(__name__)
@@ -428,6 +428,6 @@ def import_llmorph(
         config={"imported_from": path.name, "format": "llmorph", "files": len(documents)},
         samples=list(samples.values()),
         dataset=path.name,
-        cases=all_cases,
+        cases=[Case.from_row(case) for case in all_cases],
     )
     return run_id

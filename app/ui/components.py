@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -29,20 +28,16 @@ def verdict_badge(verdict: str) -> str:
     )
 
 
-def fields_text(raw: Any) -> str:
-    """A case's input fields (a dict, or stored as JSON) as readable text: the value alone for one
-    field, ``name: value`` lines for several; "" when there are none (a SKIP or ERROR case may
-    have no follow-up: None, or NaN in a DataFrame)."""
-    if not isinstance(raw, str | dict):
-        return ""
-    fields: Any = raw
-    if isinstance(raw, str):
-        try:
-            fields = json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    if not isinstance(fields, dict):
+def fields_text(fields: Any) -> str:
+    """A case's (decoded) input fields as readable text: the value alone for one field,
+    ``name: value`` lines for several; "" when there are none (a SKIP or ERROR case may have no
+    follow-up: None, or NaN in a DataFrame)."""
+    if isinstance(fields, str):
+        return fields
+    if isinstance(fields, list):
         return str(fields)
+    if not isinstance(fields, dict):
+        return ""
     if len(fields) == 1:
         return str(next(iter(fields.values())))
     return "\n".join(f"{name}: {value}" for name, value in fields.items())

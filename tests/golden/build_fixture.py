@@ -69,7 +69,7 @@ def build(path: Path = FIXTURE) -> None:
                 dataset=task_id,
             )
             runner.run_sync(config, BUILTIN_TASKS[task_id], samples)
-    fails = [case["id"] for case in store.cases_for(verdicts=["FAIL"])]
+    fails = [case.id for case in store.cases_for(verdicts=["FAIL"])]
     labels = ["confirmed", "fp_oracle", "fp_invalid_followup", "unsure"]
     for case_id, label in zip(fails[: len(labels)], labels, strict=True):
         store.add_label(case_id, label, note="golden fixture", labeler="golden")

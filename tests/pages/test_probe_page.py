@@ -42,11 +42,11 @@ def test_probe_run_against_fake_server_shows_verdicts(app_db, fake_server):
     cases = store.cases_for()
     assert len(cases) == 6
     # one-sentence inputs cannot be shuffled: SKIP cases (no follow-up) render without error
-    assert sorted(c["verdict"] for c in cases if c["relation_id"] == "sentence.shuffle") == [
+    assert sorted(c.verdict for c in cases if c.relation_id == "sentence.shuffle") == [
         "SKIP",
         "SKIP",
     ]
-    assert {c["verdict"] for c in cases} <= {"PASS", "FAIL", "SKIP"}
+    assert {c.verdict for c in cases} <= {"PASS", "FAIL", "SKIP"}
     assert fake_server.stats.chat_calls > 0
     calls_before = fake_server.stats.chat_calls
     # The same run again is answered from the cache.

@@ -147,7 +147,7 @@ def test_threshold_suggestion_apply_button(app_db) -> None:
         "Threshold 0.475 applied to si.paraphrase: 4 of 7 verdicts changed" in at.success[0].value
     )
     store = Store(app_db)
-    assert store.case("a3")["verdict"] == "PASS"
-    assert store.case("a3")["original_verdict"] == "FAIL"
+    assert store.case("a3").verdict == "PASS"
+    assert store.case("a3").original_verdict == "FAIL"
     assert store.threshold_overrides() == {"si.paraphrase": 0.475}
     store.close()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.triage import Suggestion
+from core.types import Verdict
 from storage import Store
 from tests.triage_data import make_case, save_runs
 
@@ -35,10 +38,11 @@ def _case_panel(case, history):
 
 
 def test_case_panel_shows_the_case_its_verdicts_and_its_history() -> None:
-    case = make_case("a1", value=0.25, reason="similarity 0.250 < 0.8") | {
-        "verdict": "PASS",
-        "original_verdict": "FAIL",
-    }
+    case = replace(
+        make_case("a1", value=0.25, reason="similarity 0.250 < 0.8"),
+        verdict=Verdict.PASS,
+        original_verdict=Verdict.FAIL,
+    )
     history = [
         {"created_at": "2026-11-20T10:00:00", "labeler": "ann", "label": "confirmed",
          "note": "flip", "cancelled": 1, "retracts": None},

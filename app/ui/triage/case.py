@@ -13,6 +13,7 @@ import streamlit as st
 
 from app.ui.components import fields_text, side_by_side, verdict_badge
 from app.ui.triage.state import CASE_ID, NOTE, go_to, label_case, undo_label
+from core.types import Case
 from storage import Store
 
 LABEL_BUTTONS: tuple[tuple[str, str, str, str], ...] = (
@@ -46,40 +47,37 @@ def history_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
-def render_case(case: dict[str, Any], history: list[dict[str, Any]], position: str) -> None:
+def render_case(case: Case, history: list[dict[str, Any]], position: str) -> None:
     """One FAIL case: what it is, inputs and outputs side by side, the oracle's value, history."""
-    original = case.get("original_verdict")
-    badge = verdict_badge(case["verdict"])
-    if original and original != case["verdict"]:
+    original = case.original_verdict
+    badge = verdict_badge(case.verdict)
+    if original and original != case.verdict:
         badge += f" (automatic verdict: {verdict_badge(original)})"
-    value = case.get("value")
+    value = case.value
     measured = "—" if value is None else f"{value:.3f}"
     st.markdown(
-        f"**{position}** · {badge} · relation {_code(case['relation_id'])} · "
-        f"model {_code(case['model'])} · task {_code(case['task_id'])}"
+        f"**{position}** · {badge} · relation {_code(case.relation_id)} · "
+        f"model {_code(case.model)} · task {_code(case.task_id)}"
     )
-    st.markdown(f"Oracle {_code(case.get('oracle') or 'none')} · measured value **{measured}**")
+    st.markdown(f"Oracle {_code(case.oracle or 'none')} · measured value **{measured}**")
     st.caption(
-        f"Run {_code(case['run_id'])} · sample {_code(case['sample_id'])} · "
-        f"target {_code(case['target'])}"
+        f"Run {_code(case.run_id)} · sample {_code(case.sample_id)} · target {_code(case.target)}"
     )
-    st.text(f"Reason: {case.get('reason') or ''}")
+    st.text(f"Reason: {case.reason or ''}")
     side_by_side(
         "Source input",
-        fields_text(case.get("source_input")),
+        fields_text(case.source_input),
         "Follow-up input",
-        fields_text(case.get("followup_input")),
+        fields_text(case.followup_input),
     )
-    side_by_side(
-        "Source output", case.get("source_output"), "Follow-up output", case.get("followup_output")
-    )
+    side_by_side("Source output", case.source_output, "Follow-up output", case.followup_output)
     answers = st.columns(2)
-    answers[0].text(f"Source answer: {case.get('source_answer')}")
-    answers[1].text(f"Follow-up answer: {case.get('followup_answer')}")
+    answers[0].text(f"Source answer: {case.source_answer}")
+    answers[1].text(f"Follow-up answer: {case.followup_answer}")
     with st.expander("Full prompts"):
         prompts = st.columns(2)
-        prompts[0].text(case.get("source_prompt") or "")
-        prompts[1].text(case.get("followup_prompt") or "")
+        prompts[0].text(case.source_prompt or "")
+        prompts[1].text(case.followup_prompt or "")
     if history:
         st.markdown("**Label history**")
         st.dataframe(history_frame(history), hide_index=True, width="stretch")
