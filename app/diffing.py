@@ -37,11 +37,3 @@ def diff_html(source: str, followup: str) -> tuple[str, str]:
         if new:
             right.append(f'<span style="{INSERTED_STYLE}">{new}</span>')
     return "".join(left), "".join(right)
-
-
-def changed_fraction(source: str, followup: str) -> float:
-    """Share of tokens that differ (0 = identical)."""
-    a, b = _tokens(source), _tokens(followup)
-    if not a and not b:
-        return 0.0
-    return 1.0 - difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio()

@@ -112,9 +112,3 @@ class EmbeddingCache:
         if a == b:
             return 1.0
         return float(np.clip(np.dot(self.vector(a), self.vector(b)), -1.0, 1.0))
-
-    def max_similarity(self, text: str, candidates: list[str]) -> float:
-        if not candidates:
-            return float("nan")
-        self.prefetch([text, *candidates])
-        return max(self.similarity(text, c) for c in candidates)

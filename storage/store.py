@@ -203,10 +203,6 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
             row["labels"] = json.loads(row["labels"])
         return rows
 
-    def delete_task(self, task_id: str) -> None:
-        with self._write():
-            self._db.execute("DELETE FROM tasks WHERE id = ?", [task_id])
-
     def save_custom_relation(self, relation_id: str, spec: dict[str, Any]) -> None:
         with self._write():
             existing = self._query(
@@ -312,26 +308,6 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         row = rows[0]
         row["config"] = json.loads(row["config"])
         return row
-
-    def run_samples(self, run_id: str) -> list[Sample]:
-        rows = self._query(
-            "SELECT s.* FROM run_samples rs JOIN samples s ON s.id = rs.sample_id "
-            "WHERE rs.run_id = ? ORDER BY rs.position",
-            [run_id],
-        )
-        return [
-            Sample(
-                fields=json.loads(r["fields"]),
-                reference=r["reference"],
-                reference_steps=tuple(json.loads(r["reference_steps"])),
-                meta=json.loads(r["meta"]),
-            )
-            for r in rows
-        ]
-
-    def delete_run(self, run_id: str) -> None:
-        with self._write():
-            self._db.execute("DELETE FROM runs WHERE id = ?", [run_id])
 
     # ------------------------------------------------------------ cases
 
