@@ -511,7 +511,7 @@ class Runner:
         try:
             result = evaluate(
                 case.relation,
-                task,
+                task.answer_type,
                 source,
                 follow,
                 self.embeddings.similarity,
