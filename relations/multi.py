@@ -24,8 +24,8 @@ from relations.base import (
     RelationKind,
     TransformContext,
 )
+from relations.oracles import unparseable
 from relations.registry import register
-from relations.task_specific import unparseable
 
 CATEGORY = "multi-input"
 

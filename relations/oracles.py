@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from core.answers import AnswerType, normalise_text, parse_number
 from core.thresholds import NUMERIC_WITHIN, SEMANTIC_DIFFERENT, SEMANTIC_SIMILAR
@@ -182,3 +182,17 @@ def _at_least_as_extreme(
         Verdict.PASS if holds else Verdict.FAIL, "at_least_as_extreme", 1.0 if holds else 0.0,
         reason, {"x": x, "y": y},
     )  # fmt: skip
+
+
+def unparseable(oracle: str, ci: CheckInput, companions: Sequence[str] = ()) -> OracleResult | None:
+    """An ERROR result when the source, the follow-up or a named companion has no answer."""
+    missing = [
+        name for name, out in (("source", ci.source), ("follow-up", ci.followup)) if not out.answer
+    ]
+    for name in companions:
+        output = ci.companions.get(name)
+        if output is None or not output.answer:
+            missing.append(name)
+    if not missing:
+        return None
+    return OracleResult(Verdict.ERROR, oracle, reason=f"no parsed answer for: {', '.join(missing)}")

@@ -18,7 +18,9 @@ BUILTIN_MODULES = (
     "relations.char",
     "relations.word",
     "relations.sentence",
-    "relations.task_specific",
+    "relations.nli",
+    "relations.relation_extraction",
+    "relations.sentiment",
     "relations.multi",
 )
 _loaded = False
