@@ -7,10 +7,15 @@ import random
 import pytest
 
 from core.types import Sample
-from relations import word
 from relations.apply import SkippedFollowUp, field_targets, generate_followups, transform_text
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
+from relations.english.categories import CATEGORY_LOOKUP, CATEGORY_OF
+from relations.english.nouns import pluralize, singularize
+from relations.english.tokens import split_sentences, tokenize
+from relations.english.verbs import past_participle, past_tense, third_person
 from relations.registry import get_relation
+from relations.word.keywords import RANDOM_WORDS
+from relations.word.lexical import synonym_options
 from relations.wordnet import SOURCE_DIR
 
 HAVE_WORDNET = (SOURCE_DIR / "data.noun").is_file()
@@ -95,37 +100,37 @@ def test_each_rule_changes_its_example(relation_id):
 
 def test_tokens_round_trip_and_sentences_split_after_end_punctuation():
     text = "Dr Smith's cat isn’t 3.5 kg!  It sleeps.\nWhy? Because."
-    tokens = word.tokenize(text)
+    tokens = tokenize(text)
     assert "".join(tokens) == text
     assert "isn’t" in tokens and "3.5" in tokens
-    sentences = ["".join(s) for s in word.split_sentences(tokens)]
+    sentences = ["".join(s) for s in split_sentences(tokens)]
     assert sentences == ["Dr Smith's cat isn’t 3.5 kg!  ", "It sleeps.\n", "Why? ", "Because."]
 
 
 def test_inflection_rules():
-    assert [word.third_person(v) for v in ("go", "watch", "carry", "play", "have")] == [
+    assert [third_person(v) for v in ("go", "watch", "carry", "play", "have")] == [
         "goes",
         "watches",
         "carries",
         "plays",
         "has",
     ]
-    assert [word.past_tense(v) for v in ("stop", "like", "study", "play", "eat")] == [
+    assert [past_tense(v) for v in ("stop", "like", "study", "play", "eat")] == [
         "stopped",
         "liked",
         "studied",
         "played",
         "ate",
     ]
-    assert word.past_participle("write") == "written"
-    assert [word.pluralize(n) for n in ("box", "city", "child", "knife", "Cat")] == [
+    assert past_participle("write") == "written"
+    assert [pluralize(n) for n in ("box", "city", "child", "knife", "Cat")] == [
         "boxes",
         "cities",
         "children",
         "knives",
         "Cats",
     ]
-    assert [word.singularize(n) for n in ("boxes", "cities", "men", "bus", "glass")] == [
+    assert [singularize(n) for n in ("boxes", "cities", "men", "bus", "glass")] == [
         "box",
         "city",
         "man",
@@ -328,7 +333,7 @@ def test_same_category_swaps_within_each_category():
     ]
     assert 1 <= len(changed) <= 3  # max_words
     for before, after in changed:
-        assert word.CATEGORY_OF[before] == word.CATEGORY_OF[after]
+        assert CATEGORY_OF[before] == CATEGORY_OF[after]
         assert after not in text.split()  # never a member already in the text
 
 
@@ -336,7 +341,7 @@ def test_same_category_keeps_plural_and_case():
     out = run("word.same_category", "Cats chase the dog.", 0)
     first, *_ = out.split()
     assert first[0].isupper() and first.endswith("s") and first != "Cats"
-    assert word.CATEGORY_LOOKUP[first.lower()][0] == "animal"
+    assert CATEGORY_LOOKUP[first.lower()][0] == "animal"
 
 
 def test_same_category_is_consistent_across_fields():
@@ -382,7 +387,7 @@ def test_same_category_not_applicable():
 def test_insert_random_adds_one_word_in_ten():
     text = "The museum closes early on public holidays and opens late."
     out = run("word.insert_random", text, 2)
-    added = [w for w in out.split() if w.strip(".") in word.RANDOM_WORDS]
+    added = [w for w in out.split() if w.strip(".") in RANDOM_WORDS]
     assert len(out.split()) == len(text.split()) + 1 and len(added) == 1
     assert out.replace(" " + added[0].strip("."), "", 1) == text
 
@@ -395,7 +400,7 @@ def test_replace_keywords_replaces_half_the_content_words():
     changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
     assert len(changed) == round(0.5 * len(content))
     for a, b in changed:
-        assert a in content and b.lower() in word.RANDOM_WORDS and b[0].isupper() == a[0].isupper()
+        assert a in content and b.lower() in RANDOM_WORDS and b[0].isupper() == a[0].isupper()
 
 
 def test_remove_keywords_removes_half_and_keeps_spacing_tidy():
@@ -459,10 +464,10 @@ def test_synonym_uses_first_sense_wordnet_synonyms():
     from relations.wordnet import synonyms
 
     text = "The quick student answered the difficult question correctly."
-    assert word.synonym_options("movie") == sorted(
+    assert synonym_options("movie") == sorted(
         s for s in synonyms("movie", "n", senses=1) if " " not in s
     )
-    assert word.synonym_options("answered") == []  # inflected: left alone
+    assert synonym_options("answered") == []  # inflected: left alone
     for seed in range(4):
         out = run("word.synonym", text, seed)
         changed = [
@@ -472,7 +477,7 @@ def test_synonym_uses_first_sense_wordnet_synonyms():
         ]
         assert 1 <= len(changed) <= 2
         for before, after in changed:
-            assert after in word.synonym_options(before)
+            assert after in synonym_options(before)
         assert out == run("word.synonym", text, seed)
 
 
