@@ -292,7 +292,7 @@ class Runner:
                 generate_followups,
                 relation,
                 sample,
-                task.id,
+                task,
                 list(task.perturbable_fields),
                 run_seed=config.seed,
                 partners=partners,

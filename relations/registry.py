@@ -6,6 +6,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from core.answers import TaskProfile
 from relations.base import Expectation, Relation, RelationKind, TransformFn
 
 REGISTRY: dict[str, Relation] = {}
@@ -75,12 +76,17 @@ def load_builtins() -> None:
     _loaded = True
 
 
-def list_relations(task_id: str | None = None, extra: Iterable[Relation] = ()) -> list[Relation]:
-    """Built-in relations (plus ``extra``, e.g. custom ones from the store), sorted by id."""
+def list_relations(
+    task: TaskProfile | None = None, extra: Iterable[Relation] = ()
+) -> list[Relation]:
+    """Built-in relations (plus ``extra``, e.g. custom ones from the store), sorted by id.
+
+    With a ``task``, only those that apply to it.
+    """
     load_builtins()
     relations = list(REGISTRY.values()) + list(extra)
-    if task_id is not None:
-        relations = [r for r in relations if r.applies_to(task_id)]
+    if task is not None:
+        relations = [r for r in relations if r.applies_to(task)]
     return sorted(relations, key=lambda r: r.id)
 
 

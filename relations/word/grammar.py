@@ -3,8 +3,8 @@ negation, tense, singular ↔ plural, active ↔ passive voice and declarative �
 
 from __future__ import annotations
 
-from app.tasks import BUILTIN_TASKS
-from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
+from core.answers import AnswerType
+from relations.base import Expectation, NotApplicable, RelationKind, TaskGate, TransformContext
 from relations.english.negation import negate_sentence
 from relations.english.number import noun_phrases, to_plural, to_singular
 from relations.english.questions import declarative_to_question, question_to_declarative
@@ -13,6 +13,14 @@ from relations.english.tokens import protected_tokens, split_sentences, tokenize
 from relations.english.voice import active_to_passive, passive_to_active
 from relations.registry import transform_relation
 from relations.word.common import CATEGORY, changed_or_skip, convert_sentences
+
+# As in LLMorph, tense and voice changes are not applied to sentiment scores.
+NOT_FOR_SCORES = TaskGate(answer_types=frozenset(AnswerType) - {AnswerType.SCORE})
+# LLMorph leaves NLI (a premise and its hypothesis) out; counts decide math and reasoning answers.
+NOT_FOR_COUNTS_OR_NLI = TaskGate(
+    answer_types=frozenset(AnswerType) - {AnswerType.MATH, AnswerType.REASONING},
+    unless_fields=frozenset({"premise", "hypothesis"}),
+)
 
 
 @transform_relation(
@@ -61,7 +69,7 @@ def negation(text: str, ctx: TransformContext) -> str:
     expectation=Expectation.EQUIVALENT,
     preconditions="a present- or past-tense verb we know (be/have/do or our verb list)",
     ref="LLMorph 155",
-    tasks=frozenset(BUILTIN_TASKS) - {"sentiment_score"},
+    gate=NOT_FOR_SCORES,
 )
 def tense(text: str, ctx: TransformContext) -> str:
     tokens = tokenize(text)
@@ -97,8 +105,7 @@ def tense(text: str, ctx: TransformContext) -> str:
     expectation=Expectation.EQUIVALENT,
     preconditions="a determiner + noun phrase whose number can change",
     ref="LLMorph 149",
-    # LLMorph leaves NLI out; counts decide math and reasoning answers.
-    tasks=frozenset(BUILTIN_TASKS) - {"nli", "math", "reasoning"},
+    gate=NOT_FOR_COUNTS_OR_NLI,
 )
 def number(text: str, ctx: TransformContext) -> str:
     tokens = tokenize(text)
@@ -122,7 +129,7 @@ def number(text: str, ctx: TransformContext) -> str:
     expectation=Expectation.EQUIVALENT,
     preconditions="a plain sentence 'subject + known transitive verb + object …' or its passive",
     ref="LLMorph 136",
-    tasks=frozenset(BUILTIN_TASKS) - {"sentiment_score"},
+    gate=NOT_FOR_SCORES,
 )
 def voice(text: str, ctx: TransformContext) -> str:
     return convert_sentences(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from app.tasks import BUILTIN_TASKS
 from core.types import ParsedOutput, Sample
 from relations.apply import generate_followups
 from relations.base import CheckInput, Relation, TransformContext
@@ -46,7 +47,9 @@ def followups(
     if isinstance(relation, str):
         relation = get_relation(relation)
     sample = Sample(fields={field: text})
-    return generate_followups(relation, sample, task_id, [field], run_seed=seed, rewrite=rewrite)
+    return generate_followups(
+        relation, sample, BUILTIN_TASKS[task_id], [field], run_seed=seed, rewrite=rewrite
+    )
 
 
 def check_input(

@@ -33,7 +33,9 @@ class Recorder:
 def nli_followups(relation_id: str, rewrite=None):
     relation = get_relation(relation_id)
     fields = BUILTIN_TASKS["nli"].fields
-    return generate_followups(relation, Sample(fields=dict(NLI)), "nli", fields, rewrite=rewrite)
+    return generate_followups(
+        relation, Sample(fields=dict(NLI)), BUILTIN_TASKS["nli"], fields, rewrite=rewrite
+    )
 
 
 def test_catalog_entries_for_task_specific_relations():

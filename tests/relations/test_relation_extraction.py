@@ -25,7 +25,7 @@ RE_FIELDS = BUILTIN_TASKS["relation_extraction"].fields
 @pytest.mark.parametrize("relation_id", ["re.swap_symmetric", "re.swap_asymmetric"])
 def test_swap_entities_swaps_head_and_tail_and_keeps_the_text(relation_id):
     [followup] = generate_followups(
-        get_relation(relation_id), RE_SAMPLE, "relation_extraction", RE_FIELDS
+        get_relation(relation_id), RE_SAMPLE, BUILTIN_TASKS["relation_extraction"], RE_FIELDS
     )
     assert followup.fields == {
         "text": "Maria Lopez and her husband Daniel Reyes opened a bakery.",
@@ -38,17 +38,24 @@ def test_swap_entities_swaps_head_and_tail_and_keeps_the_text(relation_id):
 def test_swap_entities_preconditions():
     relation = get_relation("re.swap_symmetric")
     same = Sample(fields={"text": "Ana met Ana.", "head": "Ana", "tail": "ana"})
-    [skipped] = generate_followups(relation, same, "relation_extraction", RE_FIELDS)
+    [skipped] = generate_followups(relation, same, BUILTIN_TASKS["relation_extraction"], RE_FIELDS)
     assert isinstance(skipped, SkippedFollowUp)
     assert "same entity" in skipped.reason
     missing = Sample(fields={"text": "Ana met Bo.", "head": "Ana", "tail": ""})
-    [skipped] = generate_followups(relation, missing, "relation_extraction", RE_FIELDS)
+    [skipped] = generate_followups(
+        relation, missing, BUILTIN_TASKS["relation_extraction"], RE_FIELDS
+    )
     assert "head and a tail" in skipped.reason
     declared = Sample(fields=dict(RE_SAMPLE.fields), meta={"symmetric": False})
-    [skipped] = generate_followups(relation, declared, "relation_extraction", RE_FIELDS)
+    [skipped] = generate_followups(
+        relation, declared, BUILTIN_TASKS["relation_extraction"], RE_FIELDS
+    )
     assert skipped.reason == "precondition not met: the sample declares a asymmetric relation"
     [ok] = generate_followups(
-        get_relation("re.swap_asymmetric"), declared, "relation_extraction", RE_FIELDS
+        get_relation("re.swap_asymmetric"),
+        declared,
+        BUILTIN_TASKS["relation_extraction"],
+        RE_FIELDS,
     )
     assert isinstance(ok, FollowUp)
 

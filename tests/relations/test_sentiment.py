@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from relations.apply import transform_text
 from relations.base import FollowUp, NotApplicable, TransformContext
 from relations.registry import get_relation
@@ -30,7 +31,9 @@ def test_exclamation_replaces_sentence_periods_only():
 
 def test_exclamation_through_transform_text():
     result = transform_text(
-        get_relation("sentiment.exclamation"), "Good food. Slow service.", task_id="sentiment"
+        get_relation("sentiment.exclamation"),
+        "Good food. Slow service.",
+        task=BUILTIN_TASKS["sentiment"],
     )
     assert isinstance(result, FollowUp)
     assert result.fields == {"text": "Good food! Slow service!"}

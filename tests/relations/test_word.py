@@ -6,14 +6,15 @@ import random
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS, custom_task
 from core.types import Sample
 from relations.apply import SkippedFollowUp, field_targets, generate_followups, transform_text
-from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
+from relations.base import Expectation, FollowUp, NotApplicable, RelationKind, TransformContext
 from relations.english.categories import CATEGORY_LOOKUP, CATEGORY_OF
 from relations.english.nouns import pluralize, singularize
 from relations.english.tokens import split_sentences, tokenize
 from relations.english.verbs import past_participle, past_tense, third_person
-from relations.registry import get_relation
+from relations.registry import get_relation, list_relations
 from relations.word.keywords import RANDOM_WORDS
 from relations.word.lexical import synonym_options
 from relations.wordnet import SOURCE_DIR
@@ -78,22 +79,54 @@ def test_catalog_entries():
 
 
 def test_task_scopes_follow_llmorph():
-    assert not get_relation("word.tense").applies_to("sentiment_score")
-    assert get_relation("word.tense").applies_to("math")
-    assert not get_relation("word.voice").applies_to("sentiment_score")
+    assert not get_relation("word.tense").applies_to(BUILTIN_TASKS["sentiment_score"])
+    assert get_relation("word.tense").applies_to(BUILTIN_TASKS["math"])
+    assert not get_relation("word.voice").applies_to(BUILTIN_TASKS["sentiment_score"])
     for task in ("nli", "math", "reasoning"):
-        assert not get_relation("word.number").applies_to(task)
-    assert get_relation("word.number").applies_to("sentiment")
+        assert not get_relation("word.number").applies_to(BUILTIN_TASKS[task])
+    assert get_relation("word.number").applies_to(BUILTIN_TASKS["sentiment"])
     question = get_relation("word.question_form")
     assert question.tasks == frozenset(["relation_extraction"]) and question.threshold == 0.4
     assert get_relation("word.negation").tasks is None
+
+
+GATED_EXAMPLES = {
+    "word.tense": ("She walks to the station.", "She walked to the station."),
+    "word.number": ("The cat sleeps on the sofa.", "The cats sleep on the sofas."),
+    "word.voice": (
+        "The committee approved the budget.",
+        "The budget was approved by the committee.",
+    ),
+}
+
+
+def test_custom_tasks_get_tense_number_and_voice_like_built_in_ones():
+    """Regression: these three were gated by a copy of the built-in task ids, so a custom task
+    never listed them; they are gated by answer type and fields now."""
+    task = custom_task(
+        "review_label", "Review label", "Review: {text}\nLabel:", "label", ["a", "b"]
+    )
+    assert set(GATED_EXAMPLES) <= {r.id for r in list_relations(task)}
+    for relation_id, (text, expected) in GATED_EXAMPLES.items():
+        relation = get_relation(relation_id)
+        [followup] = generate_followups(relation, Sample({"text": text}), task, task.fields)
+        assert isinstance(followup, FollowUp) and followup.fields == {"text": expected}
+        assert "review_label" in relation.describe([*BUILTIN_TASKS.values(), task])["tasks"]
+    # The same gates as for the built-in tasks: no tense or voice change for scores …
+    score = custom_task("review_score", "Review score", "Review: {text}\nScore:", "score")
+    assert {r.id for r in list_relations(score)}.isdisjoint({"word.tense", "word.voice"})
+    # … and no number change where counts decide the answer or for premise/hypothesis pairs.
+    count = custom_task("counting", "Counting", "{problem}", "math")
+    pair = custom_task("pairs", "Pairs", "{premise} / {hypothesis}", "label", ["yes", "no"])
+    assert not get_relation("word.number").applies_to(count)
+    assert not get_relation("word.number").applies_to(pair)
 
 
 @pytest.mark.parametrize("relation_id", RULE_IDS)
 def test_each_rule_changes_its_example(relation_id):
     relation = get_relation(relation_id)
     task = "relation_extraction" if relation_id == "word.question_form" else "sentiment"
-    followup = transform_text(relation, relation.example, seed=4, task_id=task)
+    followup = transform_text(relation, relation.example, seed=4, task=BUILTIN_TASKS[task])
     assert not isinstance(followup, SkippedFollowUp), followup
     assert followup.fields["text"] != relation.example
 
@@ -314,7 +347,7 @@ def test_question_form_applies_only_to_relation_extraction():
     followups = generate_followups(
         get_relation("word.question_form"),
         Sample(fields={"text": "Tom plays tennis."}),
-        "qa",
+        BUILTIN_TASKS["qa"],
         ["text"],
     )
     assert isinstance(followups[0], SkippedFollowUp)
@@ -353,7 +386,9 @@ def test_same_category_is_consistent_across_fields():
     )
     relation = get_relation("word.same_category")
     assert field_targets(relation, ["context", "question"]) == [("context", "question")]
-    (followup,) = generate_followups(relation, sample, "qa", ["context", "question"], run_seed=3)
+    (followup,) = generate_followups(
+        relation, sample, BUILTIN_TASKS["qa"], ["context", "question"], run_seed=3
+    )
     context, question = followup.fields["context"], followup.fields["question"]
     new_name = context.split()[0]
     month = context.split()[-1].rstrip(".")
@@ -453,7 +488,7 @@ def test_math_is_never_touched():
 @needs_wordnet
 def test_wordnet_examples_change(relation_id):
     relation = get_relation(relation_id)
-    followup = transform_text(relation, relation.example, seed=1)
+    followup = transform_text(relation, relation.example, seed=1, task=BUILTIN_TASKS["qa"])
     assert not isinstance(followup, SkippedFollowUp), followup
     assert followup.fields["text"] != relation.example
 
