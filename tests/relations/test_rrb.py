@@ -1,4 +1,4 @@
-"""rrb.*: exact outputs from SPEC §3 worked by hand, inverses, seeds, skips and the follow-up shape."""
+"""rrb.*: exact outputs worked by hand from the benchmark's rules, inverses, seeds, skips and the follow-up shape."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def _first(relation_id: str, text: str, **kwargs):
     )[0]
 
 
-# ---------------------------------------------------------------- preprocessing (SPEC verbatim)
+# ---------------------------------------------------------------- preprocessing (the rules verbatim)
 
 
 @pytest.mark.parametrize(
