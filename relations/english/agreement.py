@@ -47,10 +47,12 @@ def subject_of(tokens: list[str], index: int) -> str:
 
 
 def present_of(base: str, subject: str) -> str:
+    """The present form of ``base`` for a subject kind ('i', 'plural' or 'singular')."""
     return base if subject in {"i", "plural"} else third_person(base)
 
 
 def be_present(subject: str) -> str:
+    """'am', 'are' or 'is' for a subject kind ('i', 'plural' or 'singular')."""
     return {"i": "am", "plural": "are"}.get(subject, "is")
 
 

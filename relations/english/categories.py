@@ -74,6 +74,7 @@ CATEGORY_OF = {member: category for category, members in CATEGORIES.items() for 
 
 
 def category_key(token: str) -> str | None:
+    """The lookup key of a token in our category lists (names match in their case), or None."""
     if token in CATEGORY_LOOKUP and CATEGORY_LOOKUP[token][0] in PROPER_CATEGORIES:
         return token
     lower = token.lower()

@@ -23,6 +23,10 @@ def _question_start(tokens: list[str], index: int) -> bool:
 
 
 def negate_sentence(tokens: list[str]) -> list[str] | None:
+    """The sentence's tokens with its first verb negated, or its negation taken away.
+
+    None when there is no verb we can negate. ``tokens`` may be changed in place.
+    """
     words = [i for i, t in enumerate(tokens) if is_word(t)]
     # An existing negation is taken away: that flips the meaning just as well.
     for i in words:

@@ -44,6 +44,7 @@ INVARIANT_NOUNS = frozenset(
 
 
 def pluralize(noun: str) -> str:
+    """The plural of a singular noun (irregular ones from our list), in the noun's case."""
     lower = noun.lower()
     if lower in IRREGULAR_PLURALS:
         return match_case(noun, IRREGULAR_PLURALS[lower])
@@ -55,6 +56,7 @@ def pluralize(noun: str) -> str:
 
 
 def singularize(noun: str) -> str:
+    """The singular of a plural noun (irregular ones from our list), in the noun's case."""
     lower = noun.lower()
     if lower in SINGULAR_OF:
         return match_case(noun, SINGULAR_OF[lower])
@@ -68,6 +70,7 @@ def singularize(noun: str) -> str:
 
 
 def is_plural_noun(word: str) -> bool:
+    """Whether ``word`` reads as a plural noun or pronoun (function words are not)."""
     lower = norm(word)
     if lower in SINGULAR_OF or lower in PLURAL_PRONOUNS:
         return True

@@ -92,6 +92,10 @@ def _a_or_an(word: str) -> str:
 
 
 def to_plural(tokens: list[str], phrases: list[NounPhrase]) -> bool:
+    """Turn the singular ``phrases`` plural, with their determiner and the verb that follows.
+
+    Changes ``tokens`` in place; False when no phrase could change.
+    """
     changed = False
     for phrase in reversed(phrases):  # right to left: removals do not shift earlier indices
         det = norm(tokens[phrase.det])
@@ -117,6 +121,10 @@ def to_plural(tokens: list[str], phrases: list[NounPhrase]) -> bool:
 
 
 def to_singular(tokens: list[str], phrases: list[NounPhrase]) -> bool:
+    """Turn the plural ``phrases`` singular, with their determiner and the verb that follows.
+
+    Changes ``tokens`` in place; False when no phrase could change.
+    """
     changed = False
     for phrase in reversed(phrases):
         det = norm(tokens[phrase.det])

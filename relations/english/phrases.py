@@ -64,11 +64,13 @@ def parse_phrase(words: list[str], start: int, stop: int, subject: bool) -> int 
 
 
 def np_word(word: str) -> bool:
+    """Whether ``word`` may stand inside a noun phrase: a word that is no function word or verb."""
     lower = norm(word)
     return lower.isalpha() and lower not in STOPWORDS and not is_verb_form(lower)
 
 
 def make_phrase(words: list[str]) -> Phrase:
+    """A noun phrase of ``words``, with whether it is a pronoun, a name and plural."""
     lower = [norm(w) for w in words]
     if len(words) == 1 and (lower[0] in SUBJECT_PRONOUNS or lower[0] in OBJECT_PRONOUNS):
         return Phrase(words, lower[0] in PLURAL_PRONOUNS or lower[0] == "i", pronoun=True)
@@ -94,6 +96,7 @@ def lower_first(words: list[str]) -> list[str]:
 
 
 def phrase_as_subject(phrase: Phrase) -> str:
+    """The phrase as a sentence-initial subject ('me' → 'I', first letter capitalised)."""
     words = list(phrase.words)
     if phrase.pronoun:
         words[0] = OBJECT_TO_SUBJECT.get(norm(words[0]), norm(words[0]))
@@ -101,6 +104,7 @@ def phrase_as_subject(phrase: Phrase) -> str:
 
 
 def phrase_as_object(phrase: Phrase) -> str:
+    """The phrase as an object ('I' → 'me'; a common noun's capital dropped)."""
     words = list(phrase.words)
     if phrase.pronoun:
         lower = norm(words[0])

@@ -53,6 +53,7 @@ def _join(*parts: str) -> str:
 
 
 def declarative_to_question(tokens: list[str]) -> str | None:
+    """A plain statement as a yes/no question ('Sarah works.' → 'Does Sarah work?'), or None."""
     indices = simple_sentence(tokens)
     if not indices or len(indices) < 2:
         return None
@@ -117,6 +118,7 @@ def _question_subject_end(words: list[str], start: int) -> int | None:
 
 
 def question_to_declarative(tokens: list[str]) -> str | None:
+    """A yes/no question as a statement ('Does Sarah work?' → 'Sarah works.'), or None."""
     indices = simple_sentence(tokens)
     if not indices or len(indices) < 2:
         return None

@@ -9,6 +9,7 @@ from relations.english.verbs import MODALS, past_tense
 
 
 def tense_counts(sentences: list[list[str]]) -> tuple[int, int]:
+    """(past, present): how many finite verbs of each tense the sentences have."""
     past = present = 0
     for tokens in sentences:
         for i, token in enumerate(tokens):
@@ -52,6 +53,7 @@ _TO_PAST = {
 
 
 def sentence_to_past(tokens: list[str]) -> None:
+    """Move the sentence's present-tense finite verbs to the past, in place."""
     for i, token in enumerate(tokens):
         if not is_word(token):
             continue
@@ -67,6 +69,9 @@ def sentence_to_past(tokens: list[str]) -> None:
 
 
 def sentence_to_present(tokens: list[str]) -> None:
+    """Move the sentence's past-tense finite verbs to the present, in place, agreeing with
+    their subjects.
+    """
     last_subject = "singular"
     for i, token in enumerate(tokens):
         if not is_word(token):

@@ -24,6 +24,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def is_word(token: str) -> bool:
+    """Whether the token is a word (it starts with a letter)."""
     return token[:1].isalpha()
 
 
@@ -42,6 +43,7 @@ def match_case(template: str, word: str) -> str:
 
 
 def capitalize_first(text: str) -> str:
+    """``text`` with its first character in upper case, the rest as it is."""
     return text[:1].upper() + text[1:]
 
 

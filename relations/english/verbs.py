@@ -116,6 +116,7 @@ INTRANSITIVE = frozenset(
 
 
 def third_person(base: str) -> str:
+    """The third-person singular present of a verb: 'go' → 'goes', 'carry' → 'carries'."""
     if base in {"go", "do"}:
         return base + "es"
     if base == "have":
@@ -128,6 +129,7 @@ def third_person(base: str) -> str:
 
 
 def past_tense(base: str) -> str:
+    """The simple past of a verb: irregular ones from our list, the others by rule."""
     if base in IRREGULAR_VERBS:
         return IRREGULAR_VERBS[base][0]
     if base == "have":
@@ -144,6 +146,7 @@ def past_tense(base: str) -> str:
 
 
 def past_participle(base: str) -> str:
+    """The past participle of a verb: irregular ones from our list, the others by rule."""
     if base in IRREGULAR_VERBS:
         return IRREGULAR_VERBS[base][1]
     return {"have": "had", "do": "done"}.get(base, past_tense(base))
@@ -203,6 +206,7 @@ CONTRACT = {aux: neg for neg, aux in NEGATED.items() if neg != "cannot"}
 
 
 def forms_of(word: str) -> list[VerbForm]:
+    """Every lexicon reading of a surface form (a form may be, say, both past and participle)."""
     return VERB_FORMS.get(norm(word), [])
 
 
@@ -223,10 +227,12 @@ def finite_reading(word: str) -> VerbForm | None:
 
 
 def is_verb_form(word: str) -> bool:
+    """Whether ``word`` is a known verb form, an auxiliary or a negated auxiliary."""
     return bool(forms_of(word)) or norm(word) in AUXILIARIES or norm(word) in NEGATED
 
 
 def is_participle_or_gerund(word: str) -> bool:
+    """Whether ``word`` is 'been', an -ing form or a known past participle."""
     lower = norm(word)
     return lower == "been" or lower.endswith("ing") or has_kind(lower, "participle") is not None
 

@@ -27,6 +27,7 @@ def _tail(tokens: list[str], after_index: int) -> str:
 
 
 def active_to_passive(tokens: list[str]) -> str | None:
+    """A simple active sentence in the passive ('X approved Y.' → 'Y was approved by X.'), or None."""
     indices = simple_sentence(tokens)
     if not indices or len(indices) < 3:
         return None
@@ -63,6 +64,7 @@ def active_to_passive(tokens: list[str]) -> str | None:
 
 
 def passive_to_active(tokens: list[str]) -> str | None:
+    """A simple passive with 'by' in the active ('Y was approved by X.' → 'X approved Y.'), or None."""
     indices = simple_sentence(tokens)
     if not indices or len(indices) < 5:
         return None

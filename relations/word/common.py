@@ -13,6 +13,7 @@ CATEGORY = "word"
 
 
 def rate_count(eligible: int, ctx: TransformContext, default: float) -> int:
+    """How many of ``eligible`` items to change: the relation's ``rate`` param, at least one."""
     rate = float(ctx.params.get("rate", default))
     return min(eligible, max(1, round(rate * eligible)))
 
