@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.answers import TaskProfile
+from core.answers import AnswerType, TaskProfile
 from core.types import Sample
 from relations.base import FollowUp, NotApplicable, Relation, Rewriter, TransformContext
 from relations.requirements import availability
@@ -40,7 +40,7 @@ def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[
 def make_context(
     relation: Relation,
     sample: Sample,
-    task_id: str,
+    task: TaskProfile,
     field: str,
     *,
     seed: int,
@@ -50,9 +50,10 @@ def make_context(
     return TransformContext(
         rng=random.Random(seed),
         seed=seed,
-        task_id=task_id,
+        task_id=task.id,
         field=field,
         sample_fields=dict(sample.fields),
+        answer_type=AnswerType(task.answer_type),
         partners=partners,
         rewrite=rewrite,
         params=dict(relation.params),
@@ -83,7 +84,7 @@ def generate_followups(
     if relation.build is not None:
         seed = case_seed(run_seed, sample.id, relation.id, 0)
         ctx = make_context(
-            relation, sample, task_id, task_fields[0], seed=seed, partners=partners, rewrite=rewrite
+            relation, sample, task, task_fields[0], seed=seed, partners=partners, rewrite=rewrite
         )
         try:
             return list(relation.build(sample, task_id, task_fields, ctx))
@@ -101,7 +102,7 @@ def generate_followups(
                 ctx = make_context(
                     relation,
                     sample,
-                    task_id,
+                    task,
                     field_name,
                     seed=seed,
                     partners=partners,

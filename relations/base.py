@@ -58,6 +58,7 @@ class TransformContext:
     task_id: str
     field: str
     sample_fields: dict[str, str]
+    answer_type: AnswerType | None = None  # the task's, when the caller knows the task
     partners: Sequence[Sample] = ()  # the next samples of the batch, wrapping (for interleave…)
     rewrite: Rewriter | None = None
     params: dict[str, Any] = field(default_factory=dict)

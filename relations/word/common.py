@@ -10,6 +10,8 @@ from relations.english.tokens import is_word, norm, protected_tokens, split_sent
 from relations.english.verbs import NEGATED
 
 CATEGORY = "word"
+# The entity fields of a relation-extraction task: their words must survive in the text.
+ENTITY_FIELDS = frozenset({"head", "tail"})
 
 
 def rate_count(eligible: int, ctx: TransformContext, default: float) -> int:
@@ -20,12 +22,9 @@ def rate_count(eligible: int, ctx: TransformContext, default: float) -> int:
 
 def entity_words(ctx: TransformContext) -> set[str]:
     """Words of the head/tail entities (relation extraction), which must survive in the text."""
-    if ctx.task_id != "relation_extraction":
-        return set()
     words: set[str] = set()
-    for name, value in ctx.sample_fields.items():
-        if name != ctx.field:
-            words.update(norm(t) for t in tokenize(value) if is_word(t))
+    for name in ENTITY_FIELDS & set(ctx.sample_fields) - {ctx.field}:
+        words.update(norm(t) for t in tokenize(ctx.sample_fields[name]) if is_word(t))
     return words
 
 

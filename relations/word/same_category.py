@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+from core.answers import AnswerType
 from relations.base import Expectation, RelationKind, TransformContext
 from relations.english.categories import CATEGORIES, CATEGORY_LOOKUP, CATEGORY_OF, category_key
 from relations.english.nouns import pluralize
 from relations.english.tokens import is_word, match_case, norm, protected_tokens, tokenize
 from relations.registry import transform_relation
-from relations.word.common import CATEGORY, changed_or_skip, entity_words
+from relations.word.common import CATEGORY, ENTITY_FIELDS, changed_or_skip, entity_words
 
 # Counting words decide the answer of a math or reasoning problem: never swapped there.
-QUANTITY_TASKS = frozenset(["math", "reasoning"])
+COUNTED_ANSWERS = frozenset({AnswerType.MATH, AnswerType.REASONING})
 
 
 def _category_source_texts(ctx: TransformContext) -> list[str]:
-    # QA: substitute what the question asks about (the answer itself usually is not there);
-    # relation extraction: never the entities; elsewhere every field, so fields stay consistent.
-    if ctx.task_id == "qa" and "question" in ctx.sample_fields:
+    # A question about a context (QA): substitute what the question asks about (the answer
+    # itself usually is not there); relation extraction: never the entities; elsewhere every
+    # field, so fields stay consistent.
+    if "question" in ctx.sample_fields:
         return [ctx.sample_fields["question"]]
-    if ctx.task_id == "relation_extraction":
+    if ENTITY_FIELDS & set(ctx.sample_fields):
         return [ctx.sample_fields.get(ctx.field, "")]
     return [ctx.sample_fields[name] for name in sorted(ctx.sample_fields)] or [""]
 
@@ -34,7 +36,7 @@ def category_mapping(texts: list[str], ctx: TransformContext) -> dict[str, str]:
             if key is None or norm(token) in entities:
                 continue
             category, member, _ = CATEGORY_LOOKUP[key]
-            if category == "number_word" and ctx.task_id in QUANTITY_TASKS:
+            if category == "number_word" and ctx.answer_type in COUNTED_ANSWERS:
                 continue
             present.add(member)
             if member not in found:

@@ -56,6 +56,7 @@ def run(
         rng=random.Random(seed),
         seed=seed,
         task_id=task,
+        answer_type=BUILTIN_TASKS[task].answer_type,
         field=field,
         sample_fields=fields or {field: text},
         params={**relation.params, **params},
@@ -120,6 +121,14 @@ def test_custom_tasks_get_tense_number_and_voice_like_built_in_ones():
     pair = custom_task("pairs", "Pairs", "{premise} / {hypothesis}", "label", ["yes", "no"])
     assert not get_relation("word.number").applies_to(count)
     assert not get_relation("word.number").applies_to(pair)
+    # Same-category substitution keeps counting words where counts decide the answer.
+    problem = Sample({"problem": "She has three pens."})
+    same_category = get_relation("word.same_category")
+    [kept] = generate_followups(same_category, problem, count, count.fields)
+    assert isinstance(kept, SkippedFollowUp)
+    free = custom_task("free_text", "Free text", "{problem}", "text")
+    [swapped] = generate_followups(same_category, problem, free, free.fields)
+    assert isinstance(swapped, FollowUp) and "three" not in swapped.fields["problem"]
 
 
 @pytest.mark.parametrize("relation_id", RULE_IDS)
