@@ -36,16 +36,22 @@ def _store(path: str | None):
 
 
 def cmd_relations(args: argparse.Namespace) -> int:
-    from app.workspace import all_relations
+    from app.workspace import all_relations, all_tasks
 
     store = _store(args.db)
-    relations = all_relations(store, args.task)
+    try:
+        relations = all_relations(store, args.task)
+    except KeyError as exc:
+        raise CliError(str(exc.args[0])) from None
+    known_tasks = list(all_tasks(store).values())
     if args.json:
-        print(json.dumps([r.describe() for r in relations], indent=2, ensure_ascii=False))
+        entries = [r.describe(known_tasks) for r in relations]
+        print(json.dumps(entries, indent=2, ensure_ascii=False))
         return 0
     for r in relations:
-        tasks = ",".join(sorted(r.tasks)) if r.tasks else "*"
-        flag = "" if r.describe()["available"] else "  [unavailable]"
+        entry = r.describe(known_tasks)
+        tasks = ",".join(entry["tasks"])
+        flag = "" if entry["available"] else "  [unavailable]"
         print(f"{r.id:32} {r.kind:8} {r.expectation:20} {tasks:28} {r.ref}{flag}")
     return 0
 
@@ -78,6 +84,7 @@ def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | 
 
 def cmd_transform(args: argparse.Namespace) -> int:
     from app.runner import make_sync_rewriter
+    from app.tasks import BUILTIN_TASKS
     from app.workspace import all_relations, get_task
     from relations.apply import SkippedFollowUp, generate_followups
 
@@ -86,7 +93,8 @@ def cmd_transform(args: argparse.Namespace) -> int:
     if args.relation not in relations:
         raise CliError(f"unknown relation {args.relation!r} (see `python -m app relations`)")
     relation = relations[args.relation]
-    task_id = args.task or (sorted(relation.tasks)[0] if relation.tasks else "sentiment")
+    task_ids = relation.task_ids(BUILTIN_TASKS.values())
+    task_id = args.task or (task_ids[0] if task_ids else "sentiment")
     task = get_task(store, task_id)
     field = args.field or task.perturbable_fields[0]
     if field not in task.fields:
@@ -97,7 +105,7 @@ def cmd_transform(args: argparse.Namespace) -> int:
     if args.endpoint or relation.kind == "llm":
         rewrite = make_sync_rewriter(store, _endpoint_from_args(args, args.endpoint, args.model))
     results = generate_followups(
-        relation, Sample(fields), task.id, [field], run_seed=args.seed, partners=partners,
+        relation, Sample(fields), task, [field], run_seed=args.seed, partners=partners,
         rewrite=rewrite,
     )  # fmt: skip
     result = results[0] if results else SkippedFollowUp(field, "no follow-up")

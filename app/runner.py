@@ -313,7 +313,7 @@ class Runner:
                 generate_followups,
                 relation,
                 sample,
-                task.id,
+                task,
                 list(task.perturbable_fields),
                 run_seed=config.seed,
                 partners=partners,
@@ -529,7 +529,7 @@ class Runner:
         try:
             result = evaluate(
                 case.relation,
-                task,
+                task.answer_type,
                 source,
                 follow,
                 self.embeddings.similarity,

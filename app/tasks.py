@@ -5,18 +5,9 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from core.answers import NUMBER_RE, AnswerType, normalise_text, parse_number
 from core.types import ParsedOutput
-
-
-class AnswerType(StrEnum):
-    LABEL = "label"  # one of a fixed set of words
-    SCORE = "score"  # a number in [0, 1]
-    NUMBER = "number"
-    MATH = "math"  # \boxed{} answer, math-verify equivalence
-    TEXT = "text"  # short free text
-    REASONING = "reasoning"  # steps then a final answer
 
 
 @dataclass(frozen=True)
@@ -58,36 +49,6 @@ class Task:
 
 # ---------------------------------------------------------------- answer extraction
 
-_NUMBER = r"[-+−]?(?:\d+(?:[.,]\d+)*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
-_NUMBER_RE = re.compile(_NUMBER)
-
-
-def parse_number(text: str) -> float | None:
-    """A robust number reader: '.8', '0.8/1', 'score: 0.75', '-3', '1,234.5', '80%'."""
-    cleaned = text.replace("−", "-")
-    fraction = re.search(rf"({_NUMBER})\s*/\s*({_NUMBER})", cleaned)
-    if fraction:
-        numerator, denominator = (_to_float(g) for g in fraction.groups())
-        if numerator is not None and denominator not in (None, 0.0):
-            return numerator / denominator
-    percent = re.search(rf"({_NUMBER})\s*%", cleaned)
-    if percent:
-        value = _to_float(percent.group(1))
-        return None if value is None else value / 100
-    match = _NUMBER_RE.search(cleaned)
-    return _to_float(match.group(0)) if match else None
-
-
-def _to_float(token: str) -> float | None:
-    token = token.replace("−", "-")
-    if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?", token):
-        token = token.replace(",", "")
-    token = token.replace(",", ".") if token.count(",") == 1 and "." not in token else token
-    try:
-        return float(token)
-    except ValueError:
-        return None
-
 
 def last_boxed(text: str) -> str | None:
     """Content of the last \\boxed{...}, with nested braces."""
@@ -103,14 +64,6 @@ def last_boxed(text: str) -> str | None:
             if depth == 0:
                 return text[i + 1 : j].strip()
     return None
-
-
-def normalise_text(text: str) -> str:
-    text = text.strip().lower()
-    text = re.sub(r"^(the\s+)?(final\s+)?answer\s*(is|:)\s*", "", text)
-    text = text.translate(str.maketrans("", "", string.punctuation.replace("-", "")))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
 
 
 _UNKNOWN = re.compile(
@@ -175,7 +128,7 @@ def _parse_reasoning(text: str, task: Task) -> ParsedOutput:
     finals = [m.group(1).strip(" *.") for m in _FINAL.finditer(text)]
     if finals and finals[-1]:
         return ParsedOutput(answer=finals[-1], trace=steps)
-    numbers = _NUMBER_RE.findall(text)
+    numbers = NUMBER_RE.findall(text)
     if numbers:
         return ParsedOutput(answer=numbers[-1], trace=steps)
     return ParsedOutput(answer=steps[-1] if steps else None, trace=steps)

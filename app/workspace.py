@@ -39,9 +39,11 @@ def custom_relations(store: Store) -> list[Relation]:
 
 
 def all_relations(store: Store, task_id: str | None = None) -> list[Relation]:
+    """Built-in and custom relations; with a task id (built-in or custom), those that apply to it."""
     from relations.registry import list_relations
 
-    return list_relations(task_id, extra=custom_relations(store))
+    task = get_task(store, task_id) if task_id is not None else None
+    return list_relations(task, extra=custom_relations(store))
 
 
 def make_runner(store: Store, embedder_factory: Callable = default_embedder) -> Runner:

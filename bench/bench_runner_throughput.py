@@ -80,9 +80,7 @@ def main() -> None:
         source = task.render(sample.fields)
         distinct[source] = None
         for relation_id in RELATIONS:
-            (followup,) = generate_followups(
-                get_relation(relation_id), sample, "sentiment", ["text"]
-            )
+            (followup,) = generate_followups(get_relation(relation_id), sample, task, ["text"])
             prompt = task.render(followup.fields)
             naive_prompts += [source, prompt]
             distinct[prompt + ("#" if prompt == source else "")] = None

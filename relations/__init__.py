@@ -1,6 +1,7 @@
 """Metamorphic relations: base types, the registry, one module per family, oracles, validity gate.
 
-Importing this package registers every built-in relation (same door as user extensions).
+The built-in relations register (through the same door as user extensions) the first time the
+registry is asked for a relation.
 """
 
 from relations.base import (
@@ -9,6 +10,7 @@ from relations.base import (
     NotApplicable,
     Relation,
     RelationKind,
+    TaskGate,
     TransformContext,
 )
 from relations.registry import REGISTRY, get_relation, list_relations, register
@@ -20,6 +22,7 @@ __all__ = [
     "NotApplicable",
     "Relation",
     "RelationKind",
+    "TaskGate",
     "TransformContext",
     "get_relation",
     "list_relations",

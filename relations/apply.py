@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.answers import AnswerType, TaskProfile
 from core.types import Sample
 from relations.base import FollowUp, NotApplicable, Relation, Rewriter, TransformContext
 from relations.requirements import availability
@@ -39,7 +40,7 @@ def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[
 def make_context(
     relation: Relation,
     sample: Sample,
-    task_id: str,
+    task: TaskProfile,
     field: str,
     *,
     seed: int,
@@ -49,9 +50,10 @@ def make_context(
     return TransformContext(
         rng=random.Random(seed),
         seed=seed,
-        task_id=task_id,
+        task_id=task.id,
         field=field,
         sample_fields=dict(sample.fields),
+        answer_type=AnswerType(task.answer_type),
         partners=partners,
         rewrite=rewrite,
         params=dict(relation.params),
@@ -61,24 +63,28 @@ def make_context(
 def generate_followups(
     relation: Relation,
     sample: Sample,
-    task_id: str,
+    task: TaskProfile,
     task_fields: Sequence[str],
     *,
     run_seed: int = 0,
     partners: Sequence[Sample] = (),
     rewrite: Rewriter | None = None,
 ) -> list[FollowUp | SkippedFollowUp]:
-    """All follow-ups of one sample under one relation, in a stable order (index = position)."""
+    """All follow-ups of one sample under one relation, in a stable order (index = position).
+
+    ``task_fields`` are the fields the relation may transform (the task's perturbable ones).
+    """
+    task_id = task.id
     available, why = availability(relation.requires)
     if not available:
         return [SkippedFollowUp(target="*", reason=f"relation unavailable: {why}")]
-    if not relation.applies_to(task_id):
+    if not relation.applies_to(task):
         return [SkippedFollowUp(target="*", reason=f"relation does not apply to task {task_id}")]
 
     if relation.build is not None:
         seed = case_seed(run_seed, sample.id, relation.id, 0)
         ctx = make_context(
-            relation, sample, task_id, task_fields[0], seed=seed, partners=partners, rewrite=rewrite
+            relation, sample, task, task_fields[0], seed=seed, partners=partners, rewrite=rewrite
         )
         try:
             return list(relation.build(sample, task_id, task_fields, ctx))
@@ -96,7 +102,7 @@ def generate_followups(
                 ctx = make_context(
                     relation,
                     sample,
-                    task_id,
+                    task,
                     field_name,
                     seed=seed,
                     partners=partners,
@@ -115,15 +121,15 @@ def transform_text(
     relation: Relation,
     text: str,
     *,
+    task: TaskProfile,
     seed: int = 0,
-    task_id: str = "qa",
     field: str = "text",
     partners: Sequence[Sample] = (),
     rewrite: Rewriter | None = None,
 ) -> FollowUp | SkippedFollowUp:
-    """Apply a relation to one free text (the Relations page's try-it box and `transform` CLI)."""
+    """Apply a relation to one free text (the Relations page's try-it box)."""
     sample = Sample(fields={field: text})
     outputs = generate_followups(
-        relation, sample, task_id, [field], run_seed=seed, partners=partners, rewrite=rewrite
+        relation, sample, task, [field], run_seed=seed, partners=partners, rewrite=rewrite
     )
     return outputs[0] if outputs else SkippedFollowUp(target=field, reason="no follow-up")

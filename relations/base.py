@@ -8,10 +8,12 @@ task-specific relations, builds whole follow-ups itself (``build``). Either may 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from core.answers import AnswerType, TaskProfile
 
 if TYPE_CHECKING:
     from core.types import OracleResult, ParsedOutput, Sample
@@ -56,6 +58,7 @@ class TransformContext:
     task_id: str
     field: str
     sample_fields: dict[str, str]
+    answer_type: AnswerType | None = None  # the task's, when the caller knows the task
     partners: Sequence[Sample] = ()  # the next samples of the batch, wrapping (for interleave…)
     rewrite: Rewriter | None = None
     params: dict[str, Any] = field(default_factory=dict)
@@ -99,6 +102,22 @@ class CheckInput:
     similarity: Callable[[str, str], float]
 
 
+@dataclass(frozen=True)
+class TaskGate:
+    """Which tasks a relation applies to, judged by what a task is rather than by its id.
+
+    So a custom task gets the relation exactly when a built-in task of the same kind would.
+    """
+
+    answer_types: frozenset[AnswerType] | None = None  # None: any answer type
+    unless_fields: frozenset[str] = frozenset()  # a task with any of these input fields is out
+
+    def admits(self, task: TaskProfile) -> bool:
+        if self.answer_types is not None and AnswerType(task.answer_type) not in self.answer_types:
+            return False
+        return not self.unless_fields.intersection(task.fields)
+
+
 TransformFn = Callable[[str, TransformContext], str]
 BuildFn = Callable[["Sample", str, Sequence[str], TransformContext], list[FollowUp]]
 CheckFn = Callable[[CheckInput], "OracleResult"]
@@ -119,7 +138,8 @@ class Relation:
     transform: TransformFn | None = None
     build: BuildFn | None = None
     check: CheckFn | None = None  # overrides the generic oracle
-    tasks: frozenset[str] | None = None  # None: any task
+    tasks: frozenset[str] | None = None  # None: any task (task-specific families name theirs)
+    gate: TaskGate | None = None  # applies only to the tasks this gate admits
     fields: tuple[str, ...] | None = None  # restrict to these input fields (None: the task's)
     per_field: bool = True  # multi-field tasks: one follow-up per field and one for all
     preconditions: str = ""
@@ -132,11 +152,26 @@ class Relation:
     requires: tuple[str, ...] = ()  # e.g. ("wordnet",)
     params: dict[str, Any] = field(default_factory=dict)
 
-    def applies_to(self, task_id: str) -> bool:
-        return self.tasks is None or task_id in self.tasks
+    def applies_to(self, task: TaskProfile) -> bool:
+        if self.tasks is not None and task.id not in self.tasks:
+            return False
+        return self.gate is None or self.gate.admits(task)
 
-    def describe(self) -> dict[str, Any]:
-        """The catalog entry (SPEC §3 fields), JSON-serialisable."""
+    def task_ids(self, known_tasks: Iterable[TaskProfile] = ()) -> list[str] | None:
+        """Ids of the tasks the relation applies to, sorted; None when it applies to any task.
+
+        A gated relation lists those of ``known_tasks`` its gate admits.
+        """
+        if self.gate is not None:
+            return sorted(task.id for task in known_tasks if self.applies_to(task))
+        return sorted(self.tasks) if self.tasks is not None else None
+
+    def describe(self, known_tasks: Iterable[TaskProfile] = ()) -> dict[str, Any]:
+        """The catalog entry, JSON-serialisable: what the Relations page and the CLI show.
+
+        ``known_tasks`` are the tasks to list for a relation gated by answer type or field.
+        """
+        task_ids = self.task_ids(known_tasks)
         from relations.requirements import availability
 
         available, why = availability(self.requires)
@@ -150,7 +185,7 @@ class Relation:
             "kind": str(self.kind),
             "output_relation": str(self.expectation),
             "preconditions": self.preconditions,
-            "tasks": sorted(self.tasks) if self.tasks is not None else ["*"],
+            "tasks": task_ids if task_ids is not None else ["*"],
             "fields": list(self.fields) if self.fields else None,
             "ref": self.ref,
             "side": self.side,

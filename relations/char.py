@@ -24,30 +24,16 @@ from typing import Any
 
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
 from relations.registry import transform_relation
+from relations.text_utils import protected_mask
 
 CATEGORY = "character"
 DEFAULT_RATE = 0.1
 PRECONDITIONS = "the text has at least one letter outside math spans and LaTeX commands"
 
-# Math spans and LaTeX commands (with their braced arguments) whose letters must not change.
-# Display math first so ``$$…$$`` is not read as two empty ``$…$`` spans.
-_PROTECTED = re.compile(
-    r"\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|\\[A-Za-z]+(?:\{[^{}]*\})*",
-    re.DOTALL,
-)
 _WORD = re.compile(r"[^\W\d_]+")  # a run of letters (any script)
 
 # Our leet table: each letter and the digit or symbol that looks like it.
 LEET = {"a": "4", "b": "8", "e": "3", "g": "9", "i": "1", "o": "0", "s": "5", "t": "7", "z": "2"}
-
-
-def protected_mask(text: str) -> list[bool]:
-    """Per character: True inside a math span or a LaTeX command name."""
-    mask = [False] * len(text)
-    for match in _PROTECTED.finditer(text):
-        for index in range(match.start(), match.end()):
-            mask[index] = True
-    return mask
 
 
 def letter_positions(text: str) -> list[int]:

@@ -263,7 +263,7 @@ def relation_from_spec(spec: dict[str, Any]) -> Relation:
     expectation = Expectation(spec["expectation"])
     check = None
     if expectation is Expectation.NO_POLAR_FLIP:
-        from relations.task_specific import no_polar_flip
+        from relations.nli import no_polar_flip
 
         check = no_polar_flip
     preconditions = (

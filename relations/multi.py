@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from app.tasks import parse_number
+from core.answers import parse_number
 from core.types import OracleResult, Sample, Verdict
 from relations.base import (
     CheckInput,
@@ -24,8 +24,8 @@ from relations.base import (
     RelationKind,
     TransformContext,
 )
+from relations.oracles import unparseable
 from relations.registry import register
-from relations.task_specific import unparseable
 
 CATEGORY = "multi-input"
 

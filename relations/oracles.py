@@ -1,4 +1,4 @@
-"""Output relations (SPEC §4): from two parsed outputs to a verdict with a value and a reason.
+"""Output relations: from two parsed outputs to a verdict with a value and a reason.
 
 The oracle is chosen from the relation's expectation and the task's answer type. Every verdict
 records the measured value so thresholds can be re-applied later without calling any model.
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from app.tasks import AnswerType, Task, normalise_text, parse_number
+from core.answers import AnswerType, normalise_text, parse_number
+from core.thresholds import NUMERIC_WITHIN, SEMANTIC_DIFFERENT, SEMANTIC_SIMILAR
 from core.types import OracleResult, ParsedOutput, Verdict
 from relations.base import CheckInput, Expectation, Relation
 
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 # thread, and oracles run wherever the runner runs); it warns about that on every call.
 logging.getLogger("math_verify").setLevel(logging.ERROR)
 
-DEFAULT_SIMILARITY = 0.8  # θ for semantic_similar / semantic_different
+DEFAULT_SIMILARITY = SEMANTIC_SIMILAR.default  # θ for semantic_similar / semantic_different
 DEFAULT_SCORE_EPS = 0.1  # ε for scores on [0, 1]
 DEFAULT_RELATIVE_EPS = 1e-6  # ε (relative) for other numbers
 
@@ -42,16 +43,20 @@ def math_equal(a: str, b: str) -> bool | None:
 
 
 def numbers_close(a: float, b: float, eps: float, relative: bool) -> tuple[bool, float]:
+    """(|a − b| within ε, |a − b|): ε relative to the larger magnitude, or absolute.
+
+    The absolute form is the ``numeric_within`` threshold rule, so Triage's re-judging agrees.
+    """
     diff = abs(a - b)
     if relative:
         scale = max(abs(a), abs(b), 1e-12)
         return diff <= eps * scale or diff <= 1e-12, diff
-    return diff <= eps + 1e-12, diff
+    return not NUMERIC_WITHIN.fails(diff, eps), diff
 
 
 def evaluate(
     relation: Relation,
-    task: Task,
+    answer_type: AnswerType,
     source: ParsedOutput,
     followup: ParsedOutput,
     similarity: Similarity,
@@ -59,8 +64,12 @@ def evaluate(
     companions: dict[str, ParsedOutput] | None = None,
     threshold: float | None = None,
 ) -> OracleResult:
-    """The verdict for one case. Unparseable outputs are ERROR, never PASS or FAIL."""
+    """The verdict for one case under the task's ``answer_type``.
+
+    Unparseable outputs are ERROR, never PASS or FAIL.
+    """
     threshold = threshold if threshold is not None else relation.threshold
+    answer_type = AnswerType(answer_type)
     companions = companions or {}
     for name, parsed in [("source", source), ("follow-up", followup), *companions.items()]:
         if parsed.answer is None:
@@ -69,10 +78,9 @@ def evaluate(
             )
     if relation.check is not None:
         return relation.check(
-            CheckInput(source, followup, companions, str(task.answer_type), threshold, similarity)
+            CheckInput(source, followup, companions, str(answer_type), threshold, similarity)
         )
     expectation = relation.expectation
-    answer_type = task.answer_type
     if expectation is Expectation.AT_LEAST_AS_EXTREME:
         return _at_least_as_extreme(source, followup, answer_type)
     want_equal = expectation is Expectation.EQUIVALENT
@@ -149,12 +157,9 @@ def _semantic(
 ) -> OracleResult:
     theta = threshold if threshold is not None else DEFAULT_SIMILARITY
     cosine = 1.0 if normalise_text(a) == normalise_text(b) else similarity(a, b)
-    if want_equal:
-        verdict = Verdict.PASS if cosine >= theta else Verdict.FAIL
-        oracle = "semantic_similar"
-    else:
-        verdict = Verdict.FAIL if cosine >= theta else Verdict.PASS
-        oracle = "semantic_different"
+    rule = SEMANTIC_SIMILAR if want_equal else SEMANTIC_DIFFERENT
+    verdict = rule.verdict(cosine, theta)
+    oracle = rule.oracle
     reason = f"cosine {cosine:.3f} {'≥' if cosine >= theta else '<'} θ {theta:.2f}"
     return OracleResult(verdict, oracle, cosine, reason, {"theta": theta})
 
@@ -177,3 +182,17 @@ def _at_least_as_extreme(
         Verdict.PASS if holds else Verdict.FAIL, "at_least_as_extreme", 1.0 if holds else 0.0,
         reason, {"x": x, "y": y},
     )  # fmt: skip
+
+
+def unparseable(oracle: str, ci: CheckInput, companions: Sequence[str] = ()) -> OracleResult | None:
+    """An ERROR result when the source, the follow-up or a named companion has no answer."""
+    missing = [
+        name for name, out in (("source", ci.source), ("follow-up", ci.followup)) if not out.answer
+    ]
+    for name in companions:
+        output = ci.companions.get(name)
+        if output is None or not output.answer:
+            missing.append(name)
+    if not missing:
+        return None
+    return OracleResult(Verdict.ERROR, oracle, reason=f"no parsed answer for: {', '.join(missing)}")

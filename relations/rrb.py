@@ -1,4 +1,4 @@
-"""rrb.* — the Robust Reasoning Benchmark's structural perturbations (SPEC §3).
+"""rrb.* — the Robust Reasoning Benchmark's structural perturbations.
 
 Each relation rewrites the ``problem`` field with a deterministic, reversible transformation and
 asks the model to decode it first, then solve: the follow-up's ``preamble`` holds our decoding

@@ -1,6 +1,6 @@
 """The four 2-D grid encodings of the rrb family and their inverses.
 
-Output format (SPEC §3): ``GRID START``, the rows, ``GRID END``, joined with ``\\n``, no trailing
+Output format: ``GRID START``, the rows, ``GRID END``, joined with ``\\n``, no trailing
 newline. The grid holds the preprocessed problem as it is (trailing spaces included). Every
 inverse reads the cells back in the order they were written, by position, so real dots and
 spaces in the text are never confused with the filler.
@@ -70,7 +70,7 @@ def inverse_rail_fence(transformed: str) -> str:
 
 
 def rectangle_size(length: int) -> tuple[int, int]:
-    """(height, width) for a text of ``length`` characters (SPEC §3 formulas)."""
+    """(height, width) for a text of ``length`` characters (the benchmark's size formulas)."""
     height = max(3, _ceil_div(length + 4, 10))
     width = max(2, _ceil_div(length - 2 * height + 4, 2))
     return height, width

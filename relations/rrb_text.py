@@ -1,6 +1,6 @@
 """Pure text functions of the rrb family: preprocessing, split-modify-join, interleaving, overload.
 
-Every encoder takes the raw problem text, preprocesses it (SPEC §3, in order: drop LaTeX comments,
+Every encoder takes the raw problem text, preprocesses it (in order: drop LaTeX comments,
 space out backslashes after ``b n t a f r``, flatten newlines to ``"; "``) and returns the
 transformed text right-stripped. Every inverse takes that transformed text and gives back the
 preprocessed problem: ``inverse(encode(x)).rstrip() == preprocess(x).rstrip()``. Inverses never
@@ -29,7 +29,7 @@ _ESCAPE_HAZARD = re.compile(r"(?<=[bntafr])\\")
 
 
 def preprocess(text: str) -> str:
-    """SPEC §3 preprocessing: comments dropped, escape hazards spaced, newlines → ``"; "``.
+    """The benchmark's preprocessing: comments dropped, escape hazards spaced, newlines → ``"; "``.
 
     Nothing is stripped here. ``"a  % note\\nb"`` → ``"a  ; b"``;
     ``"$\\omega\\neq 1$"`` → ``"$\\omega \\neq 1$"``.

@@ -45,6 +45,25 @@ MATH_SPAN = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]|\\\(.+?\\\)|\$(?!\d)[^$\n]+?\$"
 _PROTECTED = re.compile(MATH_SPAN.pattern + r"|\\[A-Za-z]+", re.DOTALL)
 
 
+# Math spans and LaTeX commands (with their braced arguments) whose letters the character- and
+# word-level relations must not change. Broader than MATH_SPAN: "$5 and $7" counts as math here,
+# since a letter edit inside it is never wanted. Display math first so ``$$…$$`` is not read as
+# two empty ``$…$`` spans.
+_MATH_OR_COMMAND = re.compile(
+    r"\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|\\[A-Za-z]+(?:\{[^{}]*\})*",
+    re.DOTALL,
+)
+
+
+def protected_mask(text: str) -> list[bool]:
+    """Per character: True inside a math span or a LaTeX command name."""
+    mask = [False] * len(text)
+    for match in _MATH_OR_COMMAND.finditer(text):
+        for index in range(match.start(), match.end()):
+            mask[index] = True
+    return mask
+
+
 def normalise_whitespace(text: str) -> str:
     """Collapse every whitespace run to one space and strip the ends."""
     return " ".join(text.split())

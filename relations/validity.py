@@ -1,4 +1,4 @@
-"""The follow-up validity gate (SPEC §3): which follow-ups are not worth sending.
+"""The follow-up validity gate: which follow-ups are not worth sending.
 
 A follow-up identical to its source measures nothing (``identical_followup``), unless the relation
 asks for that (identity relations measure sampling noise). An LLM-prompted rewrite that drops a

@@ -51,7 +51,7 @@ DEFAULT_RELATIONS = {
 
 def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str]:
     """Multi-select grouped by family (options sorted by family, labelled 'family · name')."""
-    usable = [r for r in relations if r.applies_to(task.id)]
+    usable = [r for r in relations if r.applies_to(task)]
     by_id = {r.id: r for r in usable}
     options = sorted(by_id, key=lambda rid: (by_id[rid].family, rid))
     defaults = [r for r in DEFAULT_RELATIONS.get(task.id, ["si.identity"]) if r in by_id]

@@ -85,7 +85,7 @@ def catalog_frame(relations: Sequence[Relation]) -> pd.DataFrame:
     """One row per relation with the catalog columns the page shows."""
     rows = []
     for relation in relations:
-        entry = relation.describe()
+        entry = relation.describe(BUILTIN_TASKS.values())
         rows.append(
             {
                 "id": entry["id"],
@@ -129,7 +129,7 @@ def filter_relations(
         for r in relations
         if (not families or r.family in families)
         and (not categories or r.category in categories)
-        and (task in (None, ANY_TASK) or r.applies_to(task))
+        and (task in (None, ANY_TASK) or r.applies_to(BUILTIN_TASKS[task]))
     ]
 
 
@@ -146,7 +146,8 @@ def main_field(relation: Relation) -> str:
 
 def relation_task(relation: Relation) -> str:
     """A task the relation applies to (used for trying it): its first task, else 'reasoning'."""
-    return sorted(relation.tasks)[0] if relation.tasks else "reasoning"
+    task_ids = relation.task_ids(BUILTIN_TASKS.values())
+    return task_ids[0] if task_ids else "reasoning"
 
 
 def extra_fields(relation: Relation) -> dict[str, str]:
@@ -204,7 +205,7 @@ def try_relation(
                 relation,
                 text,
                 seed=seed,
-                task_id=relation_task(relation),
+                task=BUILTIN_TASKS[relation_task(relation)],
                 field=field,
                 partners=partners,
                 rewrite=rewrite,
@@ -213,7 +214,7 @@ def try_relation(
             outcomes = generate_followups(
                 relation,
                 Sample(fields=source_fields),
-                relation_task(relation),
+                BUILTIN_TASKS[relation_task(relation)],
                 list(source_fields),
                 run_seed=seed,
                 partners=partners,
@@ -379,7 +380,7 @@ def render_catalog(relations: Sequence[Relation]) -> None:
 
 
 def render_detail(relation: Relation) -> None:
-    entry = relation.describe()
+    entry = relation.describe(BUILTIN_TASKS.values())
     st.subheader(relation.name)
     st.markdown(relation.description)
     facts = {

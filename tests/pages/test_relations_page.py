@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app.diffing import diff_html
+from app.tasks import BUILTIN_TASKS
 from app.ui.relations_view import (
     ANY_TASK,
     catalog_frame,
@@ -79,7 +80,7 @@ def test_catalog_frame_columns_and_filters():
         "sentiment.capitalise_keywords",
     }
     nli_only = filter_relations(relations, task="nli")
-    assert all(r.applies_to("nli") for r in nli_only)
+    assert all(r.applies_to(BUILTIN_TASKS["nli"]) for r in nli_only)
     assert "re.swap_symmetric" not in {r.id for r in nli_only}
     assert len(filter_relations(relations, task=ANY_TASK)) == len(relations)
 

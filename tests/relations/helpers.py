@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 
-from core.types import Sample
+from app.tasks import BUILTIN_TASKS
+from core.types import ParsedOutput, Sample
 from relations.apply import generate_followups
-from relations.base import Relation, TransformContext
+from relations.base import CheckInput, Relation, TransformContext
 from relations.registry import get_relation
 
 FOUR_FACTS = (
@@ -46,4 +47,20 @@ def followups(
     if isinstance(relation, str):
         relation = get_relation(relation)
     sample = Sample(fields={field: text})
-    return generate_followups(relation, sample, task_id, [field], run_seed=seed, rewrite=rewrite)
+    return generate_followups(
+        relation, sample, BUILTIN_TASKS[task_id], [field], run_seed=seed, rewrite=rewrite
+    )
+
+
+def check_input(
+    source, followup, threshold=None, similarity=None, answer_type="label"
+) -> CheckInput:
+    """What a relation's own checker gets for two parsed answers."""
+    return CheckInput(
+        source=ParsedOutput(answer=source),
+        followup=ParsedOutput(answer=followup),
+        companions={},
+        answer_type=answer_type,
+        threshold=threshold,
+        similarity=similarity or (lambda a, b: 0.0),
+    )

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from relations.ad import DISTRACTORS, md5_rng
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import Expectation, FollowUp, RelationKind
@@ -63,7 +64,10 @@ def test_reorder_is_seeded_by_the_md5_of_the_text_not_the_case_seed():
     assert relation.transform(FOUR_FACTS, make_ctx(0)) == expected
     for seed in (1, 2, 99):
         assert relation.transform(FOUR_FACTS, make_ctx(seed)) == expected
-        assert transform_text(relation, FOUR_FACTS, seed=seed).fields["text"] == expected
+        assert (
+            transform_text(relation, FOUR_FACTS, seed=seed, task=BUILTIN_TASKS["qa"]).fields["text"]
+            == expected
+        )
     digest = hashlib.md5(FOUR_FACTS.encode()).digest()
     assert md5_rng(FOUR_FACTS).random() == random.Random(int.from_bytes(digest[:8], "big")).random()
 

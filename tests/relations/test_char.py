@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations import char
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
@@ -75,7 +76,7 @@ def test_catalog_entries_match_llmorph_numbers():
 @pytest.mark.parametrize("relation_id", RULE_IDS)
 def test_each_rule_changes_its_example(relation_id):
     relation = get_relation(relation_id)
-    followup = transform_text(relation, relation.example, seed=3)
+    followup = transform_text(relation, relation.example, seed=3, task=BUILTIN_TASKS["qa"])
     assert not isinstance(followup, SkippedFollowUp)
     assert followup.fields["text"] != relation.example
 
@@ -175,7 +176,9 @@ def test_math_spans_and_latex_commands_are_never_touched():
 
 @pytest.mark.parametrize("relation_id", RULE_IDS)
 def test_no_letters_is_not_applicable(relation_id):
-    followup = transform_text(get_relation(relation_id), "12 + 30 = 42?", seed=0)
+    followup = transform_text(
+        get_relation(relation_id), "12 + 30 = 42?", seed=0, task=BUILTIN_TASKS["qa"]
+    )
     assert isinstance(followup, SkippedFollowUp)
     assert followup.reason
 
@@ -191,7 +194,11 @@ def test_same_seed_same_output_different_seeds_differ(relation_id):
 def test_multi_field_tasks_get_one_followup_per_field_and_one_for_both():
     sample = Sample(fields={"premise": "A dog runs outside.", "hypothesis": "An animal moves."})
     followups = generate_followups(
-        get_relation("char.delete"), sample, "nli", ["premise", "hypothesis"], run_seed=1
+        get_relation("char.delete"),
+        sample,
+        BUILTIN_TASKS["nli"],
+        ["premise", "hypothesis"],
+        run_seed=1,
     )
     assert [f.target for f in followups] == ["premise", "hypothesis", "premise+hypothesis"]
     assert followups[0].fields["hypothesis"] == sample.fields["hypothesis"]
@@ -265,6 +272,6 @@ def test_misspell_uses_real_misspellings_from_nlpaugs_dictionary():
 @pytest.mark.parametrize("relation_id", NLPAUG_IDS)
 def test_nlpaug_examples_change(relation_id):
     relation = get_relation(relation_id)
-    followup = transform_text(relation, relation.example, seed=2)
+    followup = transform_text(relation, relation.example, seed=2, task=BUILTIN_TASKS["qa"])
     assert not isinstance(followup, SkippedFollowUp), followup
     assert followup.fields["text"] != relation.example

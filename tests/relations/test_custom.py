@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from core.types import ParsedOutput, Verdict
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import CheckInput, Expectation, FollowUp, RelationKind
@@ -36,7 +37,9 @@ def spec(**overrides):
 
 
 def apply(relation_spec, text, rewrite=None):
-    return transform_text(relation_from_spec(relation_spec), text, rewrite=rewrite)
+    return transform_text(
+        relation_from_spec(relation_spec), text, rewrite=rewrite, task=BUILTIN_TASKS["qa"]
+    )
 
 
 # ---------------------------------------------------------------- validation
@@ -144,12 +147,12 @@ def test_llm_rewrite_uses_the_instruction_and_our_preservation_wording():
     }
     relation = relation_from_spec(llm)
     assert relation.kind is RelationKind.LLM
-    result = transform_text(relation, "whats 2+2", rewrite=rewrite)
+    result = transform_text(relation, "whats 2+2", rewrite=rewrite, task=BUILTIN_TASKS["qa"])
     assert result.fields == {"text": "What is two plus two?"}
     assert prompts[0].startswith(PRESERVE)
     assert "Instruction: Make it sound formal." in prompts[0]
     assert "whats 2+2" in prompts[0]
-    skipped = transform_text(relation, "whats 2+2")
+    skipped = transform_text(relation, "whats 2+2", task=BUILTIN_TASKS["qa"])
     assert isinstance(skipped, SkippedFollowUp)
     assert "transformation endpoint" in skipped.reason
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import CheckInput, Expectation, FollowUp
@@ -17,7 +18,12 @@ X2 = Sample(fields={"text": "A masterpiece four years in the making."})
 def pairwise(sample=X1, partners=(X2,), seed=0):
     relation = get_relation("multi.pairwise_order")
     return generate_followups(
-        relation, sample, "sentiment_score", ["text"], run_seed=seed, partners=partners
+        relation,
+        sample,
+        BUILTIN_TASKS["sentiment_score"],
+        ["text"],
+        run_seed=seed,
+        partners=partners,
     )
 
 
@@ -124,7 +130,9 @@ C = Sample(fields={"premise": "Someone is preparing food.", "hypothesis": "z"})
 
 def test_nli_transitivity_builds_source_companion_and_followup():
     relation = get_relation("multi.nli_transitivity")
-    [followup] = generate_followups(relation, A, "nli", ["premise", "hypothesis"], partners=(B, C))
+    [followup] = generate_followups(
+        relation, A, BUILTIN_TASKS["nli"], ["premise", "hypothesis"], partners=(B, C)
+    )
     assert followup.source_fields == {
         "premise": "A chef is slicing tomatoes in a kitchen.",
         "hypothesis": "A chef is cutting tomatoes.",
@@ -140,10 +148,14 @@ def test_nli_transitivity_builds_source_companion_and_followup():
 
 def test_nli_transitivity_needs_two_distinct_partners():
     relation = get_relation("multi.nli_transitivity")
-    [one] = generate_followups(relation, A, "nli", ["premise", "hypothesis"], partners=(B,))
+    [one] = generate_followups(
+        relation, A, BUILTIN_TASKS["nli"], ["premise", "hypothesis"], partners=(B,)
+    )
     assert isinstance(one, SkippedFollowUp)
     assert "two partner" in one.reason
-    [wrapped] = generate_followups(relation, A, "nli", ["premise", "hypothesis"], partners=(B, A))
+    [wrapped] = generate_followups(
+        relation, A, BUILTIN_TASKS["nli"], ["premise", "hypothesis"], partners=(B, A)
+    )
     assert isinstance(wrapped, SkippedFollowUp)
 
 

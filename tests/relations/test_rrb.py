@@ -1,4 +1,4 @@
-"""rrb.*: exact outputs from SPEC §3 worked by hand, inverses, seeds, skips and the follow-up shape."""
+"""rrb.*: exact outputs worked by hand from the benchmark's rules, inverses, seeds, skips and the follow-up shape."""
 
 from __future__ import annotations
 
@@ -98,10 +98,12 @@ def _contract(inverse, transformed: str, text: str) -> None:
 
 def _first(relation_id: str, text: str, **kwargs):
     sample = Sample({"problem": text})
-    return generate_followups(get_relation(relation_id), sample, "math", ["problem"], **kwargs)[0]
+    return generate_followups(
+        get_relation(relation_id), sample, BUILTIN_TASKS["math"], ["problem"], **kwargs
+    )[0]
 
 
-# ---------------------------------------------------------------- preprocessing (SPEC verbatim)
+# ---------------------------------------------------------------- preprocessing (the rules verbatim)
 
 
 @pytest.mark.parametrize(
@@ -506,8 +508,8 @@ def test_catalog_entries():
         )
         assert relation.kind is expected_kind
     assert relations["rrb.opposites"].requires == ("wordnet",)
-    assert len(list_relations("math")) >= len(RRB_IDS)
-    assert all(r.id not in RRB_IDS for r in list_relations("sentiment"))
+    assert len(list_relations(BUILTIN_TASKS["math"])) >= len(RRB_IDS)
+    assert all(r.id not in RRB_IDS for r in list_relations(BUILTIN_TASKS["sentiment"]))
 
 
 def test_followup_holds_rule_header_and_bare_transformed_text():
@@ -598,7 +600,10 @@ def test_unchanged_or_empty_problems_are_skipped():
     assert isinstance(empty, SkippedFollowUp)
     assert "empty" in empty.reason
     other_task = generate_followups(
-        get_relation("rrb.word_reversal"), Sample({"text": "Good film"}), "sentiment", ["text"]
+        get_relation("rrb.word_reversal"),
+        Sample({"text": "Good film"}),
+        BUILTIN_TASKS["sentiment"],
+        ["text"],
     )
     assert isinstance(other_task[0], SkippedFollowUp)
 

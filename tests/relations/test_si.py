@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import Expectation, FollowUp, NotApplicable, RelationKind
@@ -78,7 +79,9 @@ def test_academic_framing_is_seeded_and_keeps_the_text_verbatim():
     outputs = {relation.transform(PROBLEM, make_ctx(seed)) for seed in range(40)}
     assert outputs == {framing.format(text=PROBLEM) for framing in ACADEMIC_FRAMINGS}
     assert all(PROBLEM in output for output in outputs)
-    assert transform_text(relation, PROBLEM, seed=5) == transform_text(relation, PROBLEM, seed=5)
+    assert transform_text(relation, PROBLEM, seed=5, task=BUILTIN_TASKS["qa"]) == transform_text(
+        relation, PROBLEM, seed=5, task=BUILTIN_TASKS["qa"]
+    )
 
 
 def test_business_framing_is_seeded_and_keeps_the_text_verbatim():
@@ -184,7 +187,11 @@ def test_two_field_task_rewrites_each_field_and_both():
     rewriter = RecordingRewriter("REWRITTEN")
     sample = Sample(fields={"context": "Lyon is in France.", "question": "Where is Lyon?"})
     outputs = generate_followups(
-        get_relation("si.paraphrase"), sample, "qa", ["context", "question"], rewrite=rewriter
+        get_relation("si.paraphrase"),
+        sample,
+        BUILTIN_TASKS["qa"],
+        ["context", "question"],
+        rewrite=rewriter,
     )
     assert [o.target for o in outputs] == ["context", "question", "context+question"]
     assert outputs[0].fields == {"context": "REWRITTEN", "question": "Where is Lyon?"}

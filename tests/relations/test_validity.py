@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations.apply import generate_followups
 from relations.base import Expectation, FollowUp
@@ -189,7 +190,11 @@ def test_gate_catches_an_llm_rewrite_that_dropped_content(response):
         fields={"problem": "Tom pays 12 euros for 4 books in Berlin. What is the unit price?"}
     )
     [followup] = generate_followups(
-        get_relation("si.paraphrase"), sample, "reasoning", ["problem"], rewrite=lambda _: response
+        get_relation("si.paraphrase"),
+        sample,
+        BUILTIN_TASKS["reasoning"],
+        ["problem"],
+        rewrite=lambda _: response,
     )
     reason = gate_followup(get_relation("si.paraphrase"), sample.fields, followup)
     assert reason is not None and reason.startswith("invalid_followup: dropped")

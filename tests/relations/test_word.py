@@ -6,11 +6,17 @@ import random
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS, custom_task
 from core.types import Sample
-from relations import word
 from relations.apply import SkippedFollowUp, field_targets, generate_followups, transform_text
-from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
-from relations.registry import get_relation
+from relations.base import Expectation, FollowUp, NotApplicable, RelationKind, TransformContext
+from relations.english.categories import CATEGORY_LOOKUP, CATEGORY_OF
+from relations.english.nouns import pluralize, singularize
+from relations.english.tokens import split_sentences, tokenize
+from relations.english.verbs import past_participle, past_tense, third_person
+from relations.registry import get_relation, list_relations
+from relations.word.keywords import RANDOM_WORDS
+from relations.word.lexical import synonym_options
 from relations.wordnet import SOURCE_DIR
 
 HAVE_WORDNET = (SOURCE_DIR / "data.noun").is_file()
@@ -50,6 +56,7 @@ def run(
         rng=random.Random(seed),
         seed=seed,
         task_id=task,
+        answer_type=BUILTIN_TASKS[task].answer_type,
         field=field,
         sample_fields=fields or {field: text},
         params={**relation.params, **params},
@@ -73,59 +80,99 @@ def test_catalog_entries():
 
 
 def test_task_scopes_follow_llmorph():
-    assert not get_relation("word.tense").applies_to("sentiment_score")
-    assert get_relation("word.tense").applies_to("math")
-    assert not get_relation("word.voice").applies_to("sentiment_score")
+    assert not get_relation("word.tense").applies_to(BUILTIN_TASKS["sentiment_score"])
+    assert get_relation("word.tense").applies_to(BUILTIN_TASKS["math"])
+    assert not get_relation("word.voice").applies_to(BUILTIN_TASKS["sentiment_score"])
     for task in ("nli", "math", "reasoning"):
-        assert not get_relation("word.number").applies_to(task)
-    assert get_relation("word.number").applies_to("sentiment")
+        assert not get_relation("word.number").applies_to(BUILTIN_TASKS[task])
+    assert get_relation("word.number").applies_to(BUILTIN_TASKS["sentiment"])
     question = get_relation("word.question_form")
     assert question.tasks == frozenset(["relation_extraction"]) and question.threshold == 0.4
     assert get_relation("word.negation").tasks is None
+
+
+GATED_EXAMPLES = {
+    "word.tense": ("She walks to the station.", "She walked to the station."),
+    "word.number": ("The cat sleeps on the sofa.", "The cats sleep on the sofas."),
+    "word.voice": (
+        "The committee approved the budget.",
+        "The budget was approved by the committee.",
+    ),
+}
+
+
+def test_custom_tasks_get_tense_number_and_voice_like_built_in_ones():
+    """Regression: these three were gated by a copy of the built-in task ids, so a custom task
+    never listed them; they are gated by answer type and fields now."""
+    task = custom_task(
+        "review_label", "Review label", "Review: {text}\nLabel:", "label", ["a", "b"]
+    )
+    assert set(GATED_EXAMPLES) <= {r.id for r in list_relations(task)}
+    for relation_id, (text, expected) in GATED_EXAMPLES.items():
+        relation = get_relation(relation_id)
+        [followup] = generate_followups(relation, Sample({"text": text}), task, task.fields)
+        assert isinstance(followup, FollowUp) and followup.fields == {"text": expected}
+        assert "review_label" in relation.describe([*BUILTIN_TASKS.values(), task])["tasks"]
+    # The same gates as for the built-in tasks: no tense or voice change for scores …
+    score = custom_task("review_score", "Review score", "Review: {text}\nScore:", "score")
+    assert {r.id for r in list_relations(score)}.isdisjoint({"word.tense", "word.voice"})
+    # … and no number change where counts decide the answer or for premise/hypothesis pairs.
+    count = custom_task("counting", "Counting", "{problem}", "math")
+    pair = custom_task("pairs", "Pairs", "{premise} / {hypothesis}", "label", ["yes", "no"])
+    assert not get_relation("word.number").applies_to(count)
+    assert not get_relation("word.number").applies_to(pair)
+    # Same-category substitution keeps counting words where counts decide the answer.
+    problem = Sample({"problem": "She has three pens."})
+    same_category = get_relation("word.same_category")
+    [kept] = generate_followups(same_category, problem, count, count.fields)
+    assert isinstance(kept, SkippedFollowUp)
+    free = custom_task("free_text", "Free text", "{problem}", "text")
+    [swapped] = generate_followups(same_category, problem, free, free.fields)
+    assert isinstance(swapped, FollowUp) and "three" not in swapped.fields["problem"]
 
 
 @pytest.mark.parametrize("relation_id", RULE_IDS)
 def test_each_rule_changes_its_example(relation_id):
     relation = get_relation(relation_id)
     task = "relation_extraction" if relation_id == "word.question_form" else "sentiment"
-    followup = transform_text(relation, relation.example, seed=4, task_id=task)
+    followup = transform_text(relation, relation.example, seed=4, task=BUILTIN_TASKS[task])
     assert not isinstance(followup, SkippedFollowUp), followup
     assert followup.fields["text"] != relation.example
 
 
 def test_tokens_round_trip_and_sentences_split_after_end_punctuation():
     text = "Dr Smith's cat isn’t 3.5 kg!  It sleeps.\nWhy? Because."
-    tokens = word.tokenize(text)
+    tokens = tokenize(text)
     assert "".join(tokens) == text
     assert "isn’t" in tokens and "3.5" in tokens
-    sentences = ["".join(s) for s in word.split_sentences(tokens)]
+    sentences = ["".join(s) for s in split_sentences(tokens)]
     assert sentences == ["Dr Smith's cat isn’t 3.5 kg!  ", "It sleeps.\n", "Why? ", "Because."]
 
 
 def test_inflection_rules():
-    assert [word.third_person(v) for v in ("go", "watch", "carry", "play", "have")] == [
+    assert [third_person(v) for v in ("go", "watch", "carry", "play", "have")] == [
         "goes",
         "watches",
         "carries",
         "plays",
         "has",
     ]
-    assert [word.past_tense(v) for v in ("stop", "like", "study", "play", "eat")] == [
+    assert [past_tense(v) for v in ("stop", "like", "study", "play", "eat")] == [
         "stopped",
         "liked",
         "studied",
         "played",
         "ate",
     ]
-    assert word.past_participle("write") == "written"
-    assert [word.pluralize(n) for n in ("box", "city", "child", "knife", "Cat")] == [
+    assert past_participle("write") == "written"
+    assert [pluralize(n) for n in ("box", "city", "child", "knife", "Cat")] == [
         "boxes",
         "cities",
         "children",
         "knives",
         "Cats",
     ]
-    assert [word.singularize(n) for n in ("boxes", "cities", "men", "bus", "glass")] == [
+    assert [singularize(n) for n in ("boxes", "cities", "men", "bus", "glass")] == [
         "box",
         "city",
         "man",
@@ -309,7 +356,7 @@ def test_question_form_applies_only_to_relation_extraction():
     followups = generate_followups(
         get_relation("word.question_form"),
         Sample(fields={"text": "Tom plays tennis."}),
-        "qa",
+        BUILTIN_TASKS["qa"],
         ["text"],
     )
     assert isinstance(followups[0], SkippedFollowUp)
@@ -328,7 +375,7 @@ def test_same_category_swaps_within_each_category():
     ]
     assert 1 <= len(changed) <= 3  # max_words
     for before, after in changed:
-        assert word.CATEGORY_OF[before] == word.CATEGORY_OF[after]
+        assert CATEGORY_OF[before] == CATEGORY_OF[after]
         assert after not in text.split()  # never a member already in the text
 
 
@@ -336,7 +383,7 @@ def test_same_category_keeps_plural_and_case():
     out = run("word.same_category", "Cats chase the dog.", 0)
     first, *_ = out.split()
     assert first[0].isupper() and first.endswith("s") and first != "Cats"
-    assert word.CATEGORY_LOOKUP[first.lower()][0] == "animal"
+    assert CATEGORY_LOOKUP[first.lower()][0] == "animal"
 
 
 def test_same_category_is_consistent_across_fields():
@@ -348,7 +395,9 @@ def test_same_category_is_consistent_across_fields():
     )
     relation = get_relation("word.same_category")
     assert field_targets(relation, ["context", "question"]) == [("context", "question")]
-    (followup,) = generate_followups(relation, sample, "qa", ["context", "question"], run_seed=3)
+    (followup,) = generate_followups(
+        relation, sample, BUILTIN_TASKS["qa"], ["context", "question"], run_seed=3
+    )
     context, question = followup.fields["context"], followup.fields["question"]
     new_name = context.split()[0]
     month = context.split()[-1].rstrip(".")
@@ -382,7 +431,7 @@ def test_same_category_not_applicable():
 def test_insert_random_adds_one_word_in_ten():
     text = "The museum closes early on public holidays and opens late."
     out = run("word.insert_random", text, 2)
-    added = [w for w in out.split() if w.strip(".") in word.RANDOM_WORDS]
+    added = [w for w in out.split() if w.strip(".") in RANDOM_WORDS]
     assert len(out.split()) == len(text.split()) + 1 and len(added) == 1
     assert out.replace(" " + added[0].strip("."), "", 1) == text
 
@@ -395,7 +444,7 @@ def test_replace_keywords_replaces_half_the_content_words():
     changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
     assert len(changed) == round(0.5 * len(content))
     for a, b in changed:
-        assert a in content and b.lower() in word.RANDOM_WORDS and b[0].isupper() == a[0].isupper()
+        assert a in content and b.lower() in RANDOM_WORDS and b[0].isupper() == a[0].isupper()
 
 
 def test_remove_keywords_removes_half_and_keeps_spacing_tidy():
@@ -448,7 +497,7 @@ def test_math_is_never_touched():
 @needs_wordnet
 def test_wordnet_examples_change(relation_id):
     relation = get_relation(relation_id)
-    followup = transform_text(relation, relation.example, seed=1)
+    followup = transform_text(relation, relation.example, seed=1, task=BUILTIN_TASKS["qa"])
     assert not isinstance(followup, SkippedFollowUp), followup
     assert followup.fields["text"] != relation.example
 
@@ -459,10 +508,10 @@ def test_synonym_uses_first_sense_wordnet_synonyms():
     from relations.wordnet import synonyms
 
     text = "The quick student answered the difficult question correctly."
-    assert word.synonym_options("movie") == sorted(
+    assert synonym_options("movie") == sorted(
         s for s in synonyms("movie", "n", senses=1) if " " not in s
     )
-    assert word.synonym_options("answered") == []  # inflected: left alone
+    assert synonym_options("answered") == []  # inflected: left alone
     for seed in range(4):
         out = run("word.synonym", text, seed)
         changed = [
@@ -472,7 +521,7 @@ def test_synonym_uses_first_sense_wordnet_synonyms():
         ]
         assert 1 <= len(changed) <= 2
         for before, after in changed:
-            assert after in word.synonym_options(before)
+            assert after in synonym_options(before)
         assert out == run("word.synonym", text, seed)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from app.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations import wordnet
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
@@ -131,10 +132,15 @@ def test_unavailable_wordnet_is_reported_not_raised(no_wordnet):
         assert entry["available"] is False
         assert "WordNet" in entry["unavailable_reason"]
         followups = generate_followups(
-            relation, Sample(fields={"text": relation.example}), "sentiment", ["text"]
+            relation,
+            Sample(fields={"text": relation.example}),
+            BUILTIN_TASKS["sentiment"],
+            ["text"],
         )
         assert len(followups) == 1 and isinstance(followups[0], SkippedFollowUp)
         assert followups[0].reason.startswith("relation unavailable: WordNet unavailable")
-        assert isinstance(transform_text(relation, "A happy day."), SkippedFollowUp)
+        assert isinstance(
+            transform_text(relation, "A happy day.", task=BUILTIN_TASKS["qa"]), SkippedFollowUp
+        )
     # Relations that do not need WordNet are unaffected.
     assert get_relation("word.negation").describe()["available"] is True

@@ -1,0 +1,123 @@
+"""Tokens and sentences: a text as a token list whose concatenation is exactly the text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from relations.text_utils import protected_mask
+
+
+def word_list(text: str) -> list[str]:
+    """The whitespace-separated words of a word-list literal."""
+    return text.split()
+
+
+# Words (with inner apostrophes: don't, Sarah's), numbers, whitespace runs, any other character.
+_TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\d+(?:[.,]\d+)*|\s+|.", re.DOTALL)
+SENTENCE_END = frozenset(".!?")
+
+
+def tokenize(text: str) -> list[str]:
+    """Split into tokens whose concatenation is exactly ``text``."""
+    return _TOKEN.findall(text)
+
+
+def is_word(token: str) -> bool:
+    """Whether the token is a word (it starts with a letter)."""
+    return token[:1].isalpha()
+
+
+def norm(token: str) -> str:
+    """Lower case with a straight apostrophe: the form every lookup uses."""
+    return token.lower().replace("’", "'")
+
+
+def match_case(template: str, word: str) -> str:
+    """``word`` written in the case of ``template`` (UPPER, Capitalised or as given)."""
+    if len(template) > 1 and template.isupper():
+        return word.upper()
+    if template[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def capitalize_first(text: str) -> str:
+    """``text`` with its first character in upper case, the rest as it is."""
+    return text[:1].upper() + text[1:]
+
+
+def split_sentences(tokens: list[str]) -> list[list[str]]:
+    """Sentences as token lists (end punctuation and the following whitespace included).
+
+    A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace or the end of the text, so
+    "3.5" does not split.
+    """
+    sentences: list[list[str]] = []
+    current: list[str] = []
+    index = 0
+    while index < len(tokens):
+        current.append(tokens[index])
+        if tokens[index] in SENTENCE_END and (
+            index + 1 == len(tokens) or tokens[index + 1].isspace()
+        ):
+            if index + 1 < len(tokens):
+                index += 1
+                current.append(tokens[index])
+            sentences.append(current)
+            current = []
+        index += 1
+    if current:
+        sentences.append(current)
+    return sentences
+
+
+def protected_tokens(text: str, tokens: list[str]) -> set[int]:
+    """Indices of tokens that overlap a math span or a LaTeX command."""
+    mask = protected_mask(text)
+    protected = set()
+    position = 0
+    for index, token in enumerate(tokens):
+        if any(mask[position : position + len(token)]):
+            protected.add(index)
+        position += len(token)
+    return protected
+
+
+def next_word(tokens: list[str], index: int) -> int | None:
+    """The next word token, skipping only whitespace."""
+    for j in range(index + 1, len(tokens)):
+        if tokens[j].isspace():
+            continue
+        return j if is_word(tokens[j]) else None
+    return None
+
+
+def prev_word(tokens: list[str], index: int) -> int | None:
+    """The previous word token, skipping only whitespace."""
+    for j in range(index - 1, -1, -1):
+        if tokens[j].isspace():
+            continue
+        return j if is_word(tokens[j]) else None
+    return None
+
+
+def remove_tokens(tokens: list[str], indices: Iterable[int]) -> list[str]:
+    """Drop word tokens with the whitespace before them (or after, at the start of a text)."""
+    drop = set(indices)
+    result: list[str] = []
+    skip_space = False
+    for index, token in enumerate(tokens):
+        if index in drop:
+            if result and result[-1].isspace():
+                result.pop()
+                skip_space = False
+            else:
+                skip_space = True
+            continue
+        if skip_space and token.isspace():
+            skip_space = False
+            continue
+        skip_space = False
+        result.append(token)
+    return result

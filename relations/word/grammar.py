@@ -1,0 +1,166 @@
+"""Grammar relations (LLMorph 57, 136, 149, 152, 155) on the rule-based English engine:
+negation, tense, singular ↔ plural, active ↔ passive voice and declarative ↔ question."""
+
+from __future__ import annotations
+
+from core.answers import AnswerType
+from relations.base import Expectation, NotApplicable, RelationKind, TaskGate, TransformContext
+from relations.english.negation import negate_sentence
+from relations.english.number import noun_phrases, to_plural, to_singular
+from relations.english.questions import declarative_to_question, question_to_declarative
+from relations.english.tense import sentence_to_past, sentence_to_present, tense_counts
+from relations.english.tokens import protected_tokens, split_sentences, tokenize
+from relations.english.voice import active_to_passive, passive_to_active
+from relations.registry import transform_relation
+from relations.word.common import CATEGORY, changed_or_skip, convert_sentences
+
+# As in LLMorph, tense and voice changes are not applied to sentiment scores.
+NOT_FOR_SCORES = TaskGate(answer_types=frozenset(AnswerType) - {AnswerType.SCORE})
+# LLMorph leaves NLI (a premise and its hypothesis) out; counts decide math and reasoning answers.
+NOT_FOR_COUNTS_OR_NLI = TaskGate(
+    answer_types=frozenset(AnswerType) - {AnswerType.MATH, AnswerType.REASONING},
+    unless_fields=frozenset({"premise", "hypothesis"}),
+)
+
+
+@transform_relation(
+    id="word.negation",
+    name="Negation",
+    category=CATEGORY,
+    description=(
+        "Negates the main verb of the first sentence that has one: 'is' → 'is not', 'can' → "
+        "'cannot', 'sells' → 'does not sell'; an existing negation is removed instead. The "
+        "answer should change."
+    ),
+    example="The bakery sells fresh bread every morning.",
+    kind=RelationKind.RULE,
+    expectation=Expectation.DIFFERENT,
+    preconditions="a sentence with an auxiliary, a form of be/have/do or a known verb",
+    ref="LLMorph 152",
+)
+def negation(text: str, ctx: TransformContext) -> str:
+    tokens = tokenize(text)
+    protected = protected_tokens(text, tokens)
+    position = 0
+    for sentence in split_sentences(tokens):
+        indices = range(position, position + len(sentence))
+        position += len(sentence)
+        if any(i in protected for i in indices):
+            continue
+        negated = negate_sentence(list(sentence))
+        if negated is not None:
+            before = "".join(tokens[: indices.start])
+            after = "".join(tokens[indices.stop :])
+            return changed_or_skip(text, before + "".join(negated) + after, "nothing to negate")
+    raise NotApplicable("no verb to negate")
+
+
+@transform_relation(
+    id="word.tense",
+    name="Tense change",
+    category=CATEGORY,
+    description=(
+        "Moves the finite verbs between present and past (whichever the text mostly uses turns "
+        "into the other): 'walks' → 'walked', 'is' → 'was', 'went' → 'goes'. Modal verbs stay. "
+        "The answer should not change."
+    ),
+    example="She walks to the station and buys a newspaper.",
+    kind=RelationKind.RULE,
+    expectation=Expectation.EQUIVALENT,
+    preconditions="a present- or past-tense verb we know (be/have/do or our verb list)",
+    ref="LLMorph 155",
+    gate=NOT_FOR_SCORES,
+)
+def tense(text: str, ctx: TransformContext) -> str:
+    tokens = tokenize(text)
+    protected = protected_tokens(text, tokens)
+    sentences = split_sentences(tokens)
+    past, present = tense_counts(sentences)
+    if past == present == 0:
+        raise NotApplicable("no present- or past-tense verb we know")
+    convert = sentence_to_present if past > present else sentence_to_past
+    pieces: list[str] = []
+    position = 0
+    for sentence in sentences:
+        span = range(position, position + len(sentence))
+        position += len(sentence)
+        changed = list(sentence)
+        if not any(i in protected for i in span):
+            convert(changed)
+        pieces.extend(changed)
+    return changed_or_skip(text, "".join(pieces), "no verb whose tense we can change")
+
+
+@transform_relation(
+    id="word.number",
+    name="Singular ↔ plural",
+    category=CATEGORY,
+    description=(
+        "Turns singular noun phrases plural ('the cat sits' → 'the cats sit', 'a dog' → "
+        "'dogs'), or, when there is none, plural ones singular, with the verb that follows. "
+        "The answer should not change."
+    ),
+    example="The cat sleeps on the sofa.",
+    kind=RelationKind.RULE,
+    expectation=Expectation.EQUIVALENT,
+    preconditions="a determiner + noun phrase whose number can change",
+    ref="LLMorph 149",
+    gate=NOT_FOR_COUNTS_OR_NLI,
+)
+def number(text: str, ctx: TransformContext) -> str:
+    tokens = tokenize(text)
+    phrases = noun_phrases(tokens, protected_tokens(text, tokens))
+    if not to_plural(tokens, phrases):
+        to_singular(tokens, phrases)
+    return changed_or_skip(text, "".join(tokens), "no noun phrase whose number we can change")
+
+
+@transform_relation(
+    id="word.voice",
+    name="Active ↔ passive voice",
+    category=CATEGORY,
+    description=(
+        "Rewrites simple subject–verb–object sentences in the passive ('The committee approved "
+        "the budget.' → 'The budget was approved by the committee.') and simple passives with "
+        "'by' in the active. The answer should not change."
+    ),
+    example="The committee approved the new budget.",
+    kind=RelationKind.RULE,
+    expectation=Expectation.EQUIVALENT,
+    preconditions="a plain sentence 'subject + known transitive verb + object …' or its passive",
+    ref="LLMorph 136",
+    gate=NOT_FOR_SCORES,
+)
+def voice(text: str, ctx: TransformContext) -> str:
+    return convert_sentences(
+        text,
+        lambda sentence: passive_to_active(sentence) or active_to_passive(sentence),
+        nothing="no simple subject–verb–object sentence (or passive) found",
+        unchanged="voice change left the text unchanged",
+    )
+
+
+@transform_relation(
+    id="word.question_form",
+    name="Declarative ↔ interrogative",
+    category=CATEGORY,
+    description=(
+        "Turns plain statements into yes/no questions ('Sarah works for Acme.' → 'Does Sarah "
+        "work for Acme?') and yes/no questions into statements. As in LLMorph, only for "
+        "relation extraction, where the outputs should stay similar (similarity ≥ 0.4)."
+    ),
+    example="Marie Curie worked at the University of Paris.",
+    kind=RelationKind.RULE,
+    expectation=Expectation.EQUIVALENT,
+    preconditions="a plain statement with a known verb, or a yes/no question",
+    ref="LLMorph 57",
+    tasks=frozenset(["relation_extraction"]),
+    threshold=0.4,
+)
+def question_form(text: str, ctx: TransformContext) -> str:
+    return convert_sentences(
+        text,
+        lambda sentence: question_to_declarative(sentence) or declarative_to_question(sentence),
+        nothing="no plain statement or yes/no question to convert",
+        unchanged="question form left the text unchanged",
+    )
