@@ -19,7 +19,7 @@ import json
 import logging
 import math
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from relations.base import (
     Expectation,
@@ -30,8 +30,17 @@ from relations.base import (
     TransformFn,
 )
 
-if TYPE_CHECKING:
-    from storage import Store
+
+class SpecStore(Protocol):
+    """Where custom specs live (``storage.Store`` is one). Relations sit beside storage, not on
+    top of it, so they name only the verbs they use."""
+
+    def custom_relation_specs(self) -> dict[str, dict[str, Any]]: ...
+
+    def save_custom_relation(self, relation_id: str, spec: dict[str, Any]) -> None: ...
+
+    def save_custom_relations(self, specs: list[dict[str, Any]]) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +300,7 @@ def relation_from_spec(spec: dict[str, Any]) -> Relation:
     )
 
 
-def custom_relations(store: Store) -> list[Relation]:
+def custom_relations(store: SpecStore) -> list[Relation]:
     """Every stored custom relation; a stored spec that no longer validates is logged, left out."""
     relations = []
     for relation_id, spec in store.custom_relation_specs().items():
@@ -302,14 +311,14 @@ def custom_relations(store: Store) -> list[Relation]:
     return relations
 
 
-def save_spec(store: Store, spec: dict[str, Any]) -> dict[str, Any]:
+def save_spec(store: SpecStore, spec: dict[str, Any]) -> dict[str, Any]:
     """Validate and store one spec (insert or update); returns the normalised spec."""
     spec = validate_spec(spec)
     store.save_custom_relation(spec["id"], spec)
     return spec
 
 
-def export_specs(store: Store) -> str:
+def export_specs(store: SpecStore) -> str:
     """All custom relation specs as JSON (the format ``import_specs`` reads)."""
     stored = store.custom_relation_specs()
     specs = [stored[key] for key in sorted(stored)]
@@ -354,7 +363,7 @@ def parse_specs(text: str) -> list[dict[str, Any]]:
     return specs
 
 
-def import_specs(store: Store, text: str) -> list[str]:
+def import_specs(store: SpecStore, text: str) -> list[str]:
     """Import custom relations from JSON: all valid → all written (one transaction), else none."""
     specs = parse_specs(text)
     store.save_custom_relations(specs)

@@ -23,7 +23,7 @@ from app.inputs import (
 )
 from app.run_setup import RunSetupError, plan_run, require_samples, with_sampling
 from app.runner import RunConfig, RunSummary
-from app.tasks import AnswerType, Task, custom_task
+from app.tasks import Task, custom_task
 from app.ui.components import (
     endpoint_picker,
     fields_text,
@@ -33,6 +33,7 @@ from app.ui.components import (
 )
 from app.ui.data import data_changed
 from app.workspace import all_relations, all_tasks, make_runner
+from core.answers import AnswerType
 from core.types import Endpoint, Sample
 from relations.base import Relation
 from storage import Store
