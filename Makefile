@@ -42,6 +42,7 @@ run: install
 
 test: install
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m pytest
 
 test-fast: install
