@@ -12,13 +12,18 @@ in ``app.columns``):
 centre = (p + z²/2n) / (1 + z²/n), half-width = z·√(p(1−p)/n + z²/4n²) / (1 + z²/n), clipped to
 [0, 1]; ``None`` when pass + fail = 0.
 
-**Δ metrics (per cell).** A *cell* is one (model, task, sample, relation). Δ = score_followup −
-score_source (only when the sample has a reference). A cell's Δ is the mean Δ of its cases
-(repeats, follow-up indices and targets averaged first); cells with no Δ are left out.
-``mean_delta`` = mean cell Δ; **MAD** = mean |cell Δ| over *non-identity* relations (the paper's
-eq. 6; in a per-relation row it is the row's own mean |cell Δ|, which for ``si.identity`` is the Δ
-noise); **stability** = share of cells with |cell Δ| < 0.05 (model level: reported with identity
-included, as in the paper's denominators, and excluded).
+**Δ metrics.** Δ = score_followup − score_source (only when the sample has a reference). A *cell*
+is one (model, task, sample, relation); its Δ is the mean Δ of its cases and ``mean_delta`` is the
+mean cell Δ. MAD and stability follow the SI paper (§3.1) per *observation* (one case with a Δ;
+repeats are not averaged before the absolute value): **MAD** (eq. 6) = mean |Δ| over the
+non-identity relations (the contrastive control included, as in the paper; in a per-relation row
+it is the row's own mean |Δ|, which for ``si.identity`` is the Δ noise); **stability** = share of
+observations with |Δ| < 0.05, over every relation identity included (the paper's 19 × 8
+denominator) and, as ``stability_excl_identity``, without identity. Relations of other families
+whose expectation is "should change" (``outside_mad_relations``) never enter MAD or stability.
+**AvgStepScore** (eq. 4) = the mean over the output's reasoning steps of each step's highest
+cosine to any reference step; ``step_score`` averages the source outputs' and the follow-ups',
+``step_score_delta`` the change (follow-up − source) per case.
 
 **Mean similarity** = mean ``output_similarity`` (cosine of the two outputs' embeddings) over cases.
 **Inconsistency rate** = share of cases whose follow-up answer differs from the source answer
@@ -51,6 +56,10 @@ from rapidfuzz.distance import Levenshtein
 
 from app.proportions import Z95, wilson_interval
 from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
+
+# The SI paper's family: all of its relations (the contrastive negative control included) enter
+# MAD and stability, whatever their expectation.
+SI_FAMILY = "si"
 
 # ------------------------------------------------------------------ small definitions
 
@@ -112,6 +121,23 @@ def _sum_counts(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
+def outside_mad_relations(store) -> tuple[str, ...]:
+    """Ids of the relations that never enter MAD or stability.
+
+    Those are the "should change" relations of families other than the SI paper's: their Δ
+    measures a change the relation asks for, not a failure of invariance. Relation ids the
+    workspace no longer knows are kept in (nothing says they should change).
+    """
+    from app.workspace import all_relations
+    from relations.validity import MEANING_PRESERVING
+
+    return tuple(
+        relation.id
+        for relation in all_relations(store)
+        if relation.family != SI_FAMILY and relation.expectation not in MEANING_PRESERVING
+    )
+
+
 # ------------------------------------------------------------------ summaries
 
 
@@ -144,6 +170,7 @@ def model_relation_rows(
     floors: dict[str, dict[str, Any]] | None = None,
     counts: list[dict[str, Any]] | None = None,
     cells: list[dict[str, Any]] | None = None,
+    outside_mad: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per model × relation (× task): counts, violation rate + CI, Δ metrics, floor.
 
@@ -154,7 +181,9 @@ def model_relation_rows(
     by = ("model", "relation_id", "task_id") if by_task else ("model", "relation_id")
     floors = noise_floor(store, flt) if floors is None else floors
     if cells is None:
-        cells = store.cell_stats(flt, by=by)
+        if outside_mad is None:
+            outside_mad = outside_mad_relations(store)
+        cells = store.cell_stats(flt, by=by, outside_mad=outside_mad)
     cell_by_key = {tuple(r[c] for c in by): r for r in cells}
     if counts is None:
         counts = store.verdict_counts(flt, by=by)
@@ -173,6 +202,7 @@ def model_relation_rows(
                 "mad": cell.get("mean_abs_delta"),
                 "stability": cell.get("stability"),
                 "n_cells": cell.get("n_cells", 0),
+                "n_observations": cell.get("n_observations", 0),
             }
         )
     return rows
@@ -186,6 +216,7 @@ def model_rows(
     counts: list[dict[str, Any]] | None = None,
     gaps: list[dict[str, Any]] | None = None,
     cells: list[dict[str, Any]] | None = None,
+    outside_mad: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per model: non-identity rates, MAD, stability (with / without identity), floor.
 
@@ -201,7 +232,9 @@ def model_rows(
     for row in counts:
         by_model[row["model"]].append(row)
     if cells is None:
-        cells = store.cell_stats(flt, by=("model", "relation_id"))
+        if outside_mad is None:
+            outside_mad = outside_mad_relations(store)
+        cells = store.cell_stats(flt, by=("model", "relation_id"), outside_mad=outside_mad)
     cell_by_model = _model_cells(cells)
     if gaps is None:
         gaps = store.side_gap(flt, by=("model",))
@@ -228,6 +261,7 @@ def model_rows(
                 "stability": cell.get("stability"),
                 "stability_excl_identity": cell.get("stability_excl_identity"),
                 "n_cells": cell.get("n_cells", 0),
+                "n_observations": cell.get("n_observations", 0),
                 "agentdiff_gap": gap.get("gap"),
             }
         )
@@ -235,26 +269,29 @@ def model_rows(
 
 
 def _model_cells(relation_cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per-model cell statistics combined exactly from per-relation ones (cell-count weights),
-    so the model level costs no second pass over the cases."""
+    """Per-model Δ statistics combined exactly from per-relation ones (cell counts weight the
+    mean Δ; MAD and stability add observation counts), so the model level costs no second pass
+    over the cases. Relations outside MAD already carry zero observations."""
     acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for row in relation_cells:
         a = acc[row["model"]]
         n = row["n_cells"]
         a["n_cells"] += n
         a["sum_delta"] += row["mean_delta"] * n
+        a["n_obs"] += row["n_observations"]
         a["n_stable"] += row["n_stable"]
         if row["relation_id"] != IDENTITY_RELATION:
-            a["n_excl"] += n
-            a["sum_abs_excl"] += row["mean_abs_delta"] * n
+            a["n_excl"] += row["n_observations"]
+            a["sum_abs_excl"] += row["sum_abs_delta"]
             a["n_stable_excl"] += row["n_stable"]
     out = {}
     for model, a in acc.items():
         out[model] = {
             "n_cells": int(a["n_cells"]),
             "mean_delta": ratio(a["sum_delta"], a["n_cells"]),
-            "stability": ratio(a["n_stable"], a["n_cells"]),
-            "n_cells_excl_identity": int(a["n_excl"]),
+            "n_observations": int(a["n_obs"]),
+            "stability": ratio(a["n_stable"], a["n_obs"]),
+            "n_observations_excl_identity": int(a["n_excl"]),
             "mad": ratio(a["sum_abs_excl"], a["n_excl"]),
             "stability_excl_identity": ratio(a["n_stable_excl"], a["n_excl"]),
         }
@@ -278,11 +315,14 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
     ``gap`` (AgentDiff, per model) and ``counts`` (the raw ``verdict_counts`` aggregate, which
     ``app.stats.run_tests`` can reuse).
     """
+    outside_mad = outside_mad_relations(store)
     # Four independent scans: run them side by side on separate connections.
     found = store.parallel_reads(
         {
             "counts": lambda s: s.verdict_counts(flt, by=("model", "relation_id")),
-            "cells": lambda s: s.cell_stats(flt, by=("model", "relation_id")),
+            "cells": lambda s: s.cell_stats(
+                flt, by=("model", "relation_id"), outside_mad=outside_mad
+            ),
             "floors": lambda s: noise_floor(s, flt),
             "gaps": lambda s: agentdiff_gap(s, flt),
         }

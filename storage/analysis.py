@@ -15,6 +15,8 @@ Definitions used by the queries (``app.metrics`` documents the full list):
   ``n_changed`` those whose answer changed.
 - *cell* — one (model, task, sample, relation). Its Δ is the mean Δ of its cases (repeats,
   follow-up indices and targets averaged first); cells without any Δ are left out of Δ metrics.
+- *observation* — one case with a Δ. MAD and stability count observations (SI paper eq. 6), so
+  repeats are not averaged before the absolute value.
 """
 
 from __future__ import annotations
@@ -265,55 +267,76 @@ class AnalysisQueries:
         by: Iterable[str] = ("model", "relation_id"),
         threshold: float = STABILITY_THRESHOLD,
         identity: str = IDENTITY_RELATION,
+        outside_mad: Iterable[str] = (),
     ) -> list[dict[str, Any]]:
-        """Per group: Δ statistics over cells (model, task, sample, relation [, run]).
+        """Per group: Δ statistics, per cell for the mean Δ and per observation for MAD/stability.
 
-        A cell's Δ is the mean Δ of its cases. Columns: ``n_cells`` (cells with a Δ),
-        ``mean_delta`` (mean cell Δ), ``mean_abs_delta`` (mean |cell Δ|), ``n_stable`` and
-        ``stability`` (cells with |cell Δ| < threshold, and their share), and the same restricted
-        to non-identity relations: ``n_cells_excl_identity``, ``mad`` (mean |cell Δ| over
-        non-identity cells — the paper's MAD), ``n_stable_excl_identity`` and
-        ``stability_excl_identity``. Grouping by ``run_id`` makes cells per run.
+        A *cell* is (model, task, sample, relation [, run]); its Δ is the mean Δ of its cases:
+        ``n_cells`` and ``mean_delta`` (mean cell Δ). An *observation* is one case with a Δ
+        (each repeat, follow-up and target its own, as the SI paper's eq. 6 sums |Δ_τ(p)| per
+        inference): ``n_observations``, ``sum_abs_delta``, ``mean_abs_delta`` (mean |Δ|),
+        ``n_stable`` and ``stability`` (observations with |Δ| < threshold, and their share). The
+        same restricted to non-identity relations: ``n_observations_excl_identity``, ``mad`` (the
+        paper's MAD), ``n_stable_excl_identity`` and ``stability_excl_identity``.
+
+        ``outside_mad`` names relations that never enter MAD or stability (the "should change"
+        ones of other families): grouped by relation their ``mad`` / ``stability`` are None;
+        grouped by model they are left out of those sums. Grouping by ``run_id`` makes cells per
+        run.
         """
         flt = flt or CaseFilter()
         by = _group(by)
         for column in by:
             if column not in ("model", "relation_id", "task_id", "run_id"):
                 raise ValueError(f"cells cannot be grouped by {column!r}")
+        outside = tuple(dict.fromkeys(outside_mad))
         select, group = _select_group(by)
         cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
         where, params = flt.where(["delta IS NOT NULL"])
         # GROUP BY in the order of idx_cases_analysis so SQLite walks the index without sorting.
         sql = (
-            f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d "
+            f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
+            "total(abs(delta)) AS sum_abs, total(abs(delta) < ?) AS n_stable "
             f"FROM cases {where} GROUP BY {cell_key}) "
-            f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta, "
-            "avg(abs(d)) AS mean_abs_delta, total(abs(d) < ?) AS n_stable"
+            f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta"
         )
-        args: list[Any] = [*params, threshold]
-        if "relation_id" not in by:
-            sql += (
-                ", count(CASE WHEN relation_id <> ? THEN d END) AS n_cells_excl_identity, "
-                "avg(CASE WHEN relation_id <> ? THEN abs(d) END) AS mad, "
-                "total(CASE WHEN relation_id <> ? THEN abs(d) < ? END) AS n_stable_excl_identity"
-            )
-            args += [identity, identity, identity, threshold]
+        args: list[Any] = [threshold, *params]
+        in_mad = "1"
+        if outside:
+            in_mad = f"relation_id NOT IN ({', '.join('?' * len(outside))})"
+        sql += (
+            f", total(CASE WHEN {in_mad} THEN n_obs END) AS n_observations, "
+            f"total(CASE WHEN {in_mad} THEN sum_abs END) AS sum_abs_delta, "
+            f"total(CASE WHEN {in_mad} THEN n_stable END) AS n_stable, "
+            f"total(CASE WHEN {in_mad} AND relation_id <> ? THEN n_obs END) "
+            "AS n_observations_excl_identity, "
+            f"total(CASE WHEN {in_mad} AND relation_id <> ? THEN sum_abs END) AS sum_abs_excl, "
+            f"total(CASE WHEN {in_mad} AND relation_id <> ? THEN n_stable END) "
+            "AS n_stable_excl_identity"
+        )
+        for _ in range(3):
+            args += [*outside]
+        for _ in range(3):
+            args += [*outside, identity]
         rows = self._query(f"{sql} FROM cells {group}", args)
         out = []
         for row in rows:
             if not row["n_cells"]:
                 continue
-            row["n_stable"] = int(row["n_stable"])
-            if "relation_id" in by:
-                # One relation per row: the identity-excluded figures are the row's own or none.
-                is_identity = row["relation_id"] == identity
-                row["n_cells_excl_identity"] = 0 if is_identity else row["n_cells"]
-                row["mad"] = None if is_identity else row["mean_abs_delta"]
-                row["n_stable_excl_identity"] = 0 if is_identity else row["n_stable"]
-            row["n_stable_excl_identity"] = int(row["n_stable_excl_identity"])
-            row["stability"] = row["n_stable"] / row["n_cells"]
-            excl = row["n_cells_excl_identity"]
-            row["stability_excl_identity"] = row["n_stable_excl_identity"] / excl if excl else None
+            for key in (
+                "n_observations",
+                "n_stable",
+                "n_observations_excl_identity",
+                "n_stable_excl_identity",
+            ):
+                row[key] = int(row[key])
+            n_obs, n_excl = row["n_observations"], row["n_observations_excl_identity"]
+            row["mean_abs_delta"] = row["sum_abs_delta"] / n_obs if n_obs else None
+            row["stability"] = row["n_stable"] / n_obs if n_obs else None
+            row["mad"] = row.pop("sum_abs_excl") / n_excl if n_excl else None
+            row["stability_excl_identity"] = (
+                row["n_stable_excl_identity"] / n_excl if n_excl else None
+            )
             out.append(row)
         return out
 

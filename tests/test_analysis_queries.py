@@ -161,24 +161,38 @@ def test_verdict_counts_per_model_relation(seeded):
     }
 
 
-def test_cell_stats_average_repeats_before_abs(seeded):
+def test_cell_stats_mean_delta_per_cell_mad_and_stability_per_observation(seeded):
+    """Mean Δ averages repeats per cell; MAD and stability count each observation (SI paper §3.1,
+    eq. 6: |Δ_τ(p)| per inference — repeats are not averaged before the absolute value)."""
     rows = by_key(seeded.cell_stats(), "model", "relation_id")
     para = rows[("A", "si.paraphrase")]
     # cells: s1 = (0.1 − 0.3)/2 = −0.1, s2 = −0.2, s3 = 0.03
     assert para["n_cells"] == 3
     assert para["mean_delta"] == pytest.approx((-0.1 - 0.2 + 0.03) / 3)
-    assert para["mean_abs_delta"] == pytest.approx((0.1 + 0.2 + 0.03) / 3)
-    assert para["stability"] == pytest.approx(1 / 3)
+    # observations: |0.1|, |−0.3|, |−0.2|, |0.03| → 0.63 / 4 (the old cell mean gave 0.11)
+    assert para["n_observations"] == 4
+    assert para["mean_abs_delta"] == pytest.approx(0.63 / 4)
+    assert para["stability"] == pytest.approx(1 / 4)
     identity = rows[("A", "si.identity")]
-    assert identity["n_cells"] == 1
+    assert identity["n_cells"] == 1 and identity["n_observations"] == 4
     assert identity["mean_delta"] == pytest.approx(0.01)
     assert identity["mad"] is None  # MAD leaves identity out
     assert identity["stability"] == 1.0
     per_model = by_key(seeded.cell_stats(by=("model",)), "model")
-    assert per_model[("A",)]["mad"] == pytest.approx(0.11)
-    assert per_model[("A",)]["stability"] == pytest.approx(2 / 4)
-    assert per_model[("A",)]["stability_excl_identity"] == pytest.approx(1 / 3)
+    assert per_model[("A",)]["mad"] == pytest.approx(0.63 / 4)
+    assert per_model[("A",)]["stability"] == pytest.approx(5 / 8)  # 4 identity + 1 of 4
+    assert per_model[("A",)]["stability_excl_identity"] == pytest.approx(1 / 4)
     assert per_model[("B",)]["mad"] == pytest.approx((0.01 + 0.01 + 0.5) / 3)
+
+
+def test_cell_stats_leave_outside_relations_out_of_mad_and_stability(seeded):
+    rows = by_key(seeded.cell_stats(outside_mad=["si.paraphrase"]), "model", "relation_id")
+    para = rows[("A", "si.paraphrase")]
+    assert para["mean_delta"] == pytest.approx((-0.1 - 0.2 + 0.03) / 3)  # Δ itself still shown
+    assert para["mad"] is None and para["stability"] is None and para["n_observations"] == 0
+    per_model = by_key(seeded.cell_stats(by=("model",), outside_mad=["si.paraphrase"]), "model")
+    assert per_model[("A",)]["stability"] == 1.0  # identity's 4 observations only
+    assert per_model[("A",)]["mad"] is None
 
 
 def test_side_gap_per_original_then_averaged(seeded):

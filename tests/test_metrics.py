@@ -60,8 +60,8 @@ def test_model_relation_rows_hand_values(seeded):
     assert para["noise_floor"] == 0.25  # si.identity of model A: 1 FAIL in 4
     assert para["net_violation_rate"] == 0.25
     assert para["mean_delta"] == pytest.approx(-0.09)
-    assert para["mad"] == pytest.approx(0.11)
-    assert para["stability"] == pytest.approx(1 / 3)
+    assert para["mad"] == pytest.approx(0.63 / 4)  # per observation: 0.1, 0.3, 0.2, 0.03
+    assert para["stability"] == pytest.approx(1 / 4)
     assert para["mean_similarity"] == pytest.approx(0.7625)
     assert para["inconsistency_rate"] == pytest.approx(1 / 3)
     b_para = rows[("B", "si.paraphrase")]
@@ -89,9 +89,10 @@ def test_model_rows(seeded):
     assert (a["pass"], a["fail"]) == (5, 6)
     assert a["violation_rate"] == pytest.approx(6 / 11)
     assert a["net_violation_rate"] == pytest.approx(6 / 11 - 0.25)
-    assert a["mad"] == pytest.approx(0.11)
-    assert a["stability"] == pytest.approx(0.5)  # identity cell (0.01) + s3 (0.03) of 4 cells
-    assert a["stability_excl_identity"] == pytest.approx(1 / 3)
+    assert a["mad"] == pytest.approx(0.63 / 4)
+    # 4 identity observations + s3's 0.03, of 8 observations
+    assert a["stability"] == pytest.approx(5 / 8)
+    assert a["stability_excl_identity"] == pytest.approx(1 / 4)
     assert a["mean_delta"] == pytest.approx((0.01 - 0.1 - 0.2 + 0.03) / 4)
     assert a["agentdiff_gap"] == pytest.approx(0.25)
     assert a["n_all"] == 18
@@ -112,6 +113,7 @@ def _independent(rows):
             if r[8] is not None:
                 cells[r[3]].append(r[8])
         cell_deltas = [mean(v) for v in cells.values()]
+        observations = [d for v in cells.values() for d in v]
         sims = [r[9] for r in group if r[9] is not None]
         answered = [r for r in group if r[10] is not None and r[11] is not None]
         changed = [r for r in answered if r[10].lower() != r[11].lower()]
@@ -119,9 +121,11 @@ def _independent(rows):
             "n": len(group),
             "violation_rate": n_fail / (n_pass + n_fail) if n_pass + n_fail else None,
             "mean_delta": mean(cell_deltas) if cell_deltas else None,
-            "mad": mean(abs(d) for d in cell_deltas) if cell_deltas else None,
+            "mad": mean(abs(d) for d in observations) if observations else None,
             "stability": (
-                sum(abs(d) < 0.05 for d in cell_deltas) / len(cell_deltas) if cell_deltas else None
+                sum(abs(d) < 0.05 for d in observations) / len(observations)
+                if observations
+                else None
             ),
             "mean_similarity": mean(sims) if sims else None,
             "inconsistency_rate": len(changed) / len(answered) if answered else None,
