@@ -1,7 +1,8 @@
 """Sentence embeddings (all-MiniLM-L6-v2 from an offline PyPI package), cached per distinct text.
 
 Every text is embedded at most once: vectors are kept in memory and in the store's embeddings
-table (keyed by the text's hash), and missing ones are computed together in batches.
+table (keyed by the text's hash), and missing ones are computed together in batches. Besides the
+cosine of two texts, the cache computes the SI paper's step-level score (eq. 4).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import importlib.resources
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -112,3 +114,20 @@ class EmbeddingCache:
         if a == b:
             return 1.0
         return float(np.clip(np.dot(self.vector(a), self.vector(b)), -1.0, 1.0))
+
+    def avg_step_score(self, steps: Sequence[str], reference_steps: Sequence[str]) -> float | None:
+        """AvgStepScore (SI paper §3.1, eq. 4) of a reasoning trace against reference steps.
+
+        StepScore_o = max_z cos(e_{r_o}, e_{r*_z}): each output step scores its highest cosine to
+        *any* reference step, so reordered steps are not penalised; AvgStepScore is the mean of
+        those scores over the output's k steps. None when either side has no steps.
+        """
+        steps = [s for s in steps if s and s.strip()]
+        reference_steps = [s for s in reference_steps if s and s.strip()]
+        if not steps or not reference_steps:
+            return None
+        self.prefetch([*steps, *reference_steps])
+        output = np.stack([self.vector(s) for s in steps])
+        reference = np.stack([self.vector(s) for s in reference_steps])
+        cosines = np.clip(output @ reference.T, -1.0, 1.0)
+        return float(cosines.max(axis=1).mean())

@@ -308,15 +308,22 @@ def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
     return [row for row in rows if row["n_meaning"] or row["n_presentation"]]
 
 
+def step_scores(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+    """Per model × relation with step scores: AvgStepScore of source and follow-up outputs and
+    its change under the relation (``step_score_delta``), over n scored cases."""
+    return store.step_score_stats(flt, by=("model", "relation_id"))
+
+
 def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
     """Everything the Analysis overview needs, each query run once.
 
     Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model),
+    ``step_scores`` (model × relation AvgStepScore, where reference steps exist),
     ``gap`` (AgentDiff, per model) and ``counts`` (the raw ``verdict_counts`` aggregate, which
     ``app.stats.run_tests`` can reuse).
     """
     outside_mad = outside_mad_relations(store)
-    # Four independent scans: run them side by side on separate connections.
+    # Independent scans: run them side by side on separate connections.
     found = store.parallel_reads(
         {
             "counts": lambda s: s.verdict_counts(flt, by=("model", "relation_id")),
@@ -325,6 +332,7 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
             ),
             "floors": lambda s: noise_floor(s, flt),
             "gaps": lambda s: agentdiff_gap(s, flt),
+            "step_scores": lambda s: step_scores(s, flt),
         }
     )
     floors, counts, cells, gaps = (found[k] for k in ("floors", "counts", "cells", "gaps"))
@@ -333,6 +341,7 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
         "models": model_rows(store, flt, floors=floors, counts=counts, gaps=gaps, cells=cells),
         "noise_floor": floors,
         "gap": gaps,
+        "step_scores": found["step_scores"],
         "counts": counts,
     }
 

@@ -484,6 +484,9 @@ class Runner:
             texts += [" ".join(p.trace) for p in parsed[case.case_id].values() if p.trace]
             if case.sample.reference:
                 texts.append(case.sample.reference)
+            if case.sample.reference_steps:
+                texts += list(case.sample.reference_steps)
+                texts += [step for p in parsed[case.case_id].values() for step in p.trace]
         if texts:
             self.embeddings.prefetch(texts)
         return [self._row(case, task, parsed.get(case.case_id)) for case in batch]
@@ -554,6 +557,14 @@ class Runner:
                 "score_followup": score_followup,
                 "delta": score_followup - score_source,
             }
+        reference_steps = case.sample.reference_steps
+        if reference_steps:
+            measured["step_score_source"] = self.embeddings.avg_step_score(
+                source.trace, reference_steps
+            )
+            measured["step_score_followup"] = self.embeddings.avg_step_score(
+                follow.trace, reference_steps
+            )
         return Case(
             **planned,
             **measured,

@@ -194,6 +194,10 @@ class Case:
     trace_sim: float | None = None
     created_at: str | None = None
     original_verdict: Verdict | None = None
+    # AvgStepScore (SI paper eq. 4) of each output's reasoning steps against the sample's
+    # reference steps; None when the sample has no reference steps or an output has no trace.
+    step_score_source: float | None = None
+    step_score_followup: float | None = None
 
     # Columns stored as JSON text.
     JSON_COLUMNS: ClassVar[tuple[str, ...]] = CASE_JSON_COLUMNS

@@ -340,6 +340,34 @@ class AnalysisQueries:
             out.append(row)
         return out
 
+    def step_score_stats(
+        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
+    ) -> list[dict[str, Any]]:
+        """Per group: AvgStepScore (SI paper eq. 4) of the source and follow-up outputs.
+
+        Over scored cases (PASS or FAIL) having both scores: ``n``, ``step_score_source``,
+        ``step_score_followup`` (their means) and ``step_score_delta`` (mean of follow-up −
+        source per case). Groups without step scores are absent.
+        """
+        flt = flt or CaseFilter()
+        by = _group(by)
+        select, group = _select_group(by)
+        where, params = flt.where(
+            [
+                "verdict IN ('PASS', 'FAIL')",
+                "step_score_source IS NOT NULL",
+                "step_score_followup IS NOT NULL",
+            ]
+        )
+        rows = self._query(
+            f"SELECT {select}count(*) AS n, avg(step_score_source) AS step_score_source, "
+            "avg(step_score_followup) AS step_score_followup, "
+            "avg(step_score_followup - step_score_source) AS step_score_delta "
+            f"FROM cases {where} {group}",
+            params,
+        )
+        return [row for row in rows if row["n"]]
+
     def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
         """(model, relation_id, cell Δ) for every cell with a Δ (input to the statistical tests)."""
         where, params = (flt or CaseFilter()).where(["delta IS NOT NULL"])

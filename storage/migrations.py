@@ -193,3 +193,11 @@ def m004_endpoint_kind(db: Database) -> None:
     """
     db.execute("ALTER TABLE endpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'openai'")
     db.execute("UPDATE endpoints SET kind = 'embedded' WHERE embedded = 1")
+
+
+@migrations()
+def m005_step_scores(db: Database) -> None:
+    """AvgStepScore per output (SI paper eq. 4): nullable, filled for samples with reference
+    steps; cases recorded before stay NULL."""
+    db.execute("ALTER TABLE cases ADD COLUMN step_score_source REAL")
+    db.execute("ALTER TABLE cases ADD COLUMN step_score_followup REAL")

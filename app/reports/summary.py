@@ -42,7 +42,9 @@ def report(
     Keys: ``generated_at``, ``filters``, ``n_cases``, ``rows`` (model × relation, keys
     ``REPORT_ROW_KEYS``), ``models`` (per-model summary: MAD, stability with and without identity,
     noise floor, net rate, AgentDiff gap), ``noise_floor`` (model → identity violation rate with
-    its Wilson interval, or absent), ``agentdiff_gap``, ``tests`` (``mann_whitney`` and
+    its Wilson interval, or absent), ``agentdiff_gap``, ``step_score`` (model × relation
+    AvgStepScore of source and follow-up outputs and its change, for tasks with reference
+    steps), ``tests`` (``mann_whitney`` and
     ``kruskal_wallis`` lists with statistic, p_value, p_adjusted, reading) and ``definitions``.
     """
     flt = case_filter(
@@ -72,6 +74,7 @@ def report(
             "models": summary["models"],
             "noise_floor": floors,
             "agentdiff_gap": summary["gap"],
+            "step_score": summary["step_scores"],
             "tests": stats.run_tests(store, flt, alpha=alpha, counts=summary["counts"]),
             "definitions": DEFINITIONS,
         }
