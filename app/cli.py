@@ -175,7 +175,9 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
         samples = samples_from_file(args.inputs, plan.task)
         endpoint = with_sampling(
             _endpoint_from_args(args, args.endpoint, args.model),
+            task=plan.task,
             temperature=args.temperature,
+            top_p=args.top_p,
             max_tokens=args.max_tokens,
             concurrency=args.concurrency,
         )
@@ -301,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--temperature", type=float)
+    p.add_argument("--top-p", type=float)
     p.add_argument("--max-tokens", type=int)
     p.add_argument("--transformation-endpoint")
     p.add_argument("--transformation-model")

@@ -7,7 +7,8 @@ and the same mistake gives the same message:
 1. ``plan_run`` checks the task and the relation ids against the workspace (built-in and custom
    ones) and says whether an LLM-prompted relation needs a transformation endpoint;
 2. ``require_samples`` (or ``samples_from_file`` for a path) checks the inputs;
-3. ``with_sampling`` applies the sampling options to the chosen endpoint;
+3. ``with_sampling`` applies the task's suggested sampling, then the options given, to the
+   chosen endpoint;
 4. ``RunPlan.config`` builds the ``RunConfig``.
 
 Endpoints are resolved by the caller between 2 and 4 (the CLI waits for the embedded model, the
@@ -105,12 +106,27 @@ def samples_from_file(path: str | Path, task: Task) -> list[Sample]:
 def with_sampling(
     endpoint: Endpoint,
     *,
+    task: Task | None = None,
     temperature: float | None = None,
+    top_p: float | None = None,
     max_tokens: int | None = None,
     concurrency: int | None = None,
 ) -> Endpoint:
-    """The endpoint with the options that were given (None keeps the endpoint's own)."""
-    options = {"temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency}
+    """The endpoint with the run's sampling options.
+
+    A ``task`` with suggested sampling (the reasoning task: the SI paper's §4 settings,
+    temperature 0.7, top-p 0.95, 1,024 max tokens) replaces the endpoint's own; an option given
+    explicitly wins over both; None keeps what is there.
+    """
+    suggested = dict(task.defaults) if task is not None else {}
+    options = {
+        "temperature": temperature if temperature is not None else suggested.get("temperature"),
+        "top_p": top_p if top_p is not None else suggested.get("top_p"),
+        "max_tokens": max_tokens if max_tokens is not None else suggested.get("max_tokens"),
+        "concurrency": concurrency,
+    }
+    if options["max_tokens"] is not None:
+        options["max_tokens"] = int(options["max_tokens"])
     return replace(
         endpoint, **{name: value for name, value in options.items() if value is not None}
     )

@@ -109,3 +109,42 @@ def test_outside_mad_relations_are_other_families_that_should_change(store):
     assert "si.contrastive" not in outside  # the paper's negative control stays in MAD
     assert not outside & set(SI_RELATIONS)
     assert "word.synonym" not in outside  # invariance relations of other families stay in
+
+
+# ------------------------------------------------------------------ sampling (§4)
+
+
+def _cli_endpoint(store, tmp_path, task_id: str, *options: str) -> Endpoint:
+    from app.cli import build_parser, run_config_from_args
+
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text('{"problem": "Add 2 and 3.", "text": "Fine."}\n')
+    args = build_parser().parse_args(
+        ["run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--task", task_id,
+         "--relations", "si.identity", "--inputs", str(inputs), *options]
+    )  # fmt: skip
+    config, _task, _samples = run_config_from_args(args, store)
+    return config.endpoint
+
+
+def test_reasoning_runs_sample_as_the_paper_unless_told(store, tmp_path):
+    """§4: "temperature 0.7, top-p 0.95, maximum tokens 1,024" for the reasoning task by default
+    (the endpoint's own defaults are temperature 0, top-p 1, 256 tokens)."""
+    endpoint = _cli_endpoint(store, tmp_path, "reasoning")
+    assert (endpoint.temperature, endpoint.top_p, endpoint.max_tokens) == (0.7, 0.95, 1024)
+    chosen = _cli_endpoint(store, tmp_path, "reasoning", "--temperature", "0", "--top-p", "1")
+    assert (chosen.temperature, chosen.top_p, chosen.max_tokens) == (0.0, 1.0, 1024)
+    other = _cli_endpoint(store, tmp_path, "sentiment")
+    assert (other.temperature, other.top_p, other.max_tokens) == (0.0, 1.0, 256)
+
+
+def test_probe_sampling_keeps_the_papers_top_p():
+    from app.run_setup import with_sampling
+    from app.tasks import BUILTIN_TASKS
+
+    endpoint = Endpoint(name="e", base_url="http://127.0.0.1:9/v1", model="m")
+    # The Probe form passes the temperature and max tokens it shows; top-p comes from the task.
+    chosen = with_sampling(
+        endpoint, task=BUILTIN_TASKS["reasoning"], temperature=0.2, max_tokens=512
+    )
+    assert (chosen.temperature, chosen.top_p, chosen.max_tokens) == (0.2, 0.95, 512)

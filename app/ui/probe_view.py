@@ -162,7 +162,9 @@ def sampling_options(endpoint: Endpoint, task: Task, key: str) -> tuple[Endpoint
             help="Run every case k times; with si.identity this measures the noise floor",
         )  # fmt: skip
         seed = cols[3].number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}_seed")
-    endpoint = with_sampling(endpoint, temperature=float(temperature), max_tokens=int(max_tokens))
+    endpoint = with_sampling(
+        endpoint, task=task, temperature=float(temperature), max_tokens=int(max_tokens)
+    )
     return endpoint, int(repeats), int(seed)
 
 
