@@ -46,7 +46,9 @@ class Metric:
 
     ``label`` is the short header of the Analysis tables, ``report_label`` the (longer) header of
     the HTML report, ``title`` the chart title (heatmaps, axes). ``definition`` (one line) is
-    published in ``report --json`` under ``definition_key`` (default: the key).
+    published in ``report --json`` under ``definition_key`` (default: the key). ``formula`` is the
+    exact formula and ``source`` the paper (and section) it follows; the Analysis "Definitions"
+    panel and the HTML report list every metric that has a formula.
     """
 
     key: str
@@ -57,6 +59,8 @@ class Metric:
     title: str = ""
     heatmap: HeatmapScale | None = None
     definition_key: str = ""
+    formula: str = ""
+    source: str = ""
 
     @property
     def long_label(self) -> str:
@@ -97,6 +101,8 @@ _CATALOGUE: tuple[Metric, ...] = (
         report_label="violation rate",
         title="Violation rate",
         heatmap=HeatmapScale("Reds", ".0%", _FRACTION),
+        formula="violation rate = FAIL / (PASS + FAIL)",
+        source="LLMorph §I–II (an MR is violated when the outputs break the expected relation)",
     ),
     Metric(
         "ci_low",
@@ -105,6 +111,9 @@ _CATALOGUE: tuple[Metric, ...] = (
         "Wilson 95% score interval of the violation rate (z = 1.959964)",
         report_label="95% CI low",
         definition_key="ci_low/ci_high",
+        formula="with p = FAIL/n, n = PASS + FAIL, z = 1.959964: (p + z²/2n ± "
+        "z·√(p(1−p)/n + z²/4n²)) / (1 + z²/n), clipped to [0, 1]",
+        source="Wilson (1927) score interval",
     ),
     Metric("ci_high", "CI high", Unit.PERCENT, report_label="95% CI high"),
     Metric(
@@ -121,23 +130,34 @@ _CATALOGUE: tuple[Metric, ...] = (
         "− Score(source) against the reference",
         title="Mean Δ (score change)",
         heatmap=HeatmapScale("RdBu", "+.3f", midpoint=0.0),
+        formula="Δ_τ(p) = cos(e(M(τ(p))), e(s*)) − cos(e(M(p)), e(s*)); mean Δ = mean over "
+        "(sample, relation) cells of the cell's mean Δ",
+        source="Semantic Invariance in Agentic AI §3.1, eq. 2–3",
     ),
     Metric(
         "mad",
         "mean |Δ|",
         Unit.DECIMAL,
-        "mean |cell Δ| over non-identity relations (per relation row: that relation's cells)",
+        "mean |Δ| per observation (repeats not averaged first) over non-identity relations, "
+        "contrastive included, 'should change' relations of other families left out "
+        "(per relation row: that relation's observations)",
         title="Mean |Δ|",
         heatmap=HeatmapScale("Purples", ".3f"),
+        formula="MAD = 1/(|T||P|) Σ_τ∈T Σ_p∈P |Δ_τ(p)|, T = the non-identity transformations",
+        source="Semantic Invariance in Agentic AI §3.1, eq. 6",
     ),
     Metric(
         "stability",
         "stability",
         Unit.PERCENT,
-        "share of cells with |cell Δ| < 0.05 (model level: identity included; "
-        "stability_excl_identity without it)",
+        "share of observations with |Δ| < 0.05 (model level: identity included; "
+        "stability_excl_identity without it; 'should change' relations of other families left "
+        "out)",
         title="Stability (|Δ| < 0.05)",
         heatmap=HeatmapScale("Greens", ".0%", _FRACTION),
+        formula="stability = #{(τ, p) : |Δ_τ(p)| < 0.05} / #{(τ, p)}, τ over every SI "
+        "transformation, identity included (19 × 8 = 152 in the paper)",
+        source="Semantic Invariance in Agentic AI §3.1 (stability rate)",
     ),
     Metric(
         "mean_similarity",
@@ -147,6 +167,8 @@ _CATALOGUE: tuple[Metric, ...] = (
         report_label="mean similarity",
         title="Mean output similarity",
         heatmap=HeatmapScale("Blues", ".2f", _FRACTION),
+        formula="mean over cases of cos(e(M(p)), e(M(τ(p)))), e = all-MiniLM-L6-v2",
+        source="Semantic Invariance in Agentic AI §3.1, eq. 2 (cosine of sentence embeddings)",
     ),
     Metric(
         "inconsistency_rate",
@@ -156,12 +178,16 @@ _CATALOGUE: tuple[Metric, ...] = (
         "among cases with both answers",
         title="Inconsistency rate (answer changed)",
         heatmap=HeatmapScale("Oranges", ".0%", _FRACTION),
+        formula="inconsistency = #{cases with a(τ(p)) ≠ a(p)} / #{cases with both answers}",
+        source="AgentDiff §3.2 (inconsistency rate)",
     ),
     Metric(
         "noise_floor",
         "noise floor",
         Unit.PERCENT,
         "violation rate of si.identity (unchanged input, re-sampled) for the model",
+        formula="noise floor = FAIL / (PASS + FAIL) over the si.identity cases",
+        source="Semantic Invariance in Agentic AI §3 (τ_id: baseline for sampling stochasticity)",
     ),
     Metric(
         "net_violation_rate",
@@ -170,6 +196,8 @@ _CATALOGUE: tuple[Metric, ...] = (
         "max(0, violation_rate − noise_floor)",
         title="Violation rate net of noise floor",
         heatmap=HeatmapScale("Reds", ".0%", _FRACTION),
+        formula="net violation rate = max(0, violation rate − noise floor)",
+        source="Morphscope (violation rate net of the identity baseline)",
     ),
     Metric(
         "agentdiff_gap",
@@ -177,14 +205,49 @@ _CATALOGUE: tuple[Metric, ...] = (
         Unit.DECIMAL,
         "per original: inconsistency(meaning-bearing) − inconsistency(presentation),"
         " averaged over originals with both sides",
+        formula="gap = mean over originals q of [inconsistency_meaning(q) − "
+        "inconsistency_presentation(q)]",
+        source="AgentDiff §3.2 (inconsistency rate gap)",
     ),
     # ---- further model-level and AgentDiff columns
+    Metric(
+        "step_score_source",
+        "StepScore (source)",
+        Unit.DECIMAL,
+        "AvgStepScore of the source outputs' reasoning steps against the reference steps",
+        report_label="AvgStepScore (source)",
+        formula="StepScore_o(r, r*) = max_z cos(e(r_o), e(r*_z)); AvgStepScore(r, r*) = "
+        "1/k Σ_o StepScore_o(r, r*), o over the output's k steps, reordering allowed",
+        source="Semantic Invariance in Agentic AI §3.1, eq. 4",
+    ),
+    Metric(
+        "step_score_followup",
+        "StepScore (follow-up)",
+        Unit.DECIMAL,
+        "AvgStepScore of the follow-up outputs' reasoning steps against the reference steps",
+        report_label="AvgStepScore (follow-up)",
+    ),
+    Metric(
+        "step_score_delta",
+        "StepScore Δ",
+        Unit.DECIMAL,
+        "mean per case of AvgStepScore(follow-up) − AvgStepScore(source)",
+        report_label="AvgStepScore change",
+        formula="StepScore Δ = mean over cases of AvgStepScore(M(τ(p))) − AvgStepScore(M(p))",
+        source="Semantic Invariance in Agentic AI §3.1, eq. 4, compared as eq. 3 compares Score",
+    ),
     Metric(
         "stability_excl_identity",
         "stability excl. identity",
         Unit.PERCENT,
         report_label="stability (excl. identity)",
     ),
+    Metric("n_observations", "observations", Unit.COUNT),
+    # ---- the definitions table
+    Metric("metric", "metric", Unit.TEXT),
+    Metric("formula", "formula", Unit.TEXT),
+    Metric("source", "source", Unit.TEXT),
+    Metric("definition", "definition", Unit.TEXT),
     Metric("meaning_rate", "meaning-bearing inconsistency", Unit.PERCENT),
     Metric("presentation_rate", "presentation inconsistency", Unit.PERCENT),
     Metric("gap", "gap", Unit.DECIMAL, report_label="gap (per original, averaged)"),
@@ -230,6 +293,24 @@ DEFINITIONS: dict[str, str] = {
     if metric.definition
 }
 """Metric → one-line definition, as published in ``report --json`` and the HTML report."""
+
+FORMULAS: tuple[Metric, ...] = tuple(metric for metric in _CATALOGUE if metric.formula)
+"""The metrics with an exact formula and a source, in catalogue order (the Definitions panel)."""
+
+
+def definition_rows() -> list[dict[str, str]]:
+    """One row per metric with a formula (``FORMULAS``): its name, exact formula, paper source
+    and one-line meaning — the Analysis "Definitions" tab and the HTML report's section."""
+    return [
+        {
+            "metric": metric.long_label,
+            "formula": metric.formula,
+            "source": metric.source,
+            "definition": metric.definition,
+        }
+        for metric in FORMULAS
+    ]
+
 
 HEATMAP_METRICS: dict[str, Metric] = {m.key: m for m in _CATALOGUE if m.heatmap is not None}
 """The metrics a heatmap can be coloured by."""
@@ -350,6 +431,10 @@ MODEL_TABLE = table(
     "inconsistency_rate",
     "agentdiff_gap",
 )
+STEP_SCORE_TABLE = table(
+    "model", "relation_id", "n", "step_score_source", "step_score_followup", "step_score_delta"
+)  # fmt: skip
+DEFINITION_TABLE = table("metric", "formula", "source", "definition")
 GAP_TABLE = table(
     "model", "n_originals", "meaning_rate", "presentation_rate", "gap", "sd_gap"
 )  # fmt: skip
@@ -439,6 +524,7 @@ REPORT_FLOOR_TABLE = table(
     ("inconsistency_rate", "identity inconsistency"),
     report=True,
 )
+REPORT_STEP_SCORE_TABLE = table(*(c.key for c in STEP_SCORE_TABLE), report=True)
 REPORT_GAP_TABLE = table(*(c.key for c in GAP_TABLE), report=True)
 REPORT_TEST_TABLE = table(
     "subject",

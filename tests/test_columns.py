@@ -69,3 +69,44 @@ def test_text_table_cells_cut_names_and_right_align_numbers():
 
 def test_unknown_keys_are_text():
     assert columns.metric("category").unit is Unit.TEXT
+
+
+def test_paper_metrics_state_their_formula_and_source():
+    """Each metric the papers define carries its exact formula and the section it follows."""
+    by_key = {metric.key: metric for metric in columns.FORMULAS}
+    assert {"mad", "stability", "step_score_source", "agentdiff_gap", "mean_delta"} <= set(by_key)
+    assert "eq. 6" in by_key["mad"].source and "|Δ_τ(p)|" in by_key["mad"].formula
+    assert "< 0.05" in by_key["stability"].formula
+    assert "max_z cos" in by_key["step_score_source"].formula
+    assert "eq. 4" in by_key["step_score_source"].source
+    assert all(metric.source for metric in columns.FORMULAS)
+    rows = columns.definition_rows()
+    assert rows[0]["metric"] == "violation rate"
+    assert {"metric", "formula", "source", "definition"} == set(rows[0])
+
+
+def test_html_report_states_formulas_and_sources(store):
+    from app.reports.html_report import render_html_report
+
+    page = render_html_report(store)
+    definitions = page[page.index("<h2>Definitions</h2>") :]
+    assert "MAD = 1/(|T||P|) Σ_τ∈T Σ_p∈P |Δ_τ(p)|" in definitions
+    assert "Semantic Invariance in Agentic AI §3.1, eq. 6" in definitions
+    assert "AgentDiff §3.2 (inconsistency rate gap)" in definitions
+
+
+def test_definitions_tab_lists_every_formula():
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        from app.ui.analysis_tabs import TABS
+
+        TABS["Definitions"](None)
+
+    at = AppTest.from_function(script, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    (table,) = at.dataframe
+    assert list(table.value.columns) == ["metric", "formula", "source", "definition"]
+    assert len(table.value) == len(columns.FORMULAS)
+    assert "AvgStepScore (source)" in set(table.value["metric"])

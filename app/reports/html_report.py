@@ -52,7 +52,8 @@ def render_html_report(
 
     Sections: summary per model, heatmaps (violation rate, mean Δ, mean similarity — numbers in
     cells), box plots of Δ and similarity, MAD / stability bars, noise floor, AgentDiff gap,
-    per-category breakdowns, the model × relation table, statistics with readings, definitions.
+    per-category breakdowns, the model × relation table, statistics with readings, definitions
+    (each metric's formula and paper source, then the one-line definitions).
     All text from the database is HTML-escaped.
     """
     flt = flt or CaseFilter()
@@ -103,6 +104,9 @@ def render_html_report(
         parts.append(html_table(floor_rows, columns.REPORT_FLOOR_TABLE))
         if not floor_rows:
             parts.append('<p class="note">No si.identity cases: no noise floor measured.</p>')
+    if summary["step_scores"]:
+        parts.append("<h2>StepScore (reasoning steps against the reference steps)</h2>")
+        parts.append(html_table(summary["step_scores"], columns.REPORT_STEP_SCORE_TABLE))
     if summary["gap"]:
         parts.append("<h2>AgentDiff gap (meaning-bearing − presentation)</h2>")
         parts.append(html_table(summary["gap"], columns.REPORT_GAP_TABLE))
@@ -122,7 +126,9 @@ def render_html_report(
     parts.append(html_table(tests["mann_whitney"], columns.REPORT_TEST_TABLE))
     parts.append("<h3>Kruskal-Wallis across relations, per model</h3>")
     parts.append(html_table(tests["kruskal_wallis"], columns.REPORT_TEST_TABLE))
-    parts.append("<h2>Definitions</h2><ul>")
+    parts.append("<h2>Definitions</h2>")
+    parts.append(html_table(columns.definition_rows(), columns.DEFINITION_TABLE))
+    parts.append("<ul>")
     parts.extend(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in columns.DEFINITIONS.items())
     parts.append("</ul>")
     if not plotly_included:

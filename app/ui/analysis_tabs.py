@@ -16,6 +16,7 @@ import streamlit as st
 
 from app import columns, figures
 from app.ui import analysis_view as view
+from app.ui.analysis_definitions import render_definitions
 from storage.analysis import CaseFilter
 
 DRILLDOWN_LIMIT = 500  # the case query's own limit (metrics.drilldown)
@@ -154,6 +155,9 @@ def render_robustness(data: AnalysisView) -> None:
         )
     else:
         st.info("No si.identity cases: add the identity relation with repeats to measure noise.")
+    if summary.get("step_scores"):
+        st.subheader("StepScore (reasoning steps against the reference steps)")
+        st.dataframe(view.frame(summary["step_scores"], columns.STEP_SCORE_TABLE), hide_index=True)
     if summary["gap"]:
         st.subheader("AgentDiff gap (meaning-bearing − presentation)")
         st.dataframe(view.frame(summary["gap"], columns.GAP_TABLE), hide_index=True)
@@ -312,6 +316,7 @@ TABS: dict[str, Callable[[AnalysisView], None]] = {
     "Statistics": render_statistics,
     "Compare runs": render_compare_runs,
     "Downloads": render_downloads,
+    "Definitions": render_definitions,
 }
 """Tab name → its renderer, in display order."""
 
