@@ -219,6 +219,8 @@ _CATALOGUE: tuple[Metric, ...] = (
         "cosine_distance",
         "cosine distance",
         Unit.DECIMAL,
+        "1 − cosine similarity of the source and follow-up inputs (the changed fields; "
+        "all-MiniLM-L6-v2), AgentDiff's third severity proxy",
         title="Embedding cosine distance of the inputs",
     ),
     Metric("length_change", "length change", Unit.DECIMAL, title="|Length change| ratio"),

@@ -520,11 +520,12 @@ class AnalysisQueries:
         return [decode_case_columns(row) for row in rows]
 
     def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[dict]:
-        """Up to ``limit`` cases with a follow-up input, for the severity scatter.
+        """Up to ``limit`` judged cases with a follow-up input, for the severity scatter (a SKIP
+        or ERROR has no outcome to set against its severity).
 
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
-        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL"])
+        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL", _JUDGED])
         rows = self._query(
             "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
             "source_answer, followup_answer, delta, output_similarity, details "

@@ -311,6 +311,8 @@ def test_html_report_is_standalone_and_escaped(seeded, tmp_path):
         assert section in page
     assert "unlikely to be chance" in page or "could be chance" in page
     assert page.count("Plotly.newPlot") >= 6  # 3 heatmaps, 2 box plots, bars, floor
+    # The noise floor per model × task, counted in observations (one per sample × repeat).
+    assert "identity observations" in page and '<td class="text">reasoning</td>' in page
 
 
 def test_export_bytes_for_downloads(seeded):
