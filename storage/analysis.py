@@ -49,6 +49,9 @@ _META_KEY = re.compile(r"^[A-Za-z0-9_]+$")
 _ANSWERED = "(source_answer IS NOT NULL AND followup_answer IS NOT NULL)"
 _CHANGED = "(source_answer <> followup_answer COLLATE NOCASE)"  # NULL unless both answers exist
 _JUDGED = "verdict IN ('PASS', 'FAIL')"
+# The same as a WHERE term: the unary + keeps SQLite on the covering idx_cases_analysis instead
+# of idx_cases_verdict, which would read every matching table row.
+_WHERE_JUDGED = "+verdict IN ('PASS', 'FAIL')"
 
 # The columns the drill-down table needs (everything but the prompts).
 DRILLDOWN_COLUMNS = (
@@ -291,7 +294,7 @@ class AnalysisQueries:
                 raise ValueError(f"cells cannot be grouped by {column!r}")
         select, group = _select_group(by)
         cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
-        where, params = flt.where(["delta IS NOT NULL", _JUDGED])
+        where, params = flt.where(["delta IS NOT NULL", _WHERE_JUDGED])
         # GROUP BY in the order of idx_cases_analysis so SQLite walks the index without sorting.
         sql = (
             f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d "
@@ -328,7 +331,7 @@ class AnalysisQueries:
 
     def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
         """(model, relation_id, cell Δ) for every cell with a judged Δ (the statistical tests)."""
-        where, params = (flt or CaseFilter()).where(["delta IS NOT NULL", _JUDGED])
+        where, params = (flt or CaseFilter()).where(["delta IS NOT NULL", _WHERE_JUDGED])
         return self._db.execute(
             "SELECT model, relation_id, avg(delta) FROM cases "
             f"{where} GROUP BY model, relation_id, task_id, sample_id",
@@ -346,10 +349,10 @@ class AnalysisQueries:
         if column not in ("delta", "output_similarity", "value", "trace_sim"):
             raise ValueError(f"no distribution for column {column!r}")
         flt = flt or CaseFilter()
-        where, params = flt.where([f"{column} IS NOT NULL", _JUDGED])
+        where, params = flt.where([f"{column} IS NOT NULL", _WHERE_JUDGED])
         total = self._db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
         stride = max(1, -(-total // max_rows)) if max_rows else 1
-        extra = [f"{column} IS NOT NULL", _JUDGED]
+        extra = [f"{column} IS NOT NULL", _WHERE_JUDGED]
         extra += [f"rowid % {stride} = 0"] if stride > 1 else []
         where, params = flt.where(extra)
         rows = self._db.execute(
@@ -386,7 +389,7 @@ class AnalysisQueries:
             if column not in ("model", "task_id"):
                 raise ValueError(f"the gap cannot be grouped by {column!r}")
         # side IN (...) lets SQLite use the small partial index idx_cases_side (m002).
-        where, params = flt.where(["side IN ('meaning', 'presentation')", _JUDGED])
+        where, params = flt.where(["side IN ('meaning', 'presentation')", _WHERE_JUDGED])
         per_original = self._query(
             "SELECT model, task_id, relation_id, side, sample_id, count(*) AS n, "
             "sum(verdict = 'FAIL') AS n_fail "
@@ -411,7 +414,7 @@ class AnalysisQueries:
         """
         by = _group(by)
         select, group = _select_group(by)
-        where, params = (flt or CaseFilter()).with_relations(relations).where([_JUDGED])
+        where, params = (flt or CaseFilter()).with_relations(relations).where([_WHERE_JUDGED])
         rows = self._query(
             "WITH observations AS (SELECT model, task_id, relation_id, run_id, verdict, "
             f"{_ANSWERED} AS answered, {_CHANGED} AS changed, row_number() OVER ("
@@ -525,7 +528,7 @@ class AnalysisQueries:
 
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
-        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL", _JUDGED])
+        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL", _WHERE_JUDGED])
         rows = self._query(
             "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
             "source_answer, followup_answer, delta, output_similarity, details "
