@@ -89,7 +89,8 @@ _CATALOGUE: tuple[Metric, ...] = (
     Metric("error", "error", Unit.COUNT),
     Metric("samples", "samples", Unit.COUNT),
     Metric("labeled", "labeled", Unit.COUNT),
-    Metric("n_originals", "originals", Unit.COUNT, report_label="originals with both sides"),
+    Metric("n_originals", "originals", Unit.COUNT, report_label="originals with a side case"),
+    Metric("n_cells", "cells", Unit.COUNT),
     Metric("repeat_index", "repeat", Unit.COUNT),
     Metric("followup_index", "follow-up", Unit.COUNT),
     # ---- the paper metrics (definitions published in report --json, in this order)
@@ -163,7 +164,8 @@ _CATALOGUE: tuple[Metric, ...] = (
         "mean_similarity",
         "similarity",
         Unit.DECIMAL,
-        "mean cosine similarity of source and follow-up outputs (all-MiniLM-L6-v2)",
+        "mean cosine similarity of source and follow-up outputs (all-MiniLM-L6-v2), over PASS "
+        "and FAIL cases",
         report_label="mean similarity",
         title="Mean output similarity",
         heatmap=HeatmapScale("Blues", ".2f", _FRACTION),
@@ -174,7 +176,7 @@ _CATALOGUE: tuple[Metric, ...] = (
         "inconsistency_rate",
         "inconsistency",
         Unit.PERCENT,
-        "share of cases whose follow-up answer differs from the source answer, "
+        "share of PASS and FAIL cases whose follow-up answer differs from the source answer, "
         "among cases with both answers",
         title="Inconsistency rate (answer changed)",
         heatmap=HeatmapScale("Oranges", ".0%", _FRACTION),
@@ -185,29 +187,34 @@ _CATALOGUE: tuple[Metric, ...] = (
         "noise_floor",
         "noise floor",
         Unit.PERCENT,
-        "violation rate of si.identity (unchanged input, re-sampled) for the model",
-        formula="noise floor = FAIL / (PASS + FAIL) over the si.identity cases",
+        "violation rate of the identity relation (unchanged input, re-sampled) per model × task,"
+        " one observation per sample × repeat; over several tasks weighted by each task's cases",
+        formula="noise floor(model, task) = FAIL / (PASS + FAIL) over the identity relation's "
+        "judged cases, one per (sample, repeat)",
         source="Semantic Invariance in Agentic AI §3 (τ_id: baseline for sampling stochasticity)",
     ),
     Metric(
         "net_violation_rate",
         "net of floor",
         Unit.PERCENT,
-        "max(0, violation_rate − noise_floor)",
+        "max(0, violation_rate − noise_floor), invariance relations only, over tasks with a "
+        "noise floor",
         title="Violation rate net of noise floor",
         heatmap=HeatmapScale("Reds", ".0%", _FRACTION),
-        formula="net violation rate = max(0, violation rate − noise floor)",
+        formula="net violation rate = max(0, violation rate − noise floor of the task), "
+        "invariance relations only",
         source="Morphscope (violation rate net of the identity baseline)",
     ),
     Metric(
         "agentdiff_gap",
         "AgentDiff gap",
         Unit.DECIMAL,
-        "per original: inconsistency(meaning-bearing) − inconsistency(presentation),"
-        " averaged over originals with both sides",
-        formula="gap = mean over originals q of [inconsistency_meaning(q) − "
-        "inconsistency_presentation(q)]",
-        source="AgentDiff §3.2 (inconsistency rate gap)",
+        "per model × task: mean over meaning-bearing relations of their inconsistency (FAIL share"
+        " per original, averaged over originals) − the same over presentation relations; mean "
+        "over tasks (AgentDiff eqs. 1-2)",
+        formula="gap = mean over meaning-bearing operators of IR(op) − mean over presentation "
+        "operators of IR(op); IR(op) = mean over originals q of the FAIL share of op on q",
+        source="AgentDiff §3.2, eqs. 1-2 (inconsistency rate gap)",
     ),
     # ---- further model-level and AgentDiff columns
     Metric(
@@ -250,8 +257,8 @@ _CATALOGUE: tuple[Metric, ...] = (
     Metric("definition", "definition", Unit.TEXT),
     Metric("meaning_rate", "meaning-bearing inconsistency", Unit.PERCENT),
     Metric("presentation_rate", "presentation inconsistency", Unit.PERCENT),
-    Metric("gap", "gap", Unit.DECIMAL, report_label="gap (per original, averaged)"),
-    Metric("sd_gap", "sd", Unit.DECIMAL, report_label="sd of gap"),
+    Metric("gap", "gap", Unit.DECIMAL, report_label="gap (meaning − presentation)"),
+    Metric("sd_gap", "sd", Unit.DECIMAL, report_label="sd of gap over tasks"),
     # ---- from Triage labels
     Metric("fp_rate", "false positives", Unit.PERCENT),
     Metric("fp_ci_low", "FP CI low", Unit.PERCENT),
@@ -273,7 +280,14 @@ _CATALOGUE: tuple[Metric, ...] = (
     Metric("output_similarity", "similarity", Unit.DECIMAL),
     Metric("levenshtein", "edit distance", Unit.DECIMAL, title="Normalised Levenshtein distance"),
     Metric("jaccard", "Jaccard distance", Unit.DECIMAL, title="Token Jaccard distance"),
-    Metric("cosine_distance", "cosine distance", Unit.DECIMAL, title="Embedding cosine distance"),
+    Metric(
+        "cosine_distance",
+        "cosine distance",
+        Unit.DECIMAL,
+        "1 − cosine similarity of the source and follow-up inputs (the changed fields; "
+        "all-MiniLM-L6-v2), AgentDiff's third severity proxy",
+        title="Embedding cosine distance of the inputs",
+    ),
     Metric("length_change", "length change", Unit.DECIMAL, title="|Length change| ratio"),
     # ---- statistical tests
     Metric("subject", "compared", Unit.TEXT),
@@ -436,8 +450,18 @@ STEP_SCORE_TABLE = table(
 )  # fmt: skip
 DEFINITION_TABLE = table("metric", "formula", "source", "definition")
 GAP_TABLE = table(
-    "model", "n_originals", "meaning_rate", "presentation_rate", "gap", "sd_gap"
+    "model", "n_cells", "n_originals", "meaning_rate", "presentation_rate", "gap", "sd_gap"
 )  # fmt: skip
+FLOOR_TABLE = table(
+    "model",
+    "task_id",
+    ("n", "observations"),
+    "pass",
+    "fail",
+    ("violation_rate", "noise floor"),
+    "ci_low",
+    "ci_high",
+)
 TRIAGE_FEEDBACK_TABLE = table(
     "model",
     "relation_id",
@@ -515,7 +539,8 @@ REPORT_MODEL_TABLE = table(
 )
 REPORT_FLOOR_TABLE = table(
     "model",
-    ("n", "identity cases"),
+    "task_id",
+    ("n", "identity observations"),
     "pass",
     "fail",
     ("violation_rate", "noise floor"),

@@ -25,30 +25,40 @@ whose expectation is "should change" (``outside_mad_relations``) never enter MAD
 cosine to any reference step; ``step_score`` averages the source outputs' and the follow-ups',
 ``step_score_delta`` the change (follow-up − source) per case.
 
-**Mean similarity** = mean ``output_similarity`` (cosine of the two outputs' embeddings) over cases.
-**Inconsistency rate** = share of cases whose follow-up answer differs from the source answer
-(compared ignoring ASCII letter case, as SQLite's NOCASE; the task parsers already normalise),
-among cases with both answers.
+**Judged cases only.** Similarity, inconsistency, Δ, MAD, stability, the AgentDiff gap and the
+statistical tests read only PASS/FAIL cases: a SKIP (the validity gate's, or an oracle's
+``precondition: …``) or an ERROR measured nothing about robustness.
 
-**Noise floor** (per model) = the violation rate of ``si.identity`` cases (the source re-sampled),
-computed regardless of the relation filter; **net violation rate** = max(0, rate − floor), ``None``
-when the model has no identity cases. Model-level violation rate, similarity and inconsistency are
-over non-identity relations (identity *is* the floor).
+**Mean similarity** = mean ``output_similarity`` (cosine of the two outputs' embeddings) over judged
+cases. **Inconsistency rate** = share of judged cases whose follow-up answer differs from the source
+answer (compared ignoring ASCII letter case, as SQLite's NOCASE; the task parsers already
+normalise), among cases with both answers.
 
-**AgentDiff gap** (per model) = for each original (model, task, sample) having cases on both sides,
-inconsistency of side='meaning' cases minus that of side='presentation' cases; then the mean over
-originals. **Severity proxies** (per follow-up, computed in Python for drill-down sets only):
-normalised Levenshtein distance, token Jaccard distance, embedding cosine distance (1 − stored input
-similarity, else 1 − output similarity) and |length change| ratio between source and follow-up
-input text.
+**Noise floor** (per model × task, never pooled across tasks) = the violation rate of the
+noise-floor relation (``si.identity``: the unchanged input re-sampled) over its observations, one
+per (sample, repeat) however many field targets a multi-field task sends; computed regardless of
+the relation filter, with its Wilson interval. **Net violation rate** (invariance relations only:
+expectation "equivalent", the floor relation itself excluded) = max(0, rate − floor), where over
+several tasks rate and floor are both weighted by each task's PASS + FAIL cases and tasks without
+a floor are left out; ``None`` for "should change" relations and when no task has a floor.
+Model-level violation rate, similarity and inconsistency are over the non-floor relations.
+
+**AgentDiff gap** (per model; AgentDiff §3.2 eqs. 1-2) = per (model, task) cell, the mean
+inconsistency rate of the meaning relations minus that of the presentation relations, each
+relation's rate averaged over its own originals (an original missing one side still counts on the
+other); then the mean over cells. Inconsistent = the oracle judged the answers not equivalent (FAIL),
+so "5.4 km" and "5.4" are one numeric answer. **Severity proxies** (per follow-up, computed in Python
+for drill-down sets only): normalised Levenshtein distance, token Jaccard distance, embedding cosine
+distance of the two *inputs* (1 − input similarity) and |length change| ratio between source and
+follow-up input text.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -121,45 +131,148 @@ def _sum_counts(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def outside_mad_relations(store) -> tuple[str, ...]:
-    """Ids of the relations that never enter MAD or stability.
+# ------------------------------------------------------------------ relation roles
 
-    Those are the "should change" relations of families other than the SI paper's: their Δ
-    measures a change the relation asks for, not a failure of invariance. Relation ids the
-    workspace no longer knows are kept in (nothing says they should change).
+
+@dataclass(frozen=True)
+class RelationRoles:
+    """What the metrics need to know about relations, read from their attributes.
+
+    ``noise_floor``: ids of relations that re-sample the unchanged input (``si.identity``);
+    ``invariance``: ids whose expectation is "equivalent" — the only ones a noise floor is
+    subtracted from (floor relations excluded); ``outside_mad``: the "should change" relations
+    of families other than the SI paper's, which never enter MAD or stability (their Δ measures a
+    change the relation asks for, not a failure of invariance). Relations unknown here (e.g.
+    imported logs of a relation no longer registered) are in none of the sets.
     """
-    from app.workspace import all_relations
-    from relations.validity import MEANING_PRESERVING
 
-    return tuple(
-        relation.id
-        for relation in all_relations(store)
-        if relation.family != SI_FAMILY and relation.expectation not in MEANING_PRESERVING
-    )
+    noise_floor: frozenset[str]
+    invariance: frozenset[str]
+    outside_mad: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, relations: Iterable[Any]) -> RelationRoles:
+        from relations.base import Expectation
+        from relations.validity import MEANING_PRESERVING
+
+        relations = list(relations)
+        floor = frozenset(r.id for r in relations if r.noise_floor)
+        invariance = (
+            frozenset(r.id for r in relations if r.expectation is Expectation.EQUIVALENT) - floor
+        )
+        outside_mad = frozenset(
+            r.id
+            for r in relations
+            if r.family != SI_FAMILY and r.expectation not in MEANING_PRESERVING
+        )
+        return cls(noise_floor=floor, invariance=invariance, outside_mad=outside_mad)
+
+
+def relation_roles(store=None) -> RelationRoles:
+    """The roles of the built-in relations and, given a store, its custom ones."""
+    from relations.registry import list_relations
+
+    extra: list[Any] = []
+    if store is not None and hasattr(store, "custom_relation_specs"):
+        from relations.custom import custom_relations
+
+        extra = custom_relations(store)
+    return RelationRoles.of(list_relations(extra=extra))
+
+
+def outside_mad_relations(store) -> tuple[str, ...]:
+    """Ids of the relations that never enter MAD or stability (see ``RelationRoles``)."""
+    return tuple(sorted(relation_roles(store).outside_mad))
 
 
 # ------------------------------------------------------------------ summaries
 
 
-def noise_floor(store, flt: CaseFilter | None = None) -> dict[str, dict[str, Any]]:
-    """Per model: the ``si.identity`` violation rate (with Wilson interval) and its Δ noise.
+def noise_floor(
+    store, flt: CaseFilter | None = None, *, roles: RelationRoles | None = None
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per model, per task: the noise-floor violation rate (Wilson interval) and its Δ noise.
 
-    The relation filter is ignored (the floor is a reference for every relation); the other
-    filters apply. Models without identity cases are absent.
+    ``{model: {task_id: {n, pass, fail, violation_rate, noise_floor, ci_low, ci_high,
+    inconsistency_rate, n_answered, mean_abs_delta, stability}}}``. ``n`` counts observations,
+    one per (sample, repeat): a multi-field task's per-field identity follow-ups are one
+    re-sample. The relation filter is ignored (the floor is a reference for every relation);
+    the other filters apply. Models and tasks without floor observations are absent.
     """
-    identity = (flt or CaseFilter()).with_relations([IDENTITY_RELATION])
-    cells = {r["model"]: r for r in store.cell_stats(identity, by=("model",))}
-    floors = {}
-    for row in store.verdict_counts(identity, by=("model",)):
-        rates = _rates(row)
-        cell = cells.get(row["model"], {})
-        floors[row["model"]] = {
-            **rates,
-            "noise_floor": rates["violation_rate"],
+    roles = roles or relation_roles(store)
+    if not roles.noise_floor:
+        return {}
+    floor_ids = sorted(roles.noise_floor)
+    base = flt or CaseFilter()
+    by = ("model", "task_id")
+    cells = {
+        (r["model"], r["task_id"]): r
+        for r in store.cell_stats(base.with_relations(floor_ids), by=by)
+    }
+    floors: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in store.noise_floor_counts(base, floor_ids, by=by):
+        n_pass, n_fail = row["n_pass"], row["n_fail"]
+        low, high = wilson_interval(n_fail, n_pass + n_fail)
+        rate = violation_rate(n_pass, n_fail)
+        cell = cells.get((row["model"], row["task_id"]), {})
+        floors.setdefault(row["model"], {})[row["task_id"]] = {
+            "n": row["n"],
+            "pass": n_pass,
+            "fail": n_fail,
+            "violation_rate": rate,
+            "noise_floor": rate,
+            "ci_low": low,
+            "ci_high": high,
+            "inconsistency_rate": ratio(row["n_changed"], row["n_answered"]),
+            "n_answered": row["n_answered"],
             "mean_abs_delta": cell.get("mean_abs_delta"),
             "stability": cell.get("stability"),
         }
     return floors
+
+
+def floor_rows(floors: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """:func:`noise_floor`'s result as table rows (model, task_id, …), sorted."""
+    return [
+        {"model": model, "task_id": task_id, **floor}
+        for model, tasks in sorted(floors.items())
+        for task_id, floor in sorted(tasks.items())
+    ]
+
+
+def net_violation(
+    groups: Iterable[dict[str, Any]], task_floors: dict[str, dict[str, Any]]
+) -> tuple[float | None, float | None]:
+    """(floor, net violation rate) of verdict-count rows of one model, each with a ``task_id``.
+
+    Only tasks with a floor count: rate = their FAIL / (PASS + FAIL); floor = the tasks' floors
+    weighted by those PASS + FAIL cases (so a single task gives its own floor); net =
+    max(0, rate − floor). (None, None) when no task has a floor.
+    """
+    judged = fails = weighted_floor = 0.0
+    for row in groups:
+        floor = task_floors.get(row["task_id"], {}).get("noise_floor")
+        n = row["n_pass"] + row["n_fail"]
+        if floor is None or not n:
+            continue
+        judged += n
+        fails += row["n_fail"]
+        weighted_floor += n * floor
+    if not judged:
+        return None, None
+    floor = weighted_floor / judged
+    return floor, net_of_floor(fails / judged, floor)
+
+
+def _sum_by(rows: Iterable[dict[str, Any]], by: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Verdict-count rows summed over the columns not in ``by`` (e.g. tasks)."""
+    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(row[c] for c in by)].append(row)
+    return [
+        {**dict(zip(by, key, strict=True)), **_sum_counts(members)}
+        for key, members in sorted(groups.items())
+    ]
 
 
 def model_relation_rows(
@@ -167,37 +280,45 @@ def model_relation_rows(
     flt: CaseFilter | None = None,
     *,
     by_task: bool = False,
-    floors: dict[str, dict[str, Any]] | None = None,
-    counts: list[dict[str, Any]] | None = None,
+    floors: dict[str, dict[str, dict[str, Any]]] | None = None,
+    task_counts: list[dict[str, Any]] | None = None,
     cells: list[dict[str, Any]] | None = None,
-    outside_mad: tuple[str, ...] | None = None,
+    roles: RelationRoles | None = None,
 ) -> list[dict[str, Any]]:
     """One row per model × relation (× task): counts, violation rate + CI, Δ metrics, floor.
 
     Columns: model, relation_id, [task_id], n, pass, fail, skip, error, invalid_followup,
     violation_rate, ci_low, ci_high, noise_floor, net_violation_rate, mean_delta, mad, stability,
     n_cells, mean_similarity, inconsistency_rate, n_answered (see the module docstring).
+    ``noise_floor`` / ``net_violation_rate`` are set for invariance relations only.
+    ``task_counts`` is ``verdict_counts`` by model × relation × task (queried when absent).
     """
+    roles = roles or relation_roles(store)
     by = ("model", "relation_id", "task_id") if by_task else ("model", "relation_id")
-    floors = noise_floor(store, flt) if floors is None else floors
+    floors = noise_floor(store, flt, roles=roles) if floors is None else floors
     if cells is None:
-        if outside_mad is None:
-            outside_mad = outside_mad_relations(store)
+        outside_mad = tuple(sorted(roles.outside_mad))
         cells = store.cell_stats(flt, by=by, outside_mad=outside_mad)
     cell_by_key = {tuple(r[c] for c in by): r for r in cells}
-    if counts is None:
-        counts = store.verdict_counts(flt, by=by)
+    if task_counts is None:
+        task_counts = store.verdict_counts(flt, by=("model", "relation_id", "task_id"))
+    per_task: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for row in task_counts:
+        per_task[tuple(row[c] for c in by)].append(row)
     rows = []
-    for row in counts:
-        cell = cell_by_key.get(tuple(row[c] for c in by), {})
-        rates = _rates(row)
-        floor = floors.get(row["model"], {}).get("noise_floor")
+    for key, members in sorted(per_task.items()):
+        counts = {**dict(zip(by, key, strict=True)), **_sum_counts(members)}
+        cell = cell_by_key.get(key, {})
+        rates = _rates(counts)
+        floor = net = None
+        if counts["relation_id"] in roles.invariance:
+            floor, net = net_violation(members, floors.get(counts["model"], {}))
         rows.append(
             {
-                **{c: row[c] for c in by},
+                **dict(zip(by, key, strict=True)),
                 **rates,
                 "noise_floor": floor,
-                "net_violation_rate": net_of_floor(rates["violation_rate"], floor),
+                "net_violation_rate": net,
                 "mean_delta": cell.get("mean_delta"),
                 "mad": cell.get("mean_abs_delta"),
                 "stability": cell.get("stability"),
@@ -212,28 +333,30 @@ def model_rows(
     store,
     flt: CaseFilter | None = None,
     *,
-    floors: dict[str, dict[str, Any]] | None = None,
-    counts: list[dict[str, Any]] | None = None,
+    floors: dict[str, dict[str, dict[str, Any]]] | None = None,
+    task_counts: list[dict[str, Any]] | None = None,
     gaps: list[dict[str, Any]] | None = None,
     cells: list[dict[str, Any]] | None = None,
-    outside_mad: tuple[str, ...] | None = None,
+    roles: RelationRoles | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per model: non-identity rates, MAD, stability (with / without identity), floor.
+    """One row per model: non-floor rates, MAD, stability (with / without identity), floor.
 
-    Counts and rates sum the model's non-identity relations; ``mad``, ``stability`` and
-    ``stability_excl_identity`` come from the model's cells. ``counts`` (``verdict_counts`` by
-    model × relation), ``cells`` (``cell_stats`` by model × relation) and ``gaps`` (``side_gap``
-    by model) may be passed to avoid re-querying.
+    Counts and rates sum the model's non-floor relations; ``noise_floor`` and
+    ``net_violation_rate`` are over its invariance relations, task by task (see
+    :func:`net_violation`); ``mad``, ``stability`` and ``stability_excl_identity`` come from the
+    model's cells. ``task_counts`` (``verdict_counts`` by model × relation × task), ``cells``
+    (``cell_stats`` by model × relation) and ``gaps`` (``side_gap`` by model) may be passed to
+    avoid re-querying.
     """
-    floors = noise_floor(store, flt) if floors is None else floors
-    if counts is None:
-        counts = store.verdict_counts(flt, by=("model", "relation_id"))
+    roles = roles or relation_roles(store)
+    floors = noise_floor(store, flt, roles=roles) if floors is None else floors
+    if task_counts is None:
+        task_counts = store.verdict_counts(flt, by=("model", "relation_id", "task_id"))
     by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in counts:
+    for row in task_counts:
         by_model[row["model"]].append(row)
     if cells is None:
-        if outside_mad is None:
-            outside_mad = outside_mad_relations(store)
+        outside_mad = tuple(sorted(roles.outside_mad))
         cells = store.cell_stats(flt, by=("model", "relation_id"), outside_mad=outside_mad)
     cell_by_model = _model_cells(cells)
     if gaps is None:
@@ -242,20 +365,20 @@ def model_rows(
     out = []
     for model in sorted(by_model):
         rows = by_model[model]
-        non_identity = [r for r in rows if r["relation_id"] != IDENTITY_RELATION]
-        total = _sum_counts(non_identity)
-        rates = _rates(total)
+        non_floor = [r for r in rows if r["relation_id"] not in roles.noise_floor]
+        rates = _rates(_sum_counts(non_floor))
+        invariance = [r for r in rows if r["relation_id"] in roles.invariance]
+        floor, net = net_violation(invariance, floors.get(model, {}))
         cell = cell_by_model.get(model, {})
-        floor = floors.get(model, {}).get("noise_floor")
         gap = gap_by_model.get(model, {})
         out.append(
             {
                 "model": model,
-                "relations": len(non_identity),
+                "relations": len({r["relation_id"] for r in non_floor}),
                 **rates,
                 "n_all": sum(r["n"] for r in rows),
                 "noise_floor": floor,
-                "net_violation_rate": net_of_floor(rates["violation_rate"], floor),
+                "net_violation_rate": net,
                 "mean_delta": cell.get("mean_delta"),
                 "mad": cell.get("mad"),
                 "stability": cell.get("stability"),
@@ -301,8 +424,10 @@ def _model_cells(relation_cells: list[dict[str, Any]]) -> dict[str, dict[str, An
 def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
     """Per model with side-tagged cases: the AgentDiff gap, its spread and the pooled rates.
 
-    Columns: model, gap (mean per-original difference), sd_gap, n_originals (originals with both
-    sides), meaning_rate / presentation_rate and n_meaning / n_presentation (pooled cases).
+    Columns: model, gap (mean over the model's (model, task) cells of meaning − presentation
+    inconsistency, AgentDiff eqs. 1-2), sd_gap (over cells), n_cells, n_originals,
+    meaning_rate / presentation_rate (mean side rates) and n_meaning / n_presentation (judged
+    cases); see ``Store.side_gap``.
     """
     rows = store.side_gap(flt, by=("model",))
     return [row for row in rows if row["n_meaning"] or row["n_presentation"]]
@@ -317,32 +442,36 @@ def step_scores(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
 def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
     """Everything the Analysis overview needs, each query run once.
 
-    Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model),
-    ``step_scores`` (model × relation AvgStepScore, where reference steps exist),
-    ``gap`` (AgentDiff, per model) and ``counts`` (the raw ``verdict_counts`` aggregate, which
+    Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model, per
+    task), ``step_scores`` (model × relation AvgStepScore, where reference steps exist), ``gap``
+    (AgentDiff, per model) and ``counts`` (``verdict_counts`` by model × relation, which
     ``app.stats.run_tests`` can reuse).
     """
-    outside_mad = outside_mad_relations(store)
+    roles = relation_roles(store)
+    outside_mad = tuple(sorted(roles.outside_mad))
     # Independent scans: run them side by side on separate connections.
     found = store.parallel_reads(
         {
-            "counts": lambda s: s.verdict_counts(flt, by=("model", "relation_id")),
+            "task_counts": lambda s: s.verdict_counts(flt, by=("model", "relation_id", "task_id")),
             "cells": lambda s: s.cell_stats(
                 flt, by=("model", "relation_id"), outside_mad=outside_mad
             ),
-            "floors": lambda s: noise_floor(s, flt),
+            "floors": lambda s: noise_floor(s, flt, roles=roles),
             "gaps": lambda s: agentdiff_gap(s, flt),
             "step_scores": lambda s: step_scores(s, flt),
         }
     )
-    floors, counts, cells, gaps = (found[k] for k in ("floors", "counts", "cells", "gaps"))
+    floors, task_counts, cells, gaps = (
+        found[k] for k in ("floors", "task_counts", "cells", "gaps")
+    )
+    shared = {"floors": floors, "task_counts": task_counts, "cells": cells, "roles": roles}
     return {
-        "rows": model_relation_rows(store, flt, floors=floors, counts=counts, cells=cells),
-        "models": model_rows(store, flt, floors=floors, counts=counts, gaps=gaps, cells=cells),
+        "rows": model_relation_rows(store, flt, **shared),
+        "models": model_rows(store, flt, gaps=gaps, **shared),
         "noise_floor": floors,
         "gap": gaps,
         "step_scores": found["step_scores"],
-        "counts": counts,
+        "counts": _sum_by(task_counts, ("model", "relation_id")),
     }
 
 
@@ -484,29 +613,40 @@ def length_change_ratio(a: str, b: str) -> float:
     return abs(len(b) - len(a)) / max(len(a), 1)
 
 
-def severity_proxies(case: dict[str, Any]) -> dict[str, Any]:
+def severity_proxies(
+    case: dict[str, Any], similarity: Callable[[str, str], float] | None = None
+) -> dict[str, Any]:
     """AgentDiff's four severity proxies of one case's follow-up input against its source.
 
-    ``cosine_distance`` = 1 − ``details["input_similarity"]`` when the validity gate stored it
-    (``cosine_basis`` = "input"), otherwise 1 − ``output_similarity`` (``cosine_basis`` =
-    "output", a proxy on the outputs), otherwise None.
+    ``cosine_distance`` = 1 − the cosine similarity of the two *inputs* (AgentDiff §4.1 applies
+    the encoder to the (original, variant) question pairs): ``details["input_similarity"]`` when
+    the validity gate stored it, else ``similarity(source, follow-up)`` of the changed fields
+    when an embedding similarity is given, else None — never a proxy on the outputs.
     """
     source, followup = input_texts(case.get("source_input"), case.get("followup_input"))
     details = case.get("details")
     input_similarity = details.get("input_similarity") if isinstance(details, dict) else None
+    cosine = None
     if isinstance(input_similarity, int | float):
-        cosine, basis = 1.0 - float(input_similarity), "input"
-    elif case.get("output_similarity") is not None:
-        cosine, basis = 1.0 - float(case["output_similarity"]), "output"
-    else:
-        cosine, basis = None, None
+        cosine = 1.0 - float(input_similarity)
+    elif similarity is not None and case.get("followup_input") is not None:
+        cosine = 1.0 - float(similarity(source, followup))
     return {
         "levenshtein": normalized_levenshtein(source, followup),
         "jaccard": token_jaccard_distance(source, followup),
         "cosine_distance": cosine,
-        "cosine_basis": basis,
         "length_change": length_change_ratio(source, followup),
     }
+
+
+def _prefetch_inputs(embeddings, rows: list[dict[str, Any]]) -> None:
+    """Embed every input text the proxies will compare, in one batch (cached per text)."""
+    texts = []
+    for row in rows:
+        if row.get("followup_input") is not None:
+            texts.extend(input_texts(row.get("source_input"), row.get("followup_input")))
+    if texts:
+        embeddings.prefetch(texts)
 
 
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -531,22 +671,41 @@ def drilldown(
     relation_id: str | None = None,
     verdicts: Iterable[str] | None = None,
     limit: int = 500,
+    embeddings=None,
 ) -> list[dict[str, Any]]:
-    """The cases of one heatmap cell with their severity proxies and answer change attached."""
+    """The cases of one heatmap cell with their severity proxies and answer change attached.
+
+    ``embeddings`` (an ``app.embeddings.EmbeddingCache``) gives the input cosine proxy.
+    """
     rows = store.cell_cases(
         flt, model=model, relation_id=relation_id, verdicts=verdicts, limit=limit
     )
+    similarity = None
+    if embeddings is not None:
+        _prefetch_inputs(embeddings, rows)
+        similarity = embeddings.similarity
     for row in rows:
-        row.update(severity_proxies(row))
+        row.update(severity_proxies(row, similarity))
         row["answer_changed"] = answer_changed(row)
     return rows
 
 
-def severity_table(store, flt: CaseFilter | None = None, limit: int = 2000) -> list[dict[str, Any]]:
-    """Severity proxies for a bounded sample of cases (the scatter), with |Δ| and answer change."""
+def severity_table(
+    store, flt: CaseFilter | None = None, limit: int = 2000, *, embeddings=None
+) -> list[dict[str, Any]]:
+    """Severity proxies for a bounded sample of cases (the scatter), with |Δ| and answer change.
+
+    ``embeddings`` (an ``app.embeddings.EmbeddingCache``) gives the input cosine proxy; the
+    inputs are embedded together, each distinct text once.
+    """
+    rows = store.severity_rows(flt, limit=limit)
+    similarity = None
+    if embeddings is not None:
+        _prefetch_inputs(embeddings, rows)
+        similarity = embeddings.similarity
     out = []
-    for row in store.severity_rows(flt, limit=limit):
-        proxies = severity_proxies(row)
+    for row in rows:
+        proxies = severity_proxies(row, similarity)
         out.append(
             {
                 "id": row["id"],
@@ -602,20 +761,24 @@ __all__ = [
     "STABILITY_THRESHOLD",
     "Z95",
     "CaseFilter",
+    "RelationRoles",
     "agentdiff_gap",
     "answer_changed",
     "box_stats",
     "breakdown",
     "compare_runs",
     "drilldown",
+    "floor_rows",
     "input_texts",
     "length_change_ratio",
     "model_relation_rows",
     "model_rows",
     "net_of_floor",
+    "net_violation",
     "noise_floor",
     "normalized_levenshtein",
     "ratio",
+    "relation_roles",
     "severity_proxies",
     "severity_table",
     "summarize",

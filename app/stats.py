@@ -1,7 +1,9 @@
 """Statistical tests of the Analysis page, each with a plain-language reading.
 
+- Only judged cases (PASS/FAIL) enter: a SKIP — the validity gate's or an oracle's
+  ``precondition: …`` — or an ERROR is no observation.
 - **Mann-Whitney U between models** (two-sided, scipy's default method) on cell |Δ| over
-  non-identity relations — the measure behind MAD. A pair of models without at least two Δ cells
+  non-identity relations (the noise-floor relation left out) — the measure behind MAD. A pair of models without at least two Δ cells
   each falls back to the per-case violation indicator (1 = FAIL, 0 = PASS; SKIP/ERROR excluded).
   The effect size is P(A > B) + ½·P(A = B) = U_A / (n_A·n_B): above ½ means A's values tend to be
   larger.
@@ -23,6 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
+from app.metrics import relation_roles
 from storage.analysis import IDENTITY_RELATION, CaseFilter
 
 ALPHA = 0.05
@@ -157,22 +160,28 @@ def model_tests(
     abs_delta: dict[str, dict[str, list[float]]],
     counts: dict[str, dict[str, tuple[int, int]]],
     alpha: float = ALPHA,
+    floor_relations: frozenset[str] = frozenset({IDENTITY_RELATION}),
 ) -> list[TestResult]:
-    """Mann-Whitney U for every pair of models (sorted by name), BH-adjusted together."""
+    """Mann-Whitney U for every pair of models (sorted by name), BH-adjusted together.
+
+    ``floor_relations`` (the noise-floor relations, sampling noise rather than robustness) are
+    left out of both measures.
+    """
     models = sorted(set(abs_delta) | set(counts))
 
     def deltas(model: str) -> np.ndarray:
         values = [
             v
             for rel, vs in abs_delta.get(model, {}).items()
-            if rel != IDENTITY_RELATION
+            if rel not in floor_relations
             for v in vs
         ]
         return np.asarray(values, dtype=float)
 
     def violations(model: str) -> np.ndarray:
-        n_pass = sum(p for rel, (p, _) in counts.get(model, {}).items() if rel != IDENTITY_RELATION)
-        n_fail = sum(f for rel, (_, f) in counts.get(model, {}).items() if rel != IDENTITY_RELATION)
+        judged = [pf for rel, pf in counts.get(model, {}).items() if rel not in floor_relations]
+        n_pass = sum(p for p, _ in judged)
+        n_fail = sum(f for _, f in judged)
         return _violation_array(n_pass, n_fail)
 
     raw = []
@@ -275,8 +284,9 @@ def run_tests(
     [...]}`` with each result as a JSON-friendly dict. ``counts`` (``verdict_counts`` by model ×
     relation) may be passed to avoid re-querying."""
     abs_delta, per_model = _collect(store, flt, counts)
+    floor = relation_roles(store).noise_floor
     return {
         "alpha": alpha,
-        "mann_whitney": [r.as_dict() for r in model_tests(abs_delta, per_model, alpha)],
+        "mann_whitney": [r.as_dict() for r in model_tests(abs_delta, per_model, alpha, floor)],
         "kruskal_wallis": [r.as_dict() for r in relation_tests(abs_delta, per_model, alpha)],
     }

@@ -146,6 +146,7 @@ class Relation:
     ref: str = ""  # paper / LLMorph catalogue number
     side: str | None = None  # AgentDiff: "meaning" or "presentation"
     negative_control: bool = False
+    noise_floor: bool = False  # the unchanged input re-sampled: its violations are sampling noise
     similarity_floor: float | None = None  # validity gate: min source/follow-up input similarity
     threshold: float | None = None  # oracle threshold override (similarity θ, ε …)
     inverse: Callable[[str], str] | None = None

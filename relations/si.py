@@ -88,6 +88,7 @@ _CONTRASTIVE = (
     example=EXAMPLE,
     ref=f"{PAPER}: τ_id (identity)",
     params={"allow_identical": True},
+    noise_floor=True,
 )
 def identity(text: str, ctx: TransformContext) -> str:
     return text

@@ -13,10 +13,17 @@ Definitions used by the queries (``app.metrics`` documents the full list):
   ``source_answer <> followup_answer COLLATE NOCASE`` (the task parsers already normalise the
   answers; NOCASE folds ASCII letters only); ``n_answered`` counts the cases with both answers,
   ``n_changed`` those whose answer changed.
+- *judged case* — a case whose verdict is PASS or FAIL. Only judged cases feed similarity,
+  inconsistency, Δ, the AgentDiff gap and the statistical tests: a SKIP (the validity gate's, or
+  an oracle's ``precondition: …``) and an ERROR say the relation did not apply or could not be
+  judged, so their measurements describe no robustness property.
 - *cell* — one (model, task, sample, relation). Its Δ is the mean Δ of its cases (repeats,
   follow-up indices and targets averaged first); cells without any Δ are left out of Δ metrics.
 - *observation* — one case with a Δ. MAD and stability count observations (SI paper eq. 6), so
   repeats are not averaged before the absolute value.
+- *noise-floor observation* — one (run, model, task, sample, repeat) of a noise-floor relation: a
+  multi-field task sends the unchanged input once per field target, but those are one re-sample
+  of the same prompt, so only the first judged follow-up of each counts.
 """
 
 from __future__ import annotations
@@ -43,6 +50,10 @@ _META_KEY = re.compile(r"^[A-Za-z0-9_]+$")
 # Both are read from idx_cases_analysis (migration m002), so no table row is touched.
 _ANSWERED = "(source_answer IS NOT NULL AND followup_answer IS NOT NULL)"
 _CHANGED = "(source_answer <> followup_answer COLLATE NOCASE)"  # NULL unless both answers exist
+_JUDGED = "verdict IN ('PASS', 'FAIL')"
+# The same as a WHERE term: the unary + keeps SQLite on the covering idx_cases_analysis instead
+# of idx_cases_verdict, which would read every matching table row.
+_WHERE_JUDGED = "+verdict IN ('PASS', 'FAIL')"
 
 # The columns the drill-down table needs (everything but the prompts).
 DRILLDOWN_COLUMNS = (
@@ -225,8 +236,8 @@ class AnalysisQueries:
         """Per group: case counts by verdict, output-similarity sums and answer changes.
 
         Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_skip``, ``n_error``,
-        ``n_invalid_followup``, ``n_similarity`` / ``sum_similarity`` (cases with an output
-        similarity), ``n_answered`` / ``n_changed`` (cases with both answers / whose answer
+        ``n_invalid_followup``, ``n_similarity`` / ``sum_similarity`` (judged cases with an output
+        similarity), ``n_answered`` / ``n_changed`` (judged cases with both answers / whose answer
         changed). Δ statistics are per cell: see :meth:`cell_stats`.
         """
         flt = flt or CaseFilter()
@@ -238,9 +249,10 @@ class AnalysisQueries:
             f"SELECT {select}count(*) AS n, "
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
             "sum(verdict = 'ERROR') AS n_error, "
-            "count(output_similarity) AS n_similarity, "
-            "total(output_similarity) AS sum_similarity, "
-            f"sum({_ANSWERED}) AS n_answered, total({_CHANGED}) AS n_changed "
+            f"count(CASE WHEN {_JUDGED} THEN output_similarity END) AS n_similarity, "
+            f"total(CASE WHEN {_JUDGED} THEN output_similarity END) AS sum_similarity, "
+            f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered, "
+            f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END) AS n_changed "
             f"FROM cases {where} {group}",
             params,
         )
@@ -292,7 +304,7 @@ class AnalysisQueries:
         outside = tuple(dict.fromkeys(outside_mad))
         select, group = _select_group(by)
         cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
-        where, params = flt.where(["delta IS NOT NULL"])
+        where, params = flt.where(["delta IS NOT NULL", _WHERE_JUDGED])
         # GROUP BY in the order of idx_cases_analysis so SQLite walks the index without sorting.
         sql = (
             f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
@@ -354,7 +366,7 @@ class AnalysisQueries:
         select, group = _select_group(by)
         where, params = flt.where(
             [
-                "verdict IN ('PASS', 'FAIL')",
+                _WHERE_JUDGED,
                 "step_score_source IS NOT NULL",
                 "step_score_followup IS NOT NULL",
             ]
@@ -369,8 +381,8 @@ class AnalysisQueries:
         return [row for row in rows if row["n"]]
 
     def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
-        """(model, relation_id, cell Δ) for every cell with a Δ (input to the statistical tests)."""
-        where, params = (flt or CaseFilter()).where(["delta IS NOT NULL"])
+        """(model, relation_id, cell Δ) for every cell with a judged Δ (the statistical tests)."""
+        where, params = (flt or CaseFilter()).where(["delta IS NOT NULL", _WHERE_JUDGED])
         return self._db.execute(
             "SELECT model, relation_id, avg(delta) FROM cases "
             f"{where} GROUP BY model, relation_id, task_id, sample_id",
@@ -388,10 +400,11 @@ class AnalysisQueries:
         if column not in ("delta", "output_similarity", "value", "trace_sim"):
             raise ValueError(f"no distribution for column {column!r}")
         flt = flt or CaseFilter()
-        where, params = flt.where([f"{column} IS NOT NULL"])
+        where, params = flt.where([f"{column} IS NOT NULL", _WHERE_JUDGED])
         total = self._db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
         stride = max(1, -(-total // max_rows)) if max_rows else 1
-        extra = [f"{column} IS NOT NULL"] + ([f"rowid % {stride} = 0"] if stride > 1 else [])
+        extra = [f"{column} IS NOT NULL", _WHERE_JUDGED]
+        extra += [f"rowid % {stride} = 0"] if stride > 1 else []
         where, params = flt.where(extra)
         rows = self._db.execute(
             f"SELECT model, relation_id, {column} FROM cases {where}", params
@@ -403,61 +416,70 @@ class AnalysisQueries:
     def side_gap(
         self, flt: CaseFilter | None = None, by: Iterable[str] = ("model",)
     ) -> list[dict[str, Any]]:
-        """AgentDiff inconsistency gap per group (default: per model).
+        """AgentDiff inconsistency gap per group (default: per model), as the AgentDiff paper's
+        eqs. 1-2 compute it.
 
-        Per original (model, task, sample): inconsistency of side='meaning' cases (share whose
-        answer changed, among cases with both answers) minus that of side='presentation' cases.
-        The gap is the mean of those per-original differences over originals having both sides.
-        Also ``meaning_rate`` / ``presentation_rate`` (pooled over all their cases), ``n_originals``
-        and ``sd_gap`` (standard deviation of the per-original differences).
+        A side-tagged case is *inconsistent* when its oracle judged the follow-up answer not
+        equivalent to the source answer (FAIL): the oracles' answer equivalence for the task's
+        answer type ("5.4 km" and "5.4" are one numeric answer), not a string comparison.
+        AgentDiff relations all expect an equivalent answer; only judged cases count.
+
+        Per cell (model, task) and relation (the paper's operator): IR = the mean over originals
+        of the share of that original's cases that are inconsistent. A side's rate is the mean IR
+        of its relations, and the cell's gap is meaning − presentation when the cell has both
+        sides. An original with cases on one side only still counts toward that side's IRs.
+        The group's ``gap`` is the mean cell gap, ``sd_gap`` their standard deviation (two cells
+        or more); ``meaning_rate`` / ``presentation_rate`` the mean side rates over the cells
+        having that side;
+        ``n_cells``, ``n_originals`` (originals with a judged side case) and ``n_meaning`` /
+        ``n_presentation`` (judged cases) say how much data stands behind them.
         """
         flt = flt or CaseFilter()
         by = _group(by)
         for column in by:
             if column not in ("model", "task_id"):
                 raise ValueError(f"the gap cannot be grouped by {column!r}")
-        select, group = _select_group(by)
-        inner_by = ", ".join(dict.fromkeys((*by, "model", "task_id", "sample_id")))
         # side IN (...) lets SQLite use the small partial index idx_cases_side (m002).
-        where, params = flt.where(["side IN ('meaning', 'presentation')"])
-        sql = (
-            f"WITH per_original AS (SELECT {inner_by}, "
-            f"total(CASE WHEN side = 'meaning' THEN {_CHANGED} END) AS m_changed, "
-            f"count(CASE WHEN side = 'meaning' THEN {_CHANGED} END) AS m_n, "
-            f"total(CASE WHEN side = 'presentation' THEN {_CHANGED} END) AS p_changed, "
-            f"count(CASE WHEN side = 'presentation' THEN {_CHANGED} END) AS p_n "
-            f"FROM cases {where} GROUP BY {inner_by}), "
-            "diffs AS (SELECT *, CASE WHEN m_n > 0 AND p_n > 0 "
-            "THEN m_changed / m_n - p_changed / p_n END AS diff FROM per_original) "
-            f"SELECT {select}total(m_changed) AS m_changed, total(m_n) AS n_meaning, "
-            "total(p_changed) AS p_changed, total(p_n) AS n_presentation, "
-            "count(diff) AS n_originals, avg(diff) AS gap, avg(diff * diff) AS mean_sq "
-            f"FROM diffs {group}"
+        where, params = flt.where(["side IN ('meaning', 'presentation')", _WHERE_JUDGED])
+        per_original = self._query(
+            "SELECT model, task_id, relation_id, side, sample_id, count(*) AS n, "
+            "sum(verdict = 'FAIL') AS n_fail "
+            f"FROM cases {where} GROUP BY model, task_id, relation_id, side, sample_id",
+            params,
         )
-        out = []
-        for row in self._query(sql, params):
-            n, gap = row.pop("n_originals"), row.pop("gap")
-            mean_sq = row.pop("mean_sq")
-            n_meaning, n_presentation = int(row["n_meaning"]), int(row["n_presentation"])
-            sd = None
-            if n >= 2 and gap is not None:
-                variance = (mean_sq - gap * gap) * n / (n - 1)
-                sd = max(variance, 0.0) ** 0.5
-            out.append(
-                {
-                    **{c: row[c] for c in by},
-                    "n_originals": n,
-                    "gap": gap,
-                    "sd_gap": sd,
-                    "meaning_rate": row["m_changed"] / n_meaning if n_meaning else None,
-                    "presentation_rate": (
-                        row["p_changed"] / n_presentation if n_presentation else None
-                    ),
-                    "n_meaning": n_meaning,
-                    "n_presentation": n_presentation,
-                }
-            )
-        return out
+        return _gap_rows(per_original, by)
+
+    def noise_floor_counts(
+        self,
+        flt: CaseFilter | None,
+        relations: Iterable[str],
+        by: Iterable[str] = ("model", "task_id"),
+    ) -> list[dict[str, Any]]:
+        """Per group: judged noise-floor observations of ``relations`` by verdict.
+
+        One observation per (run, model, task, sample, repeat, relation): the first judged
+        follow-up of it (a multi-field task re-sends the unchanged input once per field target,
+        which is the same re-sample counted again). The filter's relation list is replaced by
+        ``relations``. Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_answered``,
+        ``n_changed``.
+        """
+        by = _group(by)
+        select, group = _select_group(by)
+        where, params = (flt or CaseFilter()).with_relations(relations).where([_WHERE_JUDGED])
+        rows = self._query(
+            "WITH observations AS (SELECT model, task_id, relation_id, run_id, verdict, "
+            f"{_ANSWERED} AS answered, {_CHANGED} AS changed, row_number() OVER ("
+            "PARTITION BY run_id, model, task_id, relation_id, sample_id, repeat_index "
+            f"ORDER BY followup_index, id) AS nth FROM cases {where}) "
+            f"SELECT {select}count(*) AS n, sum(verdict = 'PASS') AS n_pass, "
+            "sum(verdict = 'FAIL') AS n_fail, sum(answered) AS n_answered, "
+            f"total(changed) AS n_changed FROM observations WHERE nth = 1 {group}",
+            params,
+        )
+        for row in rows:
+            for key in ("n_pass", "n_fail", "n_answered", "n_changed"):
+                row[key] = int(row[key] or 0)
+        return [row for row in rows if row["n"]]
 
     # ------------------------------------------------------------ per-category breakdown
 
@@ -476,8 +498,8 @@ class AnalysisQueries:
         """Per group × value of ``samples.meta[key]``: verdict counts, Δ sums, answer changes.
 
         Columns: the group columns, ``value``, ``n_samples``, ``n``, ``n_pass``, ``n_fail``,
-        ``n_skip``, ``n_error``, ``n_delta`` / ``sum_delta`` (cases with a Δ), ``n_answered`` /
-        ``n_changed``. Cases are summed per cell in SQL, then joined to the samples' values (the
+        ``n_skip``, ``n_error``, ``n_delta`` / ``sum_delta`` (judged cases with a Δ),
+        ``n_answered`` / ``n_changed`` (judged cases). Cases are summed per cell in SQL, then joined to the samples' values (the
         JSON is read once per sample, not once per case). Samples without the key give NULL.
         """
         if not _META_KEY.match(key):
@@ -491,9 +513,10 @@ class AnalysisQueries:
         sql = (
             "WITH per_cell AS (SELECT model, relation_id, task_id, sample_id, count(*) AS n, "
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
-            "sum(verdict = 'ERROR') AS n_error, count(delta) AS n_delta, "
-            f"total(delta) AS sum_delta, sum({_ANSWERED}) AS n_answered, "
-            f"total({_CHANGED}) AS n_changed "
+            f"sum(verdict = 'ERROR') AS n_error, count(CASE WHEN {_JUDGED} THEN delta END) "
+            f"AS n_delta, total(CASE WHEN {_JUDGED} THEN delta END) AS sum_delta, "
+            f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered, "
+            f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END) AS n_changed "
             f"FROM cases {where} GROUP BY model, relation_id, task_id, sample_id), "
             "sample_values AS MATERIALIZED (SELECT id, json_extract(meta, '$.' || ?) AS value "
             "FROM samples) "
@@ -551,11 +574,12 @@ class AnalysisQueries:
         return [decode_case_columns(row) for row in rows]
 
     def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[dict]:
-        """Up to ``limit`` cases with a follow-up input, for the severity scatter.
+        """Up to ``limit`` judged cases with a follow-up input, for the severity scatter (a SKIP
+        or ERROR has no outcome to set against its severity).
 
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
-        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL"])
+        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL", _WHERE_JUDGED])
         rows = self._query(
             "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
             "source_answer, followup_answer, delta, output_similarity, details "
@@ -590,3 +614,62 @@ class AnalysisQueries:
             for row in chunk:
                 values = dict(zip(names, row, strict=True))
                 yield decode_case_columns(values) if decoded else values
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _gap_rows(per_original: list[dict[str, Any]], by: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The AgentDiff gap per group from per-(cell, relation, original) FAIL counts."""
+    # cell → side → relation → per-original inconsistency shares
+    shares: dict[tuple, dict[str, dict[str, list[float]]]] = {}
+    originals: dict[tuple, set] = {}
+    cases: dict[tuple, dict[str, int]] = {}
+    for row in per_original:
+        cell = (row["model"], row["task_id"])
+        side = shares.setdefault(cell, {}).setdefault(row["side"], {})
+        side.setdefault(row["relation_id"], []).append(row["n_fail"] / row["n"])
+        group = tuple(row[c] for c in by)
+        originals.setdefault(group, set()).add((*cell, row["sample_id"]))
+        counted = cases.setdefault(group, {"meaning": 0, "presentation": 0})
+        counted[row["side"]] += row["n"]
+    gaps: dict[tuple, dict[str, list[float]]] = {}
+    for (model, task_id), sides in shares.items():
+        cell = {"model": model, "task_id": task_id}
+        found = gaps.setdefault(tuple(cell[c] for c in by), {"gap": [], "m": [], "p": []})
+        # Eq. 1 per relation (mean over its originals), then eq. 2: mean IR per side.
+        rates = {
+            side: _mean([_mean(values) for values in relations.values()])
+            for side, relations in sides.items()
+        }
+        meaning, presentation = rates.get("meaning"), rates.get("presentation")
+        if meaning is not None:
+            found["m"].append(meaning)
+        if presentation is not None:
+            found["p"].append(presentation)
+        if meaning is not None and presentation is not None:
+            found["gap"].append(meaning - presentation)
+    out = []
+    for group in sorted(originals):
+        found = gaps.get(group, {"gap": [], "m": [], "p": []})
+        cell_gaps = found["gap"]
+        sd = None
+        if len(cell_gaps) >= 2:
+            centre = _mean(cell_gaps)
+            variance = sum((g - centre) ** 2 for g in cell_gaps) / (len(cell_gaps) - 1)
+            sd = variance**0.5
+        out.append(
+            {
+                **dict(zip(by, group, strict=True)),
+                "n_cells": len(cell_gaps),
+                "n_originals": len(originals[group]),
+                "gap": _mean(cell_gaps),
+                "sd_gap": sd,
+                "meaning_rate": _mean(found["m"]),
+                "presentation_rate": _mean(found["p"]),
+                "n_meaning": cases[group]["meaning"],
+                "n_presentation": cases[group]["presentation"],
+            }
+        )
+    return out

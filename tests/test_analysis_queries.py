@@ -195,14 +195,20 @@ def test_cell_stats_leave_outside_relations_out_of_mad_and_stability(seeded):
     assert per_model[("A",)]["mad"] is None
 
 
-def test_side_gap_per_original_then_averaged(seeded):
+def test_side_gap_per_relation_over_its_originals(seeded):
+    """AgentDiff §3.2: IR per operator over its originals; gap = mean IR(meaning) − mean IR(pres.).
+
+    ad.paraphrase: s1 1/2, s2 1/1, s3 0/1 → IR (0.5 + 1 + 0) / 3 = 0.5; ad.format: s1 0/1,
+    s2 2/2 → IR 0.5; gap 0. s3 (meaning only) still counts toward ad.paraphrase.
+    """
     rows = by_key(seeded.side_gap(), "model")
     gap = rows[("A",)]
-    assert gap["n_originals"] == 2  # s3 has no presentation case
-    assert gap["gap"] == pytest.approx((0.5 + 0.0) / 2)
-    assert gap["sd_gap"] == pytest.approx(0.125**0.5)
-    assert gap["meaning_rate"] == pytest.approx(2 / 4)
-    assert gap["presentation_rate"] == pytest.approx(2 / 3)
+    assert (gap["n_originals"], gap["n_cells"]) == (3, 1)
+    assert gap["gap"] == pytest.approx(0.0)
+    assert gap["sd_gap"] is None  # one (model, task) cell
+    assert gap["meaning_rate"] == pytest.approx(0.5)
+    assert gap["presentation_rate"] == pytest.approx(0.5)
+    assert (gap["n_meaning"], gap["n_presentation"]) == (4, 3)
     assert ("B",) not in rows
 
 

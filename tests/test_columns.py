@@ -92,7 +92,7 @@ def test_html_report_states_formulas_and_sources(store):
     definitions = page[page.index("<h2>Definitions</h2>") :]
     assert "MAD = 1/(|T||P|) Σ_τ∈T Σ_p∈P |Δ_τ(p)|" in definitions
     assert "Semantic Invariance in Agentic AI §3.1, eq. 6" in definitions
-    assert "AgentDiff §3.2 (inconsistency rate gap)" in definitions
+    assert "AgentDiff §3.2, eqs. 1-2 (inconsistency rate gap)" in definitions
 
 
 def test_definitions_tab_lists_every_formula():

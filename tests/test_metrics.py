@@ -8,8 +8,11 @@ from statistics import mean
 
 import pytest
 
-from app import metrics
+from app import metrics, reports, stats
+from app.embeddings import EmbeddingCache
+from core.types import Case, Endpoint, Sample
 from storage.analysis import CaseFilter
+from tests.conftest import BagOfWordsEmbedder
 from tests.test_analysis_queries import ROWS, seed_dataset
 
 
@@ -73,8 +76,8 @@ def test_model_relation_rows_hand_values(seeded):
 
 def test_noise_floor_ignores_the_relation_filter(seeded):
     floors = metrics.noise_floor(seeded, CaseFilter.make(relations=["si.paraphrase"]))
-    assert set(floors) == {"A"}
-    floor = floors["A"]
+    assert set(floors) == {"A"} and set(floors["A"]) == {"reasoning"}
+    floor = floors["A"]["reasoning"]
     assert (floor["n"], floor["pass"], floor["fail"]) == (4, 3, 1)
     assert floor["noise_floor"] == 0.25
     low, high = metrics.wilson_interval(1, 4)
@@ -94,7 +97,7 @@ def test_model_rows(seeded):
     assert a["stability"] == pytest.approx(5 / 8)
     assert a["stability_excl_identity"] == pytest.approx(1 / 4)
     assert a["mean_delta"] == pytest.approx((0.01 - 0.1 - 0.2 + 0.03) / 4)
-    assert a["agentdiff_gap"] == pytest.approx(0.25)
+    assert a["agentdiff_gap"] == pytest.approx(0.0)  # IR 0.5 on both sides (see test_reports)
     assert a["n_all"] == 18
     assert models["B"]["agentdiff_gap"] is None
 
@@ -151,8 +154,8 @@ def test_summarize_and_gap(seeded):
     assert {r["model"] for r in summary["models"]} == {"A", "B"}
     (gap,) = summary["gap"]
     assert gap["model"] == "A"
-    assert gap["gap"] == pytest.approx(0.25)
-    assert gap["n_originals"] == 2
+    assert gap["gap"] == pytest.approx(0.0)
+    assert gap["n_originals"] == 3
 
 
 def test_breakdown_by_difficulty(seeded):
@@ -216,10 +219,9 @@ def test_severity_compares_only_changed_fields():
     )  # {how, many} of {how, many, apples, pears}
     assert proxies["length_change"] == pytest.approx(1 / 16)
     assert proxies["cosine_distance"] == pytest.approx(0.2)
-    assert proxies["cosine_basis"] == "input"
     no_input_similarity = {**case, "details": {}}
-    proxies = metrics.severity_proxies(no_input_similarity)
-    assert (proxies["cosine_distance"], proxies["cosine_basis"]) == (pytest.approx(0.7), "output")
+    # Never a proxy on the outputs: without an input similarity or an embedder, no cosine.
+    assert metrics.severity_proxies(no_input_similarity)["cosine_distance"] is None
 
 
 def test_answer_changed_matches_the_sql_rule():
@@ -243,3 +245,255 @@ def test_drilldown_attaches_severity(seeded):
     table = metrics.severity_table(seeded, limit=5)
     assert len(table) == 5
     assert all(r["levenshtein"] > 0 for r in table)
+
+
+# ------------------------------------------------------------------ issue 9: paper definitions
+
+
+def _record(store, rows: list[dict]) -> None:
+    """Record hand-made cases; each row names model, task_id, relation_id, sample, verdict and
+    may set side, repeat, followup, target, delta, similarity, answers, inputs and reason."""
+    samples: dict[tuple[str, str], dict[str, Sample]] = {}
+    for row in rows:
+        key = (row["model"], row["task_id"])
+        fields = row.get("fields", {"text": f"Question {row['sample']}?"})
+        samples.setdefault(key, {})[row["sample"]] = Sample(fields=fields, reference="ref")
+    for (model, task_id), by_name in samples.items():
+        store.save_run(
+            f"run-{model}-{task_id}",
+            endpoint=Endpoint(name=model, base_url="http://127.0.0.1:9/v1", model=model),
+            task_id=task_id,
+            config={},
+            samples=list(by_name.values()),
+            created_at="2026-11-02T09:00:00+00:00",
+        )
+    cases = []
+    for i, row in enumerate(rows):
+        sample = samples[(row["model"], row["task_id"])][row["sample"]]
+        delta = row.get("delta")
+        cases.append(
+            Case.from_row(
+                {
+                    "id": f"c{i:03d}",
+                    "run_id": f"run-{row['model']}-{row['task_id']}",
+                    "sample_id": sample.id,
+                    "relation_id": row["relation_id"],
+                    "family": row["relation_id"].split(".")[0],
+                    "side": row.get("side"),
+                    "target": row.get("target", "text"),
+                    "followup_index": row.get("followup", 0),
+                    "repeat_index": row.get("repeat", 0),
+                    "model": row["model"],
+                    "task_id": row["task_id"],
+                    "source_input": row.get("source_input", sample.fields),
+                    "followup_input": row.get("followup_input", sample.fields),
+                    "source_answer": row.get("answers", (None, None))[0],
+                    "followup_answer": row.get("answers", (None, None))[1],
+                    "verdict": row["verdict"],
+                    "reason": row.get("reason", ""),
+                    "details": {},
+                    "score_source": 0.5 if delta is not None else None,
+                    "score_followup": 0.5 + delta if delta is not None else None,
+                    "delta": delta,
+                    "output_similarity": row.get("similarity"),
+                    "created_at": "2026-11-02T10:00:00+00:00",
+                }
+            )
+        )
+    store.record_cases(cases)
+
+
+def test_precondition_skips_feed_no_metric(store):
+    """Issue 9 item 3. The SI paper's metrics (§3.1: Δ, MAD eq. 6, stability, similarity) are
+    over observations of a transformation *applied*; a case SKIPped by an oracle precondition
+    (``precondition: …``) is not one, even though both outputs, a Δ and a similarity exist.
+
+    Judged cases on M × si.paraphrase: s1 PASS (Δ +0.1, sim 0.9, 4 → 4), s2 FAIL (Δ −0.3,
+    sim 0.5, 4 → 5). By hand: MAD = (0.1 + 0.3) / 2 = 0.2, mean similarity 0.7, inconsistency
+    1/2, stability 0/2. The precondition SKIPs (Δ 0.9, sim 0.1, 4 → 9) on s1 and s3 change none
+    of these (before the fix: MAD (0.5 + 0.3 + 0.9) / 3, similarity 0.5, inconsistency 3/4).
+    """
+    judged = [
+        {"sample": "s1", "verdict": "PASS", "delta": 0.1, "similarity": 0.9, "answers": ("4", "4")},
+        {
+            "sample": "s2",
+            "verdict": "FAIL",
+            "delta": -0.3,
+            "similarity": 0.5,
+            "answers": ("4", "5"),
+        },
+    ]
+    skipped = [
+        {"sample": name, "verdict": "SKIP", "reason": "precondition: source is neutral",
+         "delta": 0.9, "similarity": 0.1, "answers": ("4", "9"), "followup": 1}
+        for name in ("s1", "s3")
+    ]  # fmt: skip
+    ad_skip = {"relation_id": "ad.paraphrase", "side": "meaning", **skipped[0]}
+    ad_cases = [
+        {"relation_id": "ad.paraphrase", "side": "meaning", **judged[0]},
+        {"relation_id": "ad.format", "side": "presentation", **judged[1]},
+    ]
+    base = {"model": "M", "task_id": "reasoning", "relation_id": "si.paraphrase"}
+    _record(store, [{**base, **row} for row in [*judged, *skipped, ad_skip, *ad_cases]])
+    only = CaseFilter.make(relations=["si.paraphrase"])
+    (row,) = metrics.model_relation_rows(store, only)
+    assert (row["pass"], row["fail"], row["skip"]) == (1, 1, 2)
+    assert row["mad"] == pytest.approx(0.2)
+    assert row["stability"] == 0.0
+    assert row["mean_similarity"] == pytest.approx(0.7)
+    assert row["inconsistency_rate"] == pytest.approx(0.5)
+    assert sorted(abs(d) for _, _, d in store.cell_deltas(only)) == pytest.approx([0.1, 0.3])
+    values, _ = store.value_sample(only, column="output_similarity")
+    assert sorted(v for _, _, v in values) == pytest.approx([0.5, 0.9])
+    tests = stats.run_tests(store, only)
+    assert all(sum(t["sizes"]) <= 2 for t in tests["kruskal_wallis"])
+    (gap,) = store.side_gap()  # the SKIPped meaning case (answer 4 → 9) is not inconsistent
+    assert (gap["meaning_rate"], gap["presentation_rate"], gap["gap"]) == (0.0, 1.0, -1.0)
+    assert gap["n_meaning"] == 1
+
+
+def _identity(sample: str, repeat: int, verdicts: list[str], task_id: str) -> list[dict]:
+    return [
+        {"model": "M", "task_id": task_id, "relation_id": "si.identity", "sample": sample,
+         "repeat": repeat, "followup": index, "verdict": verdict, "answers": ("a", "a")}
+        for index, verdict in enumerate(verdicts)
+    ]  # fmt: skip
+
+
+def test_noise_floor_is_per_task_and_counts_each_sample_repeat_once(store):
+    """Issue 9 item 4. SI paper §3.1: τ_id "returns the original problem unchanged, serving as
+    baseline for quantifying intrinsic variance due to sampling stochasticity" — one re-sample
+    per (sample, repeat). A two-field task sends it once per field and once for both (three
+    cases, the same prompt): still one observation, the first follow-up's.
+
+    qa (two fields): s1 r0 [PASS PASS PASS], s1 r1 [FAIL PASS PASS], s2 r0 [PASS FAIL FAIL]
+    → 3 observations, 1 FAIL → floor 1/3 (before: 9 cases, 3 FAIL). sentiment: s1 r0 FAIL,
+    s2 r0 FAIL → floor 2/2. Never pooled (pooled: 3/5).
+    Net (invariance only): si.paraphrase on qa 2 FAIL of 3 → max(0, 2/3 − 1/3) = 1/3;
+    word.antonym ("should change") gets no floor and no net. Model level, over invariance
+    relations: qa si.paraphrase 3 cases (2 FAIL) + sentiment si.paraphrase 1 PASS → rate 2/4,
+    floor (3·1/3 + 1·1) / 4 = 1/2, net 0.
+    """
+    rows = [
+        *_identity("s1", 0, ["PASS", "PASS", "PASS"], "qa"),
+        *_identity("s1", 1, ["FAIL", "PASS", "PASS"], "qa"),
+        *_identity("s2", 0, ["PASS", "FAIL", "FAIL"], "qa"),
+        *_identity("s1", 0, ["FAIL"], "sentiment"),
+        *_identity("s2", 0, ["FAIL"], "sentiment"),
+    ]
+    para = {"model": "M", "relation_id": "si.paraphrase"}
+    antonym = {"model": "M", "task_id": "qa", "relation_id": "word.antonym"}
+    rows += [
+        {**para, "task_id": "qa", "sample": "s1", "verdict": "FAIL"},
+        {**para, "task_id": "qa", "sample": "s2", "verdict": "FAIL"},
+        {**para, "task_id": "qa", "sample": "s3", "verdict": "PASS"},
+        {**para, "task_id": "sentiment", "sample": "s1", "verdict": "PASS"},
+        {**antonym, "sample": "s1", "verdict": "FAIL"},
+        {**antonym, "sample": "s2", "verdict": "FAIL"},
+    ]
+    _record(store, rows)
+    floors = metrics.noise_floor(store)
+    qa, sentiment = floors["M"]["qa"], floors["M"]["sentiment"]
+    assert (qa["n"], qa["pass"], qa["fail"]) == (3, 2, 1)
+    assert qa["noise_floor"] == pytest.approx(1 / 3)
+    assert (qa["ci_low"], qa["ci_high"]) == metrics.wilson_interval(1, 3)
+    assert (sentiment["n"], sentiment["noise_floor"]) == (2, 1.0)
+    rows = {
+        (r["relation_id"], r["task_id"]): r
+        for r in metrics.model_relation_rows(store, by_task=True)
+    }
+    assert rows[("si.paraphrase", "qa")]["noise_floor"] == pytest.approx(1 / 3)
+    assert rows[("si.paraphrase", "qa")]["net_violation_rate"] == pytest.approx(1 / 3)
+    assert rows[("word.antonym", "qa")]["violation_rate"] == 1.0
+    assert rows[("word.antonym", "qa")]["noise_floor"] is None
+    assert rows[("word.antonym", "qa")]["net_violation_rate"] is None
+    (model,) = metrics.model_rows(store)
+    assert model["noise_floor"] == pytest.approx(0.5)
+    assert model["net_violation_rate"] == pytest.approx(0.0)
+    document = reports.report(store)
+    assert document["noise_floor"]["M"]["qa"]["n"] == 3
+    assert set(document["noise_floor"]["M"]) == {"qa", "sentiment"}
+
+
+def test_relation_roles_come_from_attributes():
+    """The floor is the relation flagged ``noise_floor``; invariance = expectation EQUIVALENT."""
+    roles = metrics.relation_roles()
+    assert roles.noise_floor == frozenset({"si.identity"})
+    assert "si.paraphrase" in roles.invariance and "ad.format" in roles.invariance
+    assert "word.antonym" not in roles.invariance and "si.identity" not in roles.invariance
+
+
+def test_agentdiff_gap_per_operator_over_its_originals(store):
+    """Issue 9 item 6. AgentDiff §3.2: eq. 1 IR_op = share of originals whose final answer
+    changed under operator op; eq. 2 gap = mean IR over meaning operators (paraphrase,
+    synonym) − mean IR over presentation operators (reorder, format, distractor); the headline
+    averages cells. "Changed" is the oracle's answer equivalence: "5.4 km" vs "5.4" (a numeric
+    answer, PASS) is the same answer.
+
+    Cell (M, reasoning): ad.paraphrase q1 FAIL, q2 PASS ("5.4 km" → "5.4"), q3 PASS → IR 1/3;
+    ad.synonym q1 FAIL, q2 PASS → 1/2; meaning = 5/12. ad.reorder q1 PASS, q2 PASS → 0;
+    ad.format q1 FAIL, q3 PASS → 1/2; presentation = 1/4. Gap = 5/12 − 3/12 = 1/6 (q3 has no
+    synonym or reorder case and still counts for the others). Cell (M, qa): ad.paraphrase q1
+    FAIL → 1; ad.format q1 PASS → 0; gap 1. Model gap = (1/6 + 1) / 2 = 7/12, sd over the two
+    cells = (5/6) / √2.
+    """
+    meaning, presentation = "meaning", "presentation"
+    spec = [
+        ("reasoning", "ad.paraphrase", meaning, "q1", "FAIL", ("5", "6")),
+        ("reasoning", "ad.paraphrase", meaning, "q2", "PASS", ("5.4 km", "5.4")),
+        ("reasoning", "ad.paraphrase", meaning, "q3", "PASS", ("1", "1")),
+        ("reasoning", "ad.synonym", meaning, "q1", "FAIL", ("5", "7")),
+        ("reasoning", "ad.synonym", meaning, "q2", "PASS", ("5.4", "5.4")),
+        ("reasoning", "ad.reorder", presentation, "q1", "PASS", ("5", "5")),
+        ("reasoning", "ad.reorder", presentation, "q2", "PASS", ("5.4", "5.4")),
+        ("reasoning", "ad.format", presentation, "q1", "FAIL", ("5", "8")),
+        ("reasoning", "ad.format", presentation, "q3", "PASS", ("1", "1")),
+        ("qa", "ad.paraphrase", meaning, "q1", "FAIL", ("Paris", "Lyon")),
+        ("qa", "ad.format", presentation, "q1", "PASS", ("Paris", "Paris")),
+    ]
+    _record(
+        store,
+        [
+            {"model": "M", "task_id": task, "relation_id": relation, "side": side,
+             "sample": sample, "verdict": verdict, "answers": answers}
+            for task, relation, side, sample, verdict, answers in spec
+        ],
+    )  # fmt: skip
+    per_task = {r["task_id"]: r for r in store.side_gap(by=("task_id",))}
+    assert per_task["reasoning"]["gap"] == pytest.approx(1 / 6)
+    assert per_task["reasoning"]["meaning_rate"] == pytest.approx(5 / 12)
+    assert per_task["reasoning"]["presentation_rate"] == pytest.approx(1 / 4)
+    assert per_task["reasoning"]["n_originals"] == 3
+    (gap,) = metrics.agentdiff_gap(store)
+    assert gap["gap"] == pytest.approx(7 / 12)
+    assert gap["n_cells"] == 2
+    assert gap["sd_gap"] == pytest.approx((5 / 6) / 2**0.5)
+
+
+def test_severity_cosine_is_computed_on_the_inputs(store):
+    """Issue 9 item 10. AgentDiff §4.1 severity proxy (iii): the cosine distance of the
+    embedded (original, variant) *question* pair — never of the outputs.
+
+    Inputs "A ripe red apple" → "A ripe red pear" (bag-of-words stand-in: 3 of 4 words shared,
+    cosine 3/4 → distance 1/4); the outputs are identical (output similarity 1.0), which the old
+    fallback reported as distance 0. Inputs are embedded in one batch.
+    """
+    _record(
+        store,
+        [
+            {"model": "M", "task_id": "sentiment", "relation_id": "word.synonym",
+             "sample": "s1", "verdict": "PASS", "similarity": 1.0,
+             "source_input": {"text": "A ripe red apple"},
+             "followup_input": {"text": "A ripe red pear"}},
+        ],
+    )  # fmt: skip
+    embedder = BagOfWordsEmbedder()
+    cache = EmbeddingCache(embedder, store)
+    (row,) = metrics.severity_table(store, embeddings=cache)
+    assert row["cosine_distance"] == pytest.approx(0.25)
+    assert embedder.calls == [2]  # both inputs in one batch
+    (case,) = metrics.drilldown(store, embeddings=cache)
+    assert case["cosine_distance"] == pytest.approx(0.25)
+    assert embedder.calls == [2]  # cached: nothing embedded twice
+    (row,) = metrics.severity_table(store)
+    assert row["cosine_distance"] is None  # no embedder: no proxy, not the outputs' cosine

@@ -56,11 +56,13 @@ def test_report_has_the_spec_content(seeded):
         assert key in row
     assert (row["n"], row["pass"], row["fail"], row["skip"], row["error"]) == (7, 2, 2, 2, 1)
     assert row["violation_rate"] == 0.5 and row["mad"] == pytest.approx(0.63 / 4)
-    assert doc["noise_floor"]["A"]["violation_rate"] == 0.25
+    assert doc["noise_floor"]["A"]["reasoning"]["violation_rate"] == 0.25  # keyed by task
+    assert doc["noise_floor"]["A"]["reasoning"]["n"] == 4
     assert "B" not in doc["noise_floor"]
     assert doc["tests"]["mann_whitney"][0]["subject"] == "A vs B"
     assert "reading" in doc["tests"]["kruskal_wallis"][0]
-    assert doc["agentdiff_gap"][0]["gap"] == pytest.approx(0.25)
+    # ad.paraphrase IR (1/2 + 1 + 0) / 3 = 0.5; ad.format IR (0 + 1) / 2 = 0.5
+    assert doc["agentdiff_gap"][0]["gap"] == pytest.approx(0.0)
     assert set(doc["definitions"]) >= {"violation_rate", "mad", "stability", "noise_floor"}
 
 
@@ -309,6 +311,8 @@ def test_html_report_is_standalone_and_escaped(seeded, tmp_path):
         assert section in page
     assert "unlikely to be chance" in page or "could be chance" in page
     assert page.count("Plotly.newPlot") >= 6  # 3 heatmaps, 2 box plots, bars, floor
+    # The noise floor per model × task, counted in observations (one per sample × repeat).
+    assert "identity observations" in page and '<td class="text">reasoning</td>' in page
 
 
 def test_export_bytes_for_downloads(seeded):

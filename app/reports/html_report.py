@@ -98,9 +98,9 @@ def render_html_report(
             parts.append("<h2>MAD and stability</h2>")
             figure(figures.mad_stability_bars(summary["models"]))
         parts.append("<h2>Noise floor</h2>")
-        floors = {m: f["noise_floor"] for m, f in summary["noise_floor"].items()}
+        floors = {m["model"]: m["noise_floor"] for m in summary["models"]}
         figure(figures.violation_with_floor(summary["rows"], floors))
-        floor_rows = [{"model": m, **f} for m, f in sorted(summary["noise_floor"].items())]
+        floor_rows = metrics.floor_rows(summary["noise_floor"])
         parts.append(html_table(floor_rows, columns.REPORT_FLOOR_TABLE))
         if not floor_rows:
             parts.append('<p class="note">No si.identity cases: no noise floor measured.</p>')

@@ -41,10 +41,11 @@ def report(
 
     Keys: ``generated_at``, ``filters``, ``n_cases``, ``rows`` (model × relation, keys
     ``REPORT_ROW_KEYS``), ``models`` (per-model summary: MAD, stability with and without identity,
-    noise floor, net rate, AgentDiff gap), ``noise_floor`` (model → identity violation rate with
-    its Wilson interval, or absent), ``agentdiff_gap``, ``step_score`` (model × relation
-    AvgStepScore of source and follow-up outputs and its change, for tasks with reference
-    steps), ``tests`` (``mann_whitney`` and
+    noise floor, net rate, AgentDiff gap), ``noise_floor`` (model → task → identity violation
+    rate over its observations, one per sample × repeat, with n and Wilson interval; absent
+    without identity cases), ``agentdiff_gap``, ``step_score`` (model × relation AvgStepScore of
+    source and follow-up outputs and its change, for tasks with reference steps), ``tests``
+    (``mann_whitney`` and
     ``kruskal_wallis`` lists with statistic, p_value, p_adjusted, reading) and ``definitions``.
     """
     flt = case_filter(
@@ -58,12 +59,12 @@ def report(
     )
     summary = metrics.summarize(store, flt)
     rows = [{key: row.get(key) for key in REPORT_ROW_KEYS} for row in summary["rows"]]
+    floor_keys = ("n", "pass", "fail", "violation_rate", "ci_low", "ci_high", "inconsistency_rate")
     floors = {
         model: {
-            key: floor[key] for key in ("n", "pass", "fail", "violation_rate", "ci_low", "ci_high")
+            task_id: {key: floor[key] for key in floor_keys} for task_id, floor in tasks.items()
         }
-        | {"inconsistency_rate": floor["inconsistency_rate"]}
-        for model, floor in summary["noise_floor"].items()
+        for model, tasks in summary["noise_floor"].items()
     }
     return json_safe(
         {
@@ -106,10 +107,14 @@ def report_table(document: dict[str, Any]) -> list[str]:
                 text = str(row[column.key])
             cells.append(column.cell(text))
         lines.append(" ".join(cells))
-    for model, floor in (document.get("noise_floor") or {}).items():
-        if floor.get("violation_rate") is not None:
+    for model, tasks in (document.get("noise_floor") or {}).items():
+        for task_id, floor in tasks.items():
+            if floor.get("violation_rate") is None:
+                continue
             lines.append(
-                f"noise floor ({model}, si.identity): {format_fraction(floor['violation_rate'])} "
-                f"{format_interval(floor['ci_low'], floor['ci_high'])} over {floor['n']} cases"
+                f"noise floor ({model}, {task_id}, si.identity): "
+                f"{format_fraction(floor['violation_rate'])} "
+                f"{format_interval(floor['ci_low'], floor['ci_high'])} "
+                f"over {floor['n']} observations"
             )
     return lines

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app import columns, figures
+from app import columns, figures, metrics
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from storage.analysis import CaseFilter
@@ -145,11 +145,14 @@ def render_robustness(data: AnalysisView) -> None:
     if floors:
         st.caption(
             "The noise floor is the violation rate of si.identity (the same input, sampled "
-            "again). Net rate = max(0, rate − floor)."
+            "again), per model × task: one observation per sample × repeat. Net rate = "
+            "max(0, rate − floor), for invariance relations only; the line is each model's "
+            "floor weighted by its tasks' cases."
         )
+        st.dataframe(view.frame(metrics.floor_rows(floors), columns.FLOOR_TABLE), hide_index=True)
         st.plotly_chart(
             figures.violation_with_floor(
-                summary["rows"], {m: f["noise_floor"] for m, f in floors.items()}
+                summary["rows"], {m["model"]: m["noise_floor"] for m in model_rows}
             ),
             key="analysis_floor",
         )

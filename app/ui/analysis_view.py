@@ -16,6 +16,7 @@ import streamlit as st
 
 from app import metrics, reports, stats
 from app.columns import Shown, Unit
+from app.embeddings import EmbeddingCache, default_embedder
 from app.triage import false_positive_rates
 from app.ui.components import side_by_side, verdict_badge
 from storage import Store
@@ -74,9 +75,17 @@ def breakdown(path: str, version: int, flt: CaseFilter, key: str) -> list[dict]:
     return _with_store(path, lambda s: metrics.breakdown(s, key, flt))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+def input_embeddings(store: Store) -> EmbeddingCache:
+    """Input vectors for the cosine severity proxy: MiniLM (loaded only for texts the store's
+    embedding cache lacks), cached in the store like every other embedding."""
+    return EmbeddingCache(default_embedder(), store)
+
+
+@st.cache_data(show_spinner="Embedding inputs…", max_entries=64)
 def severity(path: str, version: int, flt: CaseFilter) -> list[dict]:
-    return _with_store(path, lambda s: metrics.severity_table(s, flt))
+    return _with_store(
+        path, lambda s: metrics.severity_table(s, flt, embeddings=input_embeddings(s))
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -86,7 +95,12 @@ def drilldown(
     return _with_store(
         path,
         lambda s: metrics.drilldown(
-            s, flt, model=model, relation_id=relation_id, verdicts=verdicts
+            s,
+            flt,
+            model=model,
+            relation_id=relation_id,
+            verdicts=verdicts,
+            embeddings=input_embeddings(s),
         ),
     )
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from storage import Store
+from tests.conftest import BagOfWordsEmbedder
 from tests.pages.conftest import open_page
 from tests.test_analysis_queries import seed_dataset
+
+
+@pytest.fixture(autouse=True)
+def _fast_input_embedder(monkeypatch):
+    """The severity proxies embed inputs: the bag-of-words stand-in instead of MiniLM."""
+    monkeypatch.setattr("app.ui.analysis_view.default_embedder", BagOfWordsEmbedder)
+
 
 PAGE = "pages/analysis.py"
 
@@ -67,7 +77,9 @@ def test_renders_metrics_tables_and_statistics(app_db) -> None:
     assert a["noise floor %"] == 25.0
     assert a["stability %"] == 62.5 and a["stability excl. identity %"] == 25.0
     gap = dataframe_with(at, "gap")
-    assert list(gap["originals"]) == [2]
+    assert list(gap["originals"]) == [3]  # s3 has meaning cases only: it still counts
+    floor = dataframe_with(at, "observations")
+    assert list(floor["task"]) == ["reasoning"] and list(floor["observations"]) == [4]
     open_tab(at, "Statistics")
     readings = texts(at)
     assert "A vs B" in readings or "between A and B" in readings

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from storage import Store
+from tests.conftest import BagOfWordsEmbedder
 from tests.test_analysis_queries import seed_dataset
+
+
+@pytest.fixture(autouse=True)
+def _fast_input_embedder(monkeypatch):
+    """The severity proxies embed inputs: the bag-of-words stand-in instead of MiniLM."""
+    monkeypatch.setattr("app.ui.analysis_view.default_embedder", BagOfWordsEmbedder)
 
 
 def _seeded_db(tmp_path) -> str:
@@ -54,7 +62,9 @@ def test_robustness_tab_shows_model_table_floor_and_gap(tmp_path) -> None:
     a = models[models["model"] == "A"].iloc[0]
     assert abs(a["MAD"] - round(0.63 / 4, 3)) < 1e-9  # per observation (SI paper eq. 6)
     assert a["noise floor %"] == 25.0
-    assert list(_table_with(at, "gap")["originals"]) == [2]
+    assert list(_table_with(at, "gap")["originals"]) == [3]
+    floor = _table_with(at, "observations")  # per model × task, one per sample × repeat
+    assert (list(floor["task"]), list(floor["observations"])) == (["reasoning"], [4])
     assert len(at.get("plotly_chart")) == 2  # MAD / stability bars, noise floor
 
 
