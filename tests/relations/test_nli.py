@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from app.tasks import BUILTIN_TASKS
-from core.types import Sample, Verdict
+from core.answers import AnswerType
+from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import Expectation, FollowUp, NotApplicable
 from relations.nli import clean_generated_sentence, no_polar_flip
+from relations.oracles import evaluate
 from relations.registry import get_relation
 from tests.relations.helpers import check_input
 
@@ -108,14 +110,34 @@ def test_empty_llm_reply_is_not_applicable():
         clean_generated_sentence("")
 
 
+def judged(relation_id: str, source: str, followup: str):
+    """The verdict through ``evaluate``, where the source-output preconditions are checked."""
+    return evaluate(
+        get_relation(relation_id), AnswerType.LABEL, ParsedOutput(answer=source),
+        ParsedOutput(answer=followup), lambda a, b: 0.0,
+    )  # fmt: skip
+
+
 def test_entailment_kept_check_needs_an_entailed_source():
-    check = get_relation("nli.extend_premise").check
-    assert check(check_input("entailment", "entailment")).verdict is Verdict.PASS
-    failed = check(check_input("entailment", "neutral"))
+    assert judged("nli.extend_premise", "entailment", "entailment").verdict is Verdict.PASS
+    failed = judged("nli.extend_premise", "entailment", "neutral")
     assert (failed.verdict, failed.oracle, failed.value) == (Verdict.FAIL, "equal_label", 0.0)
-    skipped = check(check_input("neutral", "contradiction"))
+    skipped = judged("nli.extend_premise", "neutral", "contradiction")
     assert skipped.verdict is Verdict.SKIP
-    assert skipped.reason.startswith("precondition not met")
+    assert skipped.reason == "precondition: the source label is 'neutral', not 'entailment'"
+
+
+@pytest.mark.parametrize("relation_id", ["nli.weaken_premise", "nli.weaken_hypothesis"])
+@pytest.mark.parametrize("followup", ["entailment", "neutral", "contradiction"])
+def test_a_neutral_source_is_skip_never_a_vacuous_pass(relation_id, followup):
+    """LLMorph 79/80 (LLMorph catalogue: the source output must be 'entailment').
+
+    With a neutral source, "no entailment ↔ contradiction flip" holds whatever the follow-up
+    says: (neutral → contradiction) used to PASS although nothing was tested. Now SKIP.
+    """
+    result = judged(relation_id, "neutral", followup)
+    assert (result.verdict, result.value) == (Verdict.SKIP, None)
+    assert result.reason.startswith("precondition: ")
 
 
 @pytest.mark.parametrize(
@@ -136,16 +158,14 @@ def test_no_polar_flip_fails_only_on_entailment_contradiction_flips(source, foll
     assert result.details == {"source": source, "followup": followup}
 
 
-def test_weaken_premise_uses_no_polar_flip_and_weaken_hypothesis_needs_entailment():
-    premise_check = get_relation("nli.weaken_premise").check
-    assert premise_check(check_input("contradiction", "entailment")).verdict is Verdict.FAIL
-    hypothesis_check = get_relation("nli.weaken_hypothesis").check
-    assert hypothesis_check(check_input("entailment", "contradiction")).verdict is Verdict.FAIL
-    assert hypothesis_check(check_input("entailment", "neutral")).verdict is Verdict.PASS
-    # A weaker hypothesis can be entailed by a premise contradicting the original one.
-    result = hypothesis_check(check_input("contradiction", "entailment"))
-    assert result.verdict is Verdict.SKIP
-    assert result.oracle == "no_polar_flip"
+def test_weaken_relations_judge_only_an_entailed_source():
+    """LLMorph 79/80: both verify an 'entailment' source, then fail on a flip to contradiction."""
+    for relation_id in ("nli.weaken_premise", "nli.weaken_hypothesis"):
+        assert judged(relation_id, "entailment", "contradiction").verdict is Verdict.FAIL
+        assert judged(relation_id, "entailment", "neutral").verdict is Verdict.PASS
+        # A weaker hypothesis can be entailed by a premise contradicting the original one.
+        result = judged(relation_id, "contradiction", "entailment")
+        assert (result.verdict, result.oracle) == (Verdict.SKIP, "precondition")
 
 
 def test_checks_report_missing_answers_as_error():
