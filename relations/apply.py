@@ -28,8 +28,15 @@ class SkippedFollowUp:
 
 
 def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[str, ...]]:
-    """Which field sets get their own follow-up: each field, then all of them together."""
-    fields = [f for f in task_fields if relation.fields is None or f in relation.fields]
+    """Which field sets get their own follow-up: each field, then all of them together.
+
+    Only the relation's ``fields`` (when it names some), never its ``kept_fields``.
+    """
+    fields = [
+        f
+        for f in task_fields
+        if (relation.fields is None or f in relation.fields) and f not in relation.kept_fields
+    ]
     if not fields:
         return []
     if len(fields) == 1 or not relation.per_field:

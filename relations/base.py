@@ -41,6 +41,13 @@ class Expectation(StrEnum):
     NO_POLAR_FLIP = "no_polar_flip"
 
 
+# Input fields that state a claim judged against another field: the NLI hypothesis, judged against
+# the premise. A relation that adds content (a random word or sentence) changes what a claim says,
+# so "same label" is logically wrong there; such relations perturb the other fields only (LLMorph
+# applies its word insertion (9) and random sentence (84) to the NLI premise only).
+CLAIM_FIELDS = frozenset({"hypothesis"})
+
+
 class NotApplicable(Exception):  # noqa: N818 - it is a signal, not an error
     """Raised by a transformation whose precondition does not hold (→ SKIP with this reason)."""
 
@@ -164,6 +171,8 @@ class Relation:
     tasks: frozenset[str] | None = None  # None: any task (task-specific families name theirs)
     gate: TaskGate | None = None  # applies only to the tasks this gate admits
     fields: tuple[str, ...] | None = None  # restrict to these input fields (None: the task's)
+    # Input fields never transformed, whatever the task (e.g. CLAIM_FIELDS for added content).
+    kept_fields: frozenset[str] = frozenset()
     per_field: bool = True  # multi-field tasks: one follow-up per field and one for all
     preconditions: str = ""
     ref: str = ""  # paper / LLMorph catalogue number

@@ -172,3 +172,77 @@ def test_checks_report_missing_answers_as_error():
     result = no_polar_flip(check_input(None, "entailment"))
     assert result.verdict is Verdict.ERROR
     assert "source" in result.reason
+
+
+# ---------------------------------------------------------------- which NLI field is perturbed
+
+
+@pytest.mark.parametrize("relation_id", ["sentence.add_random", "word.insert_random"])
+def test_added_content_goes_into_the_premise_only(relation_id):
+    """LLMorph catalogue, "inference": MR 9 (word insertion) and MR 84 (random sentence) use
+    ``transform_indices [[0]]``, the premise only.
+
+    Premise "A man in a blue shirt is repairing a bicycle." entails hypothesis "A man is
+    outside."; a random sentence appended to the *hypothesis* ("A man is outside. The river runs
+    along the eastern edge of the town.") is a claim the premise does not support, so "same
+    label" would be wrong. Before: three follow-ups (premise, hypothesis, both).
+    """
+    [followup] = nli_followups(relation_id)
+    assert isinstance(followup, FollowUp)
+    assert followup.target == "premise"
+    assert followup.fields["hypothesis"] == NLI["hypothesis"]
+    assert followup.fields["premise"] != NLI["premise"]
+    # Other two-field tasks keep one follow-up per field and one for both.
+    qa = Sample(fields={"context": "The shop opens at nine on weekdays.", "question": "When?"})
+    targets = [
+        f.target
+        for f in generate_followups(
+            get_relation(relation_id), qa, BUILTIN_TASKS["qa"], BUILTIN_TASKS["qa"].fields
+        )
+    ]
+    assert targets == ["context", "question", "context+question"]
+
+
+def test_extend_premise_asks_for_a_sentence_the_hypothesis_follows_from():
+    """LLMorph 77 ("generate a premise based on the hypothesis": 'I was outside today.' →
+    'I was walking the dog just now.'): the appended sentence implies the hypothesis, it is not
+    implied by it (which is what we used to ask for, the direction of 78)."""
+    rewrite = Recorder("A man is fixing a bike in his front yard.")
+    [followup] = nli_followups("nli.extend_premise", rewrite)
+    assert followup.fields["premise"].endswith("A man is fixing a bike in his front yard.")
+    assert "from which the sentence below certainly follows" in rewrite.prompts[0]
+    assert "Sentence: A man is outside." in rewrite.prompts[0]
+
+
+def test_appended_sentences_go_through_the_content_check():
+    """77/78 append to a field that keeps all its source text, so comparing the whole field with
+    its source would pass any sentence; the sentence itself is checked instead."""
+    numbers = {
+        "premise": "Last May, Maria sold 3 paintings in Lisbon.",
+        "hypothesis": "In May, Maria sold 3 works.",
+    }
+    relation = get_relation("nli.extend_premise")
+    task = BUILTIN_TASKS["nli"]
+    # 77: a sentence that implies "In May, Maria sold 3 works." must keep May, Maria and 3.
+    [lost] = generate_followups(
+        relation, Sample(fields=numbers), task, task.fields,
+        rewrite=Recorder("Someone sold some paintings."),
+    )  # fmt: skip
+    assert isinstance(lost, SkippedFollowUp)
+    assert lost.reason.startswith("invalid_followup: the generated sentence drops")
+    assert "Maria" in lost.reason and "3" in lost.reason
+    # 78: a sentence implied by the premise may not bring a name the premise lacks.
+    [invented] = generate_followups(
+        get_relation("nli.extend_hypothesis"), Sample(fields=numbers), task, task.fields,
+        rewrite=Recorder("Maria met Pedro in Lisbon."),
+    )  # fmt: skip
+    assert isinstance(invented, SkippedFollowUp)
+    assert "Pedro" in invented.reason
+    # Commentary around the sentence is cleaned off first.
+    [kept] = generate_followups(
+        get_relation("nli.extend_hypothesis"), Sample(fields=numbers), task, task.fields,
+        rewrite=Recorder("Here is the sentence:\nMaria sold paintings in Lisbon."),
+    )  # fmt: skip
+    assert (
+        kept.fields["hypothesis"] == "In May, Maria sold 3 works. Maria sold paintings in Lisbon."
+    )
