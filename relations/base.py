@@ -222,6 +222,7 @@ class Relation:
             "source_precondition": source_precondition.description if source_precondition else None,
             "tasks": task_ids if task_ids is not None else ["*"],
             "fields": list(self.fields) if self.fields else None,
+            "kept_fields": sorted(self.kept_fields) or None,
             "ref": self.ref,
             "side": self.side,
             "negative_control": self.negative_control,

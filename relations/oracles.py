@@ -2,6 +2,9 @@
 
 The oracle is chosen from the relation's expectation and the task's answer type. Every verdict
 records the measured value so thresholds can be re-applied later without calling any model.
+Before any oracle, the relation's source-output precondition (the end of this module) decides
+whether the relation applies at all: when it does not, the case is SKIP with a reason that starts
+with ``precondition: `` (oracle ``precondition``), so metrics can leave it out.
 """
 
 from __future__ import annotations
