@@ -30,7 +30,8 @@ class SkippedFollowUp:
 def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[str, ...]]:
     """Which field sets get their own follow-up: each field, then all of them together.
 
-    Only the relation's ``fields`` (when it names some), never its ``kept_fields``.
+    Only the relation's ``fields`` (when it names some), never its ``kept_fields``; the follow-up
+    of all fields together only when the relation's ``joint_target`` allows it.
     """
     fields = [
         f
@@ -41,7 +42,8 @@ def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[
         return []
     if len(fields) == 1 or not relation.per_field:
         return [tuple(fields)] if relation.per_field is False else [(fields[0],)]
-    return [(f,) for f in fields] + [tuple(fields)]
+    each_alone = [(f,) for f in fields]
+    return [*each_alone, tuple(fields)] if relation.joint_target else each_alone
 
 
 def make_context(

@@ -174,6 +174,7 @@ class Relation:
     # Input fields never transformed, whatever the task (e.g. CLAIM_FIELDS for added content).
     kept_fields: frozenset[str] = frozenset()
     per_field: bool = True  # multi-field tasks: one follow-up per field and one for all
+    joint_target: bool = True  # with per_field: also the follow-up changing all fields at once
     preconditions: str = ""
     ref: str = ""  # paper / LLMorph catalogue number
     side: str | None = None  # AgentDiff: "meaning" or "presentation"

@@ -246,3 +246,17 @@ def test_appended_sentences_go_through_the_content_check():
     assert (
         kept.fields["hypothesis"] == "In May, Maria sold 3 works. Maria sold paintings in Lisbon."
     )
+
+
+def test_antonyms_change_one_nli_input_at_a_time():
+    """LLMorph catalogue, "inference", MR 10: ``transform_indices [[0], [1]]`` — the premise
+    alone, then the hypothesis alone. Both at once can cancel out: "The soup is hot." /
+    "The soup is not cold." → "The soup is cold." / "The soup is not hot." keeps the label,
+    although a "should change" relation expects a change."""
+    from relations.apply import field_targets
+
+    antonym = get_relation("word.antonym")
+    assert antonym.joint_target is False
+    assert field_targets(antonym, ["premise", "hypothesis"]) == [("premise",), ("hypothesis",)]
+    synonym = get_relation("word.synonym")  # an invariance relation keeps the joint follow-up
+    assert field_targets(synonym, ["premise", "hypothesis"])[-1] == ("premise", "hypothesis")
