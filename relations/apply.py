@@ -28,13 +28,22 @@ class SkippedFollowUp:
 
 
 def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[str, ...]]:
-    """Which field sets get their own follow-up: each field, then all of them together."""
-    fields = [f for f in task_fields if relation.fields is None or f in relation.fields]
+    """Which field sets get their own follow-up: each field, then all of them together.
+
+    Only the relation's ``fields`` (when it names some), never its ``kept_fields``; the follow-up
+    of all fields together only when the relation's ``joint_target`` allows it.
+    """
+    fields = [
+        f
+        for f in task_fields
+        if (relation.fields is None or f in relation.fields) and f not in relation.kept_fields
+    ]
     if not fields:
         return []
     if len(fields) == 1 or not relation.per_field:
         return [tuple(fields)] if relation.per_field is False else [(fields[0],)]
-    return [(f,) for f in fields] + [tuple(fields)]
+    each_alone = [(f,) for f in fields]
+    return [*each_alone, tuple(fields)] if relation.joint_target else each_alone
 
 
 def make_context(

@@ -8,7 +8,7 @@ task-specific relations, builds whole follow-ups itself (``build``). Either may 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,13 @@ class Expectation(StrEnum):
     ORDER_PRESERVED = "order_preserved"
     TRANSITIVE = "transitive"
     NO_POLAR_FLIP = "no_polar_flip"
+
+
+# Input fields that state a claim judged against another field: the NLI hypothesis, judged against
+# the premise. A relation that adds content (a random word or sentence) changes what a claim says,
+# so "same label" is logically wrong there; such relations perturb the other fields only (LLMorph
+# applies its word insertion (9) and random sentence (84) to the NLI premise only).
+CLAIM_FIELDS = frozenset({"hypothesis"})
 
 
 class NotApplicable(Exception):  # noqa: N818 - it is a signal, not an error
@@ -118,6 +125,26 @@ class TaskGate:
         return not self.unless_fields.intersection(task.fields)
 
 
+# Why a source output is outside a precondition (a short phrase), or None when it is inside.
+Unmet = Callable[["ParsedOutput", Mapping[str, "ParsedOutput"], AnswerType], str | None]
+
+
+@dataclass(frozen=True)
+class SourcePrecondition:
+    """What the source output must be for a relation's expected output relation to mean anything.
+
+    LLMorph checks such "verifications" on the source output before it compares outputs (its
+    catalogue: a "should change" relation needs a source that is not neutral / 'unknown' / 'no
+    relation'; an intensifier needs a source score other than 0.5 …). A source outside the
+    precondition makes the case SKIP with reason ``precondition: …`` — never PASS, never FAIL.
+    ``unmet`` returns None when it cannot read what it needs: the oracle then reports the ERROR.
+    """
+
+    name: str
+    description: str
+    unmet: Unmet
+
+
 TransformFn = Callable[[str, TransformContext], str]
 BuildFn = Callable[["Sample", str, Sequence[str], TransformContext], list[FollowUp]]
 CheckFn = Callable[[CheckInput], "OracleResult"]
@@ -138,10 +165,16 @@ class Relation:
     transform: TransformFn | None = None
     build: BuildFn | None = None
     check: CheckFn | None = None  # overrides the generic oracle
+    # What the source output must be for the expectation to apply (None: the default of the
+    # expectation, see ``relations.oracles.source_precondition_of``).
+    source_precondition: SourcePrecondition | None = None
     tasks: frozenset[str] | None = None  # None: any task (task-specific families name theirs)
     gate: TaskGate | None = None  # applies only to the tasks this gate admits
     fields: tuple[str, ...] | None = None  # restrict to these input fields (None: the task's)
+    # Input fields never transformed, whatever the task (e.g. CLAIM_FIELDS for added content).
+    kept_fields: frozenset[str] = frozenset()
     per_field: bool = True  # multi-field tasks: one follow-up per field and one for all
+    joint_target: bool = True  # with per_field: also the follow-up changing all fields at once
     preconditions: str = ""
     ref: str = ""  # paper / LLMorph catalogue number
     side: str | None = None  # AgentDiff: "meaning" or "presentation"
@@ -173,9 +206,11 @@ class Relation:
         ``known_tasks`` are the tasks to list for a relation gated by answer type or field.
         """
         task_ids = self.task_ids(known_tasks)
+        from relations.oracles import source_precondition_of
         from relations.requirements import availability
 
         available, why = availability(self.requires)
+        source_precondition = source_precondition_of(self)
         return {
             "id": self.id,
             "name": self.name,
@@ -186,8 +221,10 @@ class Relation:
             "kind": str(self.kind),
             "output_relation": str(self.expectation),
             "preconditions": self.preconditions,
+            "source_precondition": source_precondition.description if source_precondition else None,
             "tasks": task_ids if task_ids is not None else ["*"],
             "fields": list(self.fields) if self.fields else None,
+            "kept_fields": sorted(self.kept_fields) or None,
             "ref": self.ref,
             "side": self.side,
             "negative_control": self.negative_control,

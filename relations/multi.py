@@ -11,10 +11,10 @@ endpoint; their parsed outputs come back in ``CheckInput.companions`` under the 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from core.answers import parse_number
-from core.types import OracleResult, Sample, Verdict
+from core.answers import AnswerType, parse_number
+from core.types import OracleResult, ParsedOutput, Sample, Verdict
 from relations.base import (
     CheckInput,
     Expectation,
@@ -22,6 +22,7 @@ from relations.base import (
     NotApplicable,
     Relation,
     RelationKind,
+    SourcePrecondition,
     TransformContext,
 )
 from relations.oracles import unparseable
@@ -91,8 +92,33 @@ def _score(answer: str | None) -> float | None:
         return parse_number(answer)
 
 
+def _tied_sources(
+    source: ParsedOutput, companions: Mapping[str, ParsedOutput], answer_type: AnswerType
+) -> str | None:
+    partner = companions.get("partner_source")
+    s1 = _score(source.answer)
+    s2 = _score(partner.answer) if partner is not None else None
+    if s1 is None or s2 is None or math.isnan(s1) or math.isnan(s2):
+        return None  # unreadable: the check reports the ERROR
+    if s1 == s2:
+        return f"the source scores tie ({s1:g} = {s2:g}): there is no order to preserve"
+    return None
+
+
+# Pairwise systematicity (seed §4) compares the order of two inputs: with equal source scores
+# there is no order, so the relation does not apply (SKIP), it does not hold (PASS).
+UNTIED_SOURCES = SourcePrecondition(
+    name="untied_sources",
+    description="The source x1 and its partner x2 must get different scores.",
+    unmet=_tied_sources,
+)
+
+
 def order_preserved(ci: CheckInput) -> OracleResult:
-    """If x1 scores above (below) x2, then x1' must score above (below) x2'."""
+    """If x1 scores above (below) x2, then x1' must score above (below) x2'.
+
+    Ties of the source scores never get here: they are outside ``UNTIED_SOURCES`` (SKIP).
+    """
     oracle = "order_preserved"
     error = unparseable(oracle, ci, ("partner_source", "partner_followup"))
     if error:
@@ -105,9 +131,6 @@ def order_preserved(ci: CheckInput) -> OracleResult:
             Verdict.ERROR, oracle, reason="a score could not be read", details=details
         )
     assert s1 is not None and s2 is not None and f1 is not None and f2 is not None
-    if s1 == s2:
-        reason = f"tie in the source scores ({s1:g} = {s2:g}): no order to preserve"
-        return OracleResult(Verdict.PASS, oracle, 1.0, reason, details)
     source_sign = ">" if s1 > s2 else "<"
     followup_sign = ">" if f1 > f2 else "<" if f1 < f2 else "="
     order = f"source {s1:g} {source_sign} {s2:g}, follow-up {f1:g} {followup_sign} {f2:g}"
@@ -131,11 +154,12 @@ register(
         expectation=Expectation.ORDER_PRESERVED,
         build=build_pairwise_order,
         check=order_preserved,
+        source_precondition=UNTIED_SOURCES,
         tasks=frozenset({"sentiment_score"}),
         per_field=False,
         preconditions=(
             "Needs a partner sample with a different text (the next one in the batch). Equal "
-            "source scores give PASS (nothing to preserve)."
+            "source scores are SKIP (there is no order to preserve)."
         ),
         ref="Systematicity seed §4 (pairwise systematicity)",
         params={
@@ -179,8 +203,30 @@ def build_nli_transitivity(
     ]
 
 
+def _broken_chain(
+    source: ParsedOutput, companions: Mapping[str, ParsedOutput], answer_type: AnswerType
+) -> str | None:
+    bc_output = companions.get("bc")
+    if bc_output is None or not bc_output.answer:
+        return None  # unreadable: the check reports the ERROR
+    ab = (source.answer or "").strip().lower()
+    bc = bc_output.answer.strip().lower()
+    if ab != ENTAILMENT or bc != ENTAILMENT:
+        return f"(a, b) is {ab} and (b, c) is {bc}; both must be entailment"
+    return None
+
+
+# Three-way transitivity (seed §6) is an implication: when its premise fails there is nothing
+# to check (SKIP).
+ENTAILMENT_CHAIN = SourcePrecondition(
+    name="entailment_chain",
+    description="The source (a, b) and the companion (b, c) must both be 'entailment'.",
+    unmet=_broken_chain,
+)
+
+
 def transitive(ci: CheckInput) -> OracleResult:
-    """entail(a, b) ∧ entail(b, c) ⇒ entail(a, c); SKIP when the premise of the rule fails."""
+    """entail(a, b) ∧ entail(b, c) ⇒ entail(a, c); the premise is ``ENTAILMENT_CHAIN``."""
     oracle = "transitive"
     error = unparseable(oracle, ci, ("bc",))
     if error:
@@ -189,9 +235,6 @@ def transitive(ci: CheckInput) -> OracleResult:
     bc = (ci.companions["bc"].answer or "").strip().lower()
     ac = (ci.followup.answer or "").strip().lower()
     details = {"ab": ab, "bc": bc, "ac": ac}
-    if ab != ENTAILMENT or bc != ENTAILMENT:
-        reason = f"precondition not met: (a, b) is {ab} and (b, c) is {bc}; both must be entailment"
-        return OracleResult(Verdict.SKIP, oracle, reason=reason, details=details)
     if ac == ENTAILMENT:
         return OracleResult(Verdict.PASS, oracle, 1.0, "a ⇒ b, b ⇒ c and a ⇒ c", details)
     return OracleResult(Verdict.FAIL, oracle, 0.0, f"a ⇒ b and b ⇒ c but (a, c) is {ac}", details)
@@ -212,6 +255,7 @@ register(
         expectation=Expectation.TRANSITIVE,
         build=build_nli_transitivity,
         check=transitive,
+        source_precondition=ENTAILMENT_CHAIN,
         tasks=frozenset({"nli"}),
         per_field=False,
         preconditions=(

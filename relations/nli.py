@@ -1,8 +1,17 @@
 """NLI relations (LLMorph 77–80), prompted through the transformation endpoint.
 
-Each generates a sentence with a known entailment relation to the source and carries its own
-check, because the relations only hold when the *source* output is an entailment (LLMorph verifies
-the source output before judging).
+Each generates a sentence with a known entailment relation to the source. All four hold only when
+the *source* output is an entailment: LLMorph's catalogue verifies that on the source output before
+judging, and so do we (``ENTAILED_SOURCE``, checked by ``relations.oracles.evaluate``: any other
+source label is SKIP with reason ``precondition: …``).
+
+Directions, as in LLMorph's prompts: 77 appends to the premise a sentence *from which the
+hypothesis follows* (a more specific premise; P ∧ S ⇒ H when P ⇒ H); 78 appends to the hypothesis
+a sentence the premise implies; 79 and 80 replace the hypothesis / premise by a sentence it
+implies. The appended sentence of 77 and 78 is checked on its own, since the field it joins keeps
+all of its source text and would pass any comparison with it: 77's sentence must keep the
+hypothesis' numbers and names (it has to imply it), 78's may bring no number or name the premise
+lacks (it has to follow from it).
 """
 
 from __future__ import annotations
@@ -18,8 +27,10 @@ from relations.base import (
     RelationKind,
     TransformContext,
 )
-from relations.oracles import unparseable
+from relations.llm_prompts import clean_rewrite
+from relations.oracles import ENTAILED_SOURCE, unparseable
 from relations.registry import register
+from relations.validity import INVALID, dropped_content
 
 CATEGORY = "task-specific"
 NLI_TASKS = frozenset({"nli"})
@@ -34,7 +45,8 @@ def _label(answer: str | None) -> str | None:
 
 def clean_generated_sentence(text: str) -> str:
     """First usable line of an LLM reply, without labels or quotes, ending with punctuation."""
-    for line in (text or "").splitlines():
+    # The shared cleaning first: "Here is a sentence:" openers, fences, trailing notes.
+    for line in (clean_rewrite(text) or "").splitlines():
         line = re.sub(
             r"^\s*(?:sentence|output|answer|rewritten text|result)\s*:\s*", "", line, flags=re.I
         )
@@ -57,6 +69,31 @@ def _entailed_sentence(source: str, ctx: TransformContext, how: str) -> str:
     return clean_generated_sentence(rewrite(prompt))
 
 
+_SPECIFY = (
+    "Give a sentence from which the sentence below certainly follows: describe one more specific "
+    "situation in which it is true (for 'I was outside today.': 'I was walking the dog this "
+    "morning.')."
+)
+_KEEP = (
+    "Write exactly one short, plain English sentence and nothing else: no quotes, no label, "
+    "no explanation. Keep every person, object, place and number of the sentence below."
+)
+
+
+def _implying_sentence(source: str, ctx: TransformContext) -> str:
+    """Ask the transformation endpoint for a sentence that logically implies ``source``."""
+    rewrite = ctx.require_rewriter()
+    prompt = f"{_SPECIFY}\n{_KEEP}\n\nSentence: {source.strip()}\nMore specific sentence:"
+    return clean_generated_sentence(rewrite(prompt))
+
+
+def _refuse_if_lost(origin: str, sentence: str, what: str) -> None:
+    """SKIP (the validity gate's reason) when ``sentence`` lacks a number or name of ``origin``."""
+    lost = dropped_content(origin, sentence)
+    if lost:
+        raise NotApplicable(f"{INVALID}: the generated sentence {what} {', '.join(lost[:5])}")
+
+
 _RESTATE = (
     "Give a sentence that is certainly true whenever the sentence below is true: restate one "
     "part of it, or state it more generally."
@@ -75,11 +112,14 @@ def _join(first: str, second: str) -> str:
 
 
 def extend_premise(text: str, ctx: TransformContext) -> str:
-    """77: append to the premise a sentence implied by the hypothesis."""
+    """77: append to the premise a sentence from which the hypothesis follows (LLMorph's
+    "generate a premise based on the hypothesis")."""
     hypothesis = _needs(ctx, "hypothesis")
     if not text.strip():
         raise NotApplicable("the premise is empty")
-    return _join(text, _entailed_sentence(hypothesis, ctx, _RESTATE))
+    sentence = _implying_sentence(hypothesis, ctx)
+    _refuse_if_lost(hypothesis, sentence, "drops the hypothesis'")
+    return _join(text, sentence)
 
 
 def extend_hypothesis(text: str, ctx: TransformContext) -> str:
@@ -87,7 +127,10 @@ def extend_hypothesis(text: str, ctx: TransformContext) -> str:
     premise = _needs(ctx, "premise")
     if not text.strip():
         raise NotApplicable("the hypothesis is empty")
-    return _join(text, _entailed_sentence(premise, ctx, _RESTATE))
+    sentence = _entailed_sentence(premise, ctx, _RESTATE)
+    # What the sentence names but the premise does not is invented, not implied.
+    _refuse_if_lost(sentence, premise, "adds what the premise lacks:")
+    return _join(text, sentence)
 
 
 def weaken_hypothesis(text: str, ctx: TransformContext) -> str:
@@ -104,29 +147,14 @@ def weaken_premise(text: str, ctx: TransformContext) -> str:
     return _entailed_sentence(text, ctx, _RESTATE)
 
 
-def _needs_entailment_source(oracle: str, ci: CheckInput) -> OracleResult | None:
-    source = _label(ci.source.answer)
-    if source != ENTAILMENT:
-        return OracleResult(
-            Verdict.SKIP,
-            oracle,
-            reason=f"precondition not met: source label is {source!r}, not entailment",
-            details={"source": source, "followup": _label(ci.followup.answer)},
-        )
-    return None
-
-
 def entailment_kept(ci: CheckInput) -> OracleResult:
-    """77/78: when the source is an entailment, the follow-up must be an entailment too."""
+    """77/78: the source is an entailment (the precondition); the follow-up must be one too."""
     oracle = "equal_label"
     error = unparseable(oracle, ci)
     if error:
         return error
-    skip = _needs_entailment_source(oracle, ci)
-    if skip:
-        return skip
     followup = _label(ci.followup.answer)
-    details = {"source": ENTAILMENT, "followup": followup}
+    details = {"source": _label(ci.source.answer), "followup": followup}
     if followup == ENTAILMENT:
         return OracleResult(Verdict.PASS, oracle, 1.0, "entailment kept", details)
     return OracleResult(Verdict.FAIL, oracle, 0.0, f"entailment became {followup}", details)
@@ -149,18 +177,6 @@ def no_polar_flip(ci: CheckInput) -> OracleResult:
     )
 
 
-def no_polar_flip_from_entailment(ci: CheckInput) -> OracleResult:
-    """79: ``no_polar_flip`` judged only when the source is an entailment.
-
-    A weaker hypothesis may well be entailed by a premise that contradicts the original one, so a
-    contradiction → entailment change is not a violation here; the check needs an entailed source.
-    """
-    error = unparseable("no_polar_flip", ci)
-    if error:
-        return error
-    return _needs_entailment_source("no_polar_flip", ci) or no_polar_flip(ci)
-
-
 _NLI_PREMISE = "A woman in a red coat is walking her two dogs along the beach at sunset."
 _NLI_HYPOTHESIS = "A woman is outside with her dogs."
 _NLI_EXAMPLE = {"premise": _NLI_PREMISE, "hypothesis": _NLI_HYPOTHESIS}
@@ -174,8 +190,8 @@ for _id, _ref, _name, _field, _fn, _expect, _check, _description, _pre in (
         extend_premise,
         Expectation.EQUIVALENT,
         entailment_kept,
-        "Generate a sentence implied by the hypothesis and append it to the premise. Adding a "
-        "fact the hypothesis already implies cannot break an entailment.",
+        "Generate a sentence from which the hypothesis follows (a more specific situation) and "
+        "append it to the premise. Adding a premise cannot break an entailment.",
         "The source output must be 'entailment' (otherwise SKIP); needs a transformation endpoint.",
     ),
     (
@@ -197,7 +213,7 @@ for _id, _ref, _name, _field, _fn, _expect, _check, _description, _pre in (
         "hypothesis",
         weaken_hypothesis,
         Expectation.NO_POLAR_FLIP,
-        no_polar_flip_from_entailment,
+        no_polar_flip,
         "Generate a sentence implied by the hypothesis and use it as the new hypothesis. A premise "
         "that entails the hypothesis cannot contradict its consequence: fails only on an "
         "entailment ↔ contradiction flip.",
@@ -212,9 +228,9 @@ for _id, _ref, _name, _field, _fn, _expect, _check, _description, _pre in (
         Expectation.NO_POLAR_FLIP,
         no_polar_flip,
         "Generate a sentence implied by the premise and use it as the new premise. A weaker "
-        "premise may lose the entailment, but it cannot turn an entailment into a contradiction "
-        "or the reverse: fails only on an entailment ↔ contradiction flip.",
-        "Needs a transformation endpoint; any source label.",
+        "premise may lose the entailment, but it cannot turn it into a contradiction: fails "
+        "only when the entailment becomes a contradiction.",
+        "The source output must be 'entailment' (otherwise SKIP); needs a transformation endpoint.",
     ),
 ):
     register(
@@ -229,13 +245,15 @@ for _id, _ref, _name, _field, _fn, _expect, _check, _description, _pre in (
             expectation=_expect,
             transform=_fn,
             check=_check,
+            source_precondition=ENTAILED_SOURCE,
             tasks=NLI_TASKS,
             fields=(_field,),
             preconditions=_pre,
             ref=f"LLMorph {_ref}",
             similarity_floor=0.3,
             # A weakened sentence may legitimately drop details (a number, a name): only the
-            # similarity floor guards 79/80; 77/78 keep the whole source, so the check is moot.
+            # similarity floor guards 79/80. 77/78 keep the whole source field, so the gate's
+            # content check is moot there; their appended sentence is checked when it is made.
             params={"example_fields": dict(_NLI_EXAMPLE), "preserve_content": _ref < 79},
         )
     )

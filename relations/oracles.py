@@ -2,18 +2,22 @@
 
 The oracle is chosen from the relation's expectation and the task's answer type. Every verdict
 records the measured value so thresholds can be re-applied later without calling any model.
+Before any oracle, the relation's source-output precondition (the end of this module) decides
+whether the relation applies at all: when it does not, the case is SKIP with a reason that starts
+with ``precondition: `` (oracle ``precondition``), so metrics can leave it out.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 
 from core.answers import AnswerType, normalise_text, parse_number
 from core.thresholds import NUMERIC_WITHIN, SEMANTIC_DIFFERENT, SEMANTIC_SIMILAR
 from core.types import OracleResult, ParsedOutput, Verdict
-from relations.base import CheckInput, Expectation, Relation
+from relations.base import CheckInput, Expectation, Relation, SourcePrecondition
 
 log = logging.getLogger(__name__)
 # We disable math-verify's signal-based timeouts on purpose (signals only work in the main
@@ -66,12 +70,22 @@ def evaluate(
 ) -> OracleResult:
     """The verdict for one case under the task's ``answer_type``.
 
-    Unparseable outputs are ERROR, never PASS or FAIL.
+    In this order: an unparseable source is ERROR; a source outside the relation's precondition
+    is SKIP (``precondition: …``; the follow-up cannot matter then); an unparseable follow-up or
+    companion is ERROR; then the oracle. Never PASS or FAIL for a case the relation does not
+    apply to.
     """
     threshold = threshold if threshold is not None else relation.threshold
     answer_type = AnswerType(answer_type)
     companions = companions or {}
-    for name, parsed in [("source", source), ("follow-up", followup), *companions.items()]:
+    if source.answer is None:
+        return OracleResult(
+            Verdict.ERROR, "unparseable", reason=f"source output: {source.error or 'no answer'}"
+        )
+    skipped = precondition_skip(relation, answer_type, source, companions)
+    if skipped is not None:
+        return skipped
+    for name, parsed in [("follow-up", followup), *companions.items()]:
         if parsed.answer is None:
             return OracleResult(
                 Verdict.ERROR, "unparseable", reason=f"{name} output: {parsed.error or 'no answer'}"
@@ -175,7 +189,8 @@ def _at_least_as_extreme(
         return OracleResult(
             Verdict.ERROR, "at_least_as_extreme", reason="a score could not be read"
         )
-    same_side = (x - 0.5) * (y - 0.5) >= 0 or abs(x - 0.5) < 1e-9
+    # A source of exactly 0.5 never gets here: it is outside the SCORE_OFF_MIDPOINT precondition.
+    same_side = (x - 0.5) * (y - 0.5) >= 0
     holds = same_side and abs(y - 0.5) >= abs(x - 0.5) - 1e-9
     reason = f"score {x:g} → {y:g}: " + ("as extreme or more" if holds else "less extreme")
     return OracleResult(
@@ -196,3 +211,128 @@ def unparseable(oracle: str, ci: CheckInput, companions: Sequence[str] = ()) -> 
     if not missing:
         return None
     return OracleResult(Verdict.ERROR, oracle, reason=f"no parsed answer for: {', '.join(missing)}")
+
+
+# ---------------------------------------------------------------- source-output preconditions
+#
+# LLMorph (Cho, Ruberto & Terragni, the tool paper §II.D and §III.B) attaches "verifications" to
+# its relations, restrictions on the outputs that must hold for the relation to be valid, and
+# reports a group that breaks one as a verification failure, not as a violation. Its catalogue
+# (src/config/list_relations.json) checks the *source* output ("func_vso") of:
+#   10, 25, 34, 152 (antonym, replace / remove keywords, negation; "should change"):
+#       QA: not 'unknown'; NLI: not 'neutral'; RE: not 'no relation';
+#       continuous sentiment: the score outside [0.4, 0.6];
+#   150, 151, 154 (intensifiers; "at least as extreme"): the score is not 0.5;
+#   77, 78, 79, 80 (NLI generation): the source label is 'entailment'.
+# We read them by answer type, so a custom task gets the rule a built-in task of its kind gets.
+
+PRECONDITION_PREFIX = "precondition: "
+PRECONDITION_ORACLE = "precondition"
+NEUTRAL_LABEL = "neutral"
+ENTAILMENT_LABEL = "entailment"
+NEUTRAL_SCORE_BAND = (0.4, 0.6)  # LLMorph's VerifyDifferenceRange(0.4, 0.6), ends included
+MIDPOINT_SCORE = 0.5
+# Free-text answers that say "no answer": QA's 'unknown', relation extraction's 'no relation'.
+ABSTAINING_TEXT = re.compile(r"\b(?:unknown|no relation(?:ship)?)\b")
+
+
+def _label(parsed: ParsedOutput) -> str:
+    return (parsed.answer or "").strip().lower()
+
+
+def _score(parsed: ParsedOutput) -> float | None:
+    value = parse_number(parsed.answer or "")
+    return None if value is None or math.isnan(value) else value
+
+
+def _decisive(
+    source: ParsedOutput, companions: Mapping[str, ParsedOutput], answer_type: AnswerType
+) -> str | None:
+    if answer_type is AnswerType.LABEL and _label(source) == NEUTRAL_LABEL:
+        return "the source label is 'neutral': there is no decision to change"
+    if answer_type is AnswerType.TEXT and ABSTAINING_TEXT.search(
+        normalise_text(source.answer or "")
+    ):
+        return f"the source answer is {source.answer!r}: there is no answer to change"
+    if answer_type is AnswerType.SCORE:
+        score = _score(source)
+        low, high = NEUTRAL_SCORE_BAND
+        if score is not None and low <= score <= high:
+            return f"the source score {score:g} is in the neutral band [{low:g}, {high:g}]"
+    return None
+
+
+def _off_midpoint(
+    source: ParsedOutput, companions: Mapping[str, ParsedOutput], answer_type: AnswerType
+) -> str | None:
+    if answer_type is AnswerType.SCORE and _score(source) == MIDPOINT_SCORE:
+        return "the source score is exactly 0.5: it has no side to be more extreme on"
+    return None
+
+
+def _entailed(
+    source: ParsedOutput, companions: Mapping[str, ParsedOutput], answer_type: AnswerType
+) -> str | None:
+    label = _label(source)
+    if label != ENTAILMENT_LABEL:
+        return f"the source label is {label!r}, not 'entailment'"
+    return None
+
+
+DECISIVE_SOURCE = SourcePrecondition(
+    name="decisive_source",
+    description=(
+        "The source output must take a side: not the label 'neutral', not 'unknown' or 'no "
+        "relation', not a score in [0.4, 0.6] (LLMorph 10, 25, 34, 152)."
+    ),
+    unmet=_decisive,
+)
+SCORE_OFF_MIDPOINT = SourcePrecondition(
+    name="score_off_midpoint",
+    description="A score task's source score must not be exactly 0.5 (LLMorph 150, 151, 154).",
+    unmet=_off_midpoint,
+)
+ENTAILED_SOURCE = SourcePrecondition(
+    name="entailed_source",
+    description="The source label must be 'entailment' (LLMorph 77, 78, 79, 80).",
+    unmet=_entailed,
+)
+
+
+def source_precondition_of(relation: Relation) -> SourcePrecondition | None:
+    """The relation's own precondition, else its expectation's default.
+
+    Every "should change" relation needs a decisive source: LLMorph checks one for each of its
+    "different output" relations, and a change is undefined from "no answer" or a neutral one.
+    """
+    if relation.source_precondition is not None:
+        return relation.source_precondition
+    if relation.expectation is Expectation.DIFFERENT:
+        return DECISIVE_SOURCE
+    return None
+
+
+def precondition_skip(
+    relation: Relation,
+    answer_type: AnswerType | str,
+    source: ParsedOutput,
+    companions: Mapping[str, ParsedOutput] | None = None,
+) -> OracleResult | None:
+    """A SKIP (reason ``precondition: …``) when the source is outside the relation's precondition."""
+    precondition = source_precondition_of(relation)
+    if precondition is None:
+        return None
+    why = precondition.unmet(source, companions or {}, AnswerType(answer_type))
+    if why is None:
+        return None
+    return OracleResult(
+        Verdict.SKIP,
+        PRECONDITION_ORACLE,
+        reason=PRECONDITION_PREFIX + why,
+        details={"precondition": precondition.name, "source_answer": source.answer},
+    )
+
+
+def is_precondition_skip(reason: str | None) -> bool:
+    """True for the reason of a SKIP made by an output precondition (not by the validity gate)."""
+    return reason is not None and reason.startswith(PRECONDITION_PREFIX)

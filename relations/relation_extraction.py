@@ -6,9 +6,10 @@ Whether the relation the model named is symmetric decides which of the two appli
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from core.types import OracleResult, Sample, Verdict
+from core.answers import AnswerType
+from core.types import OracleResult, ParsedOutput, Sample, Verdict
 from relations.base import (
     CheckInput,
     Expectation,
@@ -16,6 +17,7 @@ from relations.base import (
     NotApplicable,
     Relation,
     RelationKind,
+    SourcePrecondition,
     TransformContext,
 )
 from relations.oracles import unparseable
@@ -103,7 +105,7 @@ def _swap_entities(symmetric: bool):
         declared = sample.meta.get("symmetric") if sample.meta else None
         if declared is not None and bool(declared) != symmetric:
             kind = "symmetric" if declared else "asymmetric"
-            raise NotApplicable(f"precondition not met: the sample declares a {kind} relation")
+            raise NotApplicable(f"precondition: the sample declares a {kind} relation")
         fields = dict(sample.fields)
         fields["head"], fields["tail"] = sample.fields["tail"], sample.fields["head"]
         return [FollowUp(fields=fields, target="head+tail", note="head and tail swapped")]
@@ -117,21 +119,46 @@ def _similarity(ci: CheckInput, source: str, followup: str) -> float:
     return float(ci.similarity(source, followup))
 
 
+def _not_symmetric(
+    source: ParsedOutput, companions: Mapping[str, ParsedOutput], answer_type: AnswerType
+) -> str | None:
+    if is_symmetric_relation(source.answer):
+        return None
+    return f"{source.answer!r} is not a known symmetric relation"
+
+
+def _not_directed(
+    source: ParsedOutput, companions: Mapping[str, ParsedOutput], answer_type: AnswerType
+) -> str | None:
+    if is_no_relation(source.answer):
+        return "the source output names no relation"
+    if is_symmetric_relation(source.answer):
+        return f"{source.answer!r} is a symmetric relation"
+    return None
+
+
+# Which of 141 / 142 applies depends on the relation the model named for the source.
+SYMMETRIC_SOURCE = SourcePrecondition(
+    name="symmetric_source",
+    description="The source output must name a symmetric relation (our list).",
+    unmet=_not_symmetric,
+)
+DIRECTED_SOURCE = SourcePrecondition(
+    name="directed_source",
+    description="The source output must name a relation, and not a symmetric one.",
+    unmet=_not_directed,
+)
+
+
 def same_relation_when_symmetric(ci: CheckInput) -> OracleResult:
-    """141: for a symmetric relation the swapped pair must get an equivalent relation phrase."""
+    """141: for a symmetric relation (``SYMMETRIC_SOURCE``) the swapped pair must get an
+    equivalent relation phrase."""
     oracle = "semantic_similar"
     error = unparseable(oracle, ci)
     if error:
         return error
     source, followup = ci.source.answer or "", ci.followup.answer or ""
     details = {"source": source, "followup": followup}
-    if not is_symmetric_relation(source):
-        return OracleResult(
-            Verdict.SKIP,
-            oracle,
-            reason=f"precondition not met: {source!r} is not a known symmetric relation",
-            details=details,
-        )
     threshold = ci.threshold if ci.threshold is not None else 0.8
     value = _similarity(ci, source, followup)
     details["threshold"] = threshold
@@ -144,19 +171,14 @@ def same_relation_when_symmetric(ci: CheckInput) -> OracleResult:
 
 
 def different_relation_when_asymmetric(ci: CheckInput) -> OracleResult:
-    """142: for a directional relation the swapped pair must not get the same relation phrase."""
+    """142: for a directional relation (``DIRECTED_SOURCE``) the swapped pair must not get the
+    same relation phrase."""
     oracle = "semantic_different"
     error = unparseable(oracle, ci)
     if error:
         return error
     source, followup = ci.source.answer or "", ci.followup.answer or ""
     details = {"source": source, "followup": followup}
-    if is_no_relation(source):
-        reason = "precondition not met: the source output names no relation"
-        return OracleResult(Verdict.SKIP, oracle, reason=reason, details=details)
-    if is_symmetric_relation(source):
-        reason = f"precondition not met: {source!r} is a symmetric relation"
-        return OracleResult(Verdict.SKIP, oracle, reason=reason, details=details)
     threshold = ci.threshold if ci.threshold is not None else 0.9
     value = _similarity(ci, source, followup)
     details["threshold"] = threshold
@@ -192,6 +214,7 @@ register(
         expectation=Expectation.EQUIVALENT,
         build=_swap_entities(symmetric=True),
         check=same_relation_when_symmetric,
+        source_precondition=SYMMETRIC_SOURCE,
         tasks=RE_TASKS,
         per_field=False,
         preconditions=(
@@ -219,6 +242,7 @@ register(
         expectation=Expectation.DIFFERENT,
         build=_swap_entities(symmetric=False),
         check=different_relation_when_asymmetric,
+        source_precondition=DIRECTED_SOURCE,
         tasks=RE_TASKS,
         per_field=False,
         preconditions=(

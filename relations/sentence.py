@@ -7,7 +7,7 @@ leave the answer unchanged (EQUIVALENT).
 
 from __future__ import annotations
 
-from relations.base import NotApplicable, RelationKind, TransformContext
+from relations.base import CLAIM_FIELDS, NotApplicable, RelationKind, TransformContext
 from relations.llm_prompts import PRESERVATION_CONSTRAINT, clean_rewrite, llm_rewrite
 from relations.registry import transform_relation
 from relations.text_utils import join_sentences, outside_math, permute_changed, split_sentences
@@ -103,9 +103,11 @@ def shuffle(text: str, ctx: TransformContext) -> str:
     name="Add a random sentence",
     category="sentence",
     description="Append a neutral, unrelated sentence (from a fixed list, picked by the case "
-    "seed).",
+    "seed). In NLI only the premise gets it: an extra sentence in the hypothesis is an extra "
+    "claim, which can break an entailment.",
     example=EXAMPLE,
     ref=_llmorph(84),
+    kept_fields=CLAIM_FIELDS,
 )
 def add_random(text: str, ctx: TransformContext) -> str:
     return f"{text.rstrip()} {ctx.rng.choice(NEUTRAL_SENTENCES)}"

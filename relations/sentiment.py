@@ -1,6 +1,8 @@
 """Sentiment relations (LLMorph 150/151/154): rule-based intensifiers.
 
-The follow-up score must be at least as extreme as the source score.
+The follow-up score must be at least as extreme as the source score. A source score of exactly
+0.5 has no side to be more extreme on: LLMorph's catalogue verifies the source score is not 0.5,
+and such a case is SKIP (``SCORE_OFF_MIDPOINT``), not an automatic PASS.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import re
 
 from relations.base import Expectation, NotApplicable, Relation, RelationKind, TransformContext
+from relations.oracles import SCORE_OFF_MIDPOINT
 from relations.registry import register
 
 CATEGORY = "task-specific"
@@ -130,7 +133,8 @@ def capitalise_keywords(text: str, ctx: TransformContext) -> str:
 
 _SENTIMENT_NOTE = (
     "Sentiment score: the follow-up must be at least as far from neutral (0.5) as the source, on "
-    "the same side; sentiment label: the label must not change."
+    "the same side (a source score of exactly 0.5 is SKIP); sentiment label: the label must not "
+    "change."
 )
 
 for _id, _ref, _name, _fn, _description, _pre, _example in (
@@ -177,6 +181,7 @@ for _id, _ref, _name, _fn, _description, _pre, _example in (
             example=_example,
             kind=RelationKind.RULE,
             expectation=Expectation.AT_LEAST_AS_EXTREME,
+            source_precondition=SCORE_OFF_MIDPOINT,
             transform=_fn,
             tasks=SENTIMENT_TASKS,
             fields=("text",),

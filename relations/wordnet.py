@@ -10,6 +10,13 @@ variable ``MORPHSCOPE_WORDNET_DIR``. Nothing here downloads anything.
 
 Also: small lookups several relations share (``synonyms``, ``antonyms``, part-of-speech guesses
 from WordNet itself, since NLTK's POS tagger data cannot be installed here).
+
+Thread safety: NLTK's reader is not safe to share between threads. It keeps one open handle per
+data file and answers a synset lookup with ``seek`` then ``readline`` (and binary-searches
+``cntlist.rev`` the same way), so two threads interleaving those calls read each other's lines:
+wrong synsets, exceptions, or a binary search that never ends. Follow-ups are built in a thread
+pool, so every lookup here runs under one lock and its answer is memoised (an immutable tuple per
+reader and arguments): the same word always gets the same answer, whichever thread asks first.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ import shutil
 import tempfile
 import threading
 import warnings
-from functools import cache
+from collections.abc import Callable
+from functools import cache, lru_cache, wraps
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +85,10 @@ MISSING_MESSAGE = (
     "WordNet files not found in /usr/share/wordnet; install wordnet-base wordnet-sense-index"
 )
 
-_build_lock = threading.Lock()
+# One lock for building the folder, loading the reader and every lookup (see the module docstring).
+# Re-entrant: a memoised lookup calls ``load_wordnet`` and other lookups while holding it.
+_wordnet_lock = threading.RLock()
+LOOKUP_CACHE_SIZE = 200_000  # memoised answers per lookup function (words, not bytes)
 
 # Function words that WordNet also lists as nouns or adjectives ("a" the vitamin, "in" the state,
 # "will" the noun …): never treated as content words. Our own list.
@@ -203,8 +214,25 @@ def load_wordnet() -> Any:
 
     Raises RuntimeError (naming the apt packages to install) when the Debian files are missing.
     """
-    with _build_lock:
+    with _wordnet_lock:
         return _load(str(SOURCE_DIR), str(wordnet_root()))
+
+
+def _serialised(lookup: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
+    """Memoise ``lookup(reader, *args)`` and run it under the WordNet lock.
+
+    The reader is part of the key, so a test that swaps the WordNet folder never sees answers
+    from another one. Answers are tuples: nothing a caller does can change a memoised answer.
+    """
+    memoised = lru_cache(maxsize=LOOKUP_CACHE_SIZE)(lookup)
+
+    @wraps(lookup)
+    def locked(*args: Any) -> tuple[Any, ...]:
+        with _wordnet_lock:
+            return memoised(load_wordnet(), *args)
+
+    locked.cache_clear = memoised.cache_clear  # type: ignore[attr-defined]
+    return locked
 
 
 # ---------------------------------------------------------------- lookups shared by relations
@@ -221,10 +249,22 @@ def _pos_matches(synset_pos: str, pos: str | None) -> bool:
     return synset_pos == pos or (pos == "a" and synset_pos == "s")
 
 
-def _synsets(word: str, pos: str | None) -> list[Any]:
-    wordnet = load_wordnet()
+def _synsets(wordnet: Any, word: str, pos: str | None) -> list[Any]:
+    # Callers hold the WordNet lock: the reader reads its data files here.
     found = wordnet.synsets(word.lower(), pos=pos)
     return [s for s in found if _pos_matches(s.pos(), pos)]
+
+
+@_serialised
+def _synonyms(wordnet: Any, word: str, pos: str | None, senses: int | None) -> tuple[str, ...]:
+    lower = word.lower()
+    found: set[str] = set()
+    for synset in _synsets(wordnet, lower, pos)[:senses]:
+        for lemma in synset.lemmas():
+            text = _lemma_text(lemma.name())
+            if text.lower() != lower:
+                found.add(text)
+    return tuple(sorted(found))
 
 
 def synonyms(word: str, pos: str | None = None, senses: int | None = None) -> list[str]:
@@ -232,30 +272,19 @@ def synonyms(word: str, pos: str | None = None, senses: int | None = None) -> li
 
     ``pos`` is one of ``n v a r`` (None: any); ``senses`` keeps only the first N synsets
     (WordNet lists the most frequent sense first). Multi-word lemmas come back with spaces.
+    Safe to call from several threads; the same arguments always give the same list.
     """
-    lower = word.lower()
-    found: set[str] = set()
-    for synset in _synsets(lower, pos)[:senses]:
-        for lemma in synset.lemmas():
-            text = _lemma_text(lemma.name())
-            if text.lower() != lower:
-                found.add(text)
-    return sorted(found)
+    return list(_synonyms(word.lower(), pos, senses))
 
 
-def antonyms(
-    word: str, pos: str | None = None, indirect: bool = True, senses: int | None = None
-) -> list[str]:
-    """WordNet antonyms of ``word``, sorted.
-
-    Direct antonyms are those of the lemmas spelled like ``word``. With ``indirect``, an adjective
-    satellite without direct antonyms borrows those of its head
-    (``glad`` → ``happy`` → ``unhappy``). ``senses`` keeps only the first N synsets.
-    """
+@_serialised
+def _antonyms(
+    wordnet: Any, word: str, pos: str | None, indirect: bool, senses: int | None
+) -> tuple[str, ...]:
     lower = word.lower()
     found: set[str] = set()
     satellites = []
-    for synset in _synsets(lower, pos)[:senses]:
+    for synset in _synsets(wordnet, lower, pos)[:senses]:
         for lemma in synset.lemmas():
             if lemma.name().lower() != lower:
                 continue
@@ -268,13 +297,54 @@ def antonyms(
                 for lemma in head.lemmas():
                     found.update(_lemma_text(a.name()) for a in lemma.antonyms())
     found.discard(lower)
-    return sorted(found)
+    return tuple(sorted(found))
+
+
+def antonyms(
+    word: str, pos: str | None = None, indirect: bool = True, senses: int | None = None
+) -> list[str]:
+    """WordNet antonyms of ``word``, sorted.
+
+    Direct antonyms are those of the lemmas spelled like ``word``. With ``indirect``, an adjective
+    satellite without direct antonyms borrows those of its head
+    (``glad`` → ``happy`` → ``unhappy``). ``senses`` keeps only the first N synsets.
+    Safe to call from several threads; the same arguments always give the same list.
+    """
+    return list(_antonyms(word.lower(), pos, indirect, senses))
+
+
+@_serialised
+def _lemma_poses(wordnet: Any, word: str) -> tuple[str, ...]:
+    # The parts of speech for which ``word`` itself is a lemma (not only an inflection).
+    return tuple(
+        pos
+        for pos in WN_POS
+        if any(
+            lemma.name().lower() == word
+            for s in _synsets(wordnet, word, pos)
+            for lemma in s.lemmas()
+        )
+    )
 
 
 def is_lemma(word: str, pos: str) -> bool:
     """True when ``word`` itself (not an inflection) is a WordNet lemma of this part of speech."""
-    lower = word.lower()
-    return any(lemma.name().lower() == lower for s in _synsets(lower, pos) for lemma in s.lemmas())
+    return pos in _lemma_poses(word.lower())
+
+
+@_serialised
+def _pos_candidates(wordnet: Any, word: str) -> tuple[str, ...]:
+    scored: list[tuple[int, int, str]] = []
+    for order, pos in enumerate(WN_POS):
+        found = _synsets(wordnet, word, pos)
+        if not found:
+            continue
+        # ``lemma.count()`` binary-searches cntlist.rev through a shared file handle: locked too.
+        count = sum(
+            lemma.count() for s in found for lemma in s.lemmas() if lemma.name().lower() == word
+        )
+        scored.append((-count, order, pos))
+    return tuple(pos for _, _, pos in sorted(scored))
 
 
 def pos_candidates(word: str) -> list[str]:
@@ -286,13 +356,11 @@ def pos_candidates(word: str) -> list[str]:
     lower = word.lower()
     if lower in STOPWORDS or not lower.isalpha():
         return []
-    scored: list[tuple[int, int, str]] = []
-    for order, pos in enumerate(WN_POS):
-        found = _synsets(lower, pos)
-        if not found:
-            continue
-        count = sum(
-            lemma.count() for s in found for lemma in s.lemmas() if lemma.name().lower() == lower
-        )
-        scored.append((-count, order, pos))
-    return [pos for _, _, pos in sorted(scored)]
+    return list(_pos_candidates(lower))
+
+
+def clear_lookup_caches() -> None:
+    """Forget every memoised lookup (tests use it to start from a cold cache)."""
+    with _wordnet_lock:
+        for lookup in (_synonyms, _antonyms, _lemma_poses, _pos_candidates):
+            lookup.cache_clear()  # type: ignore[attr-defined]

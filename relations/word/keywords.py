@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
+from relations.base import (
+    CLAIM_FIELDS,
+    Expectation,
+    NotApplicable,
+    RelationKind,
+    TransformContext,
+)
 from relations.english.tokens import (
     SENTENCE_END,
     capitalize_first,
@@ -36,6 +42,7 @@ RANDOM_WORDS = word_list(
     category=CATEGORY,
     description=(
         "Inserts a random neutral noun from our own list after 10% of the words (at least one). "
+        "In NLI only the premise gets them: words added to the hypothesis change its claim. "
         "The answer should not change."
     ),
     example="The museum closes early on public holidays.",
@@ -43,6 +50,7 @@ RANDOM_WORDS = word_list(
     expectation=Expectation.EQUIVALENT,
     preconditions="the text has at least one word outside math",
     ref="LLMorph 9",
+    kept_fields=CLAIM_FIELDS,
     params={"rate": 0.1},
 )
 def insert_random(text: str, ctx: TransformContext) -> str:

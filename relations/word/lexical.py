@@ -88,7 +88,9 @@ def antonym_options(word: str) -> tuple[str, list[str]] | None:
     category=CATEGORY,
     description=(
         "Replaces one word with a WordNet antonym (adjectives first, then adverbs, then verbs; "
-        "dictionary forms only): 'hot' → 'cold'. The answer should change."
+        "dictionary forms only): 'hot' → 'cold'. The answer should change. Each input of a "
+        "multi-input task is changed alone: antonyms in both the premise and the hypothesis "
+        "could cancel out."
     ),
     example="The soup was hot and the bread tasted fresh.",
     kind=RelationKind.LIBRARY,
@@ -96,6 +98,8 @@ def antonym_options(word: str) -> tuple[str, list[str]] | None:
     preconditions="an adjective, adverb or verb in its dictionary form with a WordNet antonym",
     ref="LLMorph 10",
     requires=("wordnet",),
+    # LLMorph 10 on NLI transforms the premise alone and the hypothesis alone, never both.
+    joint_target=False,
 )
 def antonym(text: str, ctx: TransformContext) -> str:
     tokens = tokenize(text)

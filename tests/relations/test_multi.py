@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from app.tasks import BUILTIN_TASKS
+from core.answers import AnswerType
 from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import CheckInput, Expectation, FollowUp
 from relations.multi import NEUTRAL_SENTENCES, order_preserved, transitive
+from relations.oracles import evaluate
 from relations.registry import get_relation
 
 X1 = Sample(fields={"text": "Light, cute and forgettable."})
@@ -93,7 +95,6 @@ def test_pairwise_order_needs_a_distinct_partner():
         ((0.9, 0.2, 0.3, 0.8), Verdict.FAIL),  # the order flips
         ((0.2, 0.9, 0.7, 0.1), Verdict.FAIL),
         ((0.9, 0.2, 0.5, 0.5), Verdict.FAIL),  # a follow-up tie loses the order
-        ((0.5, 0.5, 0.9, 0.1), Verdict.PASS),  # a source tie has no order to keep
     ],
 )
 def test_order_preserved(values, verdict):
@@ -110,8 +111,35 @@ def test_order_preserved(values, verdict):
     }
 
 
+def judged(relation_id: str, ci: CheckInput, answer_type: AnswerType):
+    """The verdict through ``evaluate``, where the source-output preconditions are checked."""
+    return evaluate(
+        get_relation(relation_id), answer_type, ci.source, ci.followup, ci.similarity,
+        companions=ci.companions,
+    )  # fmt: skip
+
+
+def test_a_tie_of_the_source_scores_is_skip_not_pass():
+    """Systematicity seed §4 (pairwise systematicity): if f(x1) > f(x2) then f(x1') > f(x2').
+
+    With f(x1) = f(x2) = 0.5 the premise "x1 is ranked above x2" (or below) is false for both
+    orders, so the relation says nothing: the case is SKIP. It used to be a PASS ("no order to
+    preserve"), which counted a case the relation does not apply to as a kept order.
+    """
+    tied = judged("multi.pairwise_order", scores(0.5, 0.5, 0.9, 0.1), AnswerType.SCORE)
+    assert (tied.verdict, tied.value) == (Verdict.SKIP, None)
+    assert (
+        tied.reason
+        == "precondition: the source scores tie (0.5 = 0.5): there is no order to preserve"
+    )
+    untied = judged("multi.pairwise_order", scores(0.6, 0.5, 0.9, 0.1), AnswerType.SCORE)
+    assert untied.verdict is Verdict.PASS
+    # An unreadable partner score cannot tell a tie: the ERROR comes from the check.
+    missing = judged("multi.pairwise_order", scores(0.5, None, 0.9, 0.1), AnswerType.SCORE)
+    assert missing.verdict is Verdict.ERROR
+
+
 def test_order_preserved_reasons():
-    assert order_preserved(scores(0.5, 0.5, 0.1, 0.9)).reason.startswith("tie in the source scores")
     assert order_preserved(scores(0.9, 0.2, 0.3, 0.8)).reason == (
         "order not preserved: source 0.9 > 0.2, follow-up 0.3 < 0.8"
     )
@@ -165,9 +193,13 @@ def test_transitive_check():
     failed = transitive(labels("entailment", "entailment", "neutral"))
     assert (failed.verdict, failed.value) == (Verdict.FAIL, 0.0)
     assert failed.details == {"ab": "entailment", "bc": "entailment", "ac": "neutral"}
-    skipped = transitive(labels("entailment", "neutral", "contradiction"))
+    skipped = judged(
+        "multi.nli_transitivity", labels("entailment", "neutral", "contradiction"), AnswerType.LABEL
+    )
     assert skipped.verdict is Verdict.SKIP
-    assert skipped.reason.startswith("precondition not met:")
+    assert skipped.reason == (
+        "precondition: (a, b) is entailment and (b, c) is neutral; both must be entailment"
+    )
     missing = CheckInput(
         ParsedOutput("entailment"), ParsedOutput("entailment"), {}, "label", None, lambda a, b: 0
     )

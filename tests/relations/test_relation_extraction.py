@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from app.tasks import BUILTIN_TASKS
-from core.types import Sample, Verdict
+from core.answers import AnswerType
+from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import FollowUp
+from relations.oracles import evaluate
 from relations.registry import get_relation
 from relations.relation_extraction import is_no_relation, is_symmetric_relation
 from tests.relations.helpers import check_input
@@ -50,7 +52,7 @@ def test_swap_entities_preconditions():
     [skipped] = generate_followups(
         relation, declared, BUILTIN_TASKS["relation_extraction"], RE_FIELDS
     )
-    assert skipped.reason == "precondition not met: the sample declares a asymmetric relation"
+    assert skipped.reason == "precondition: the sample declares a asymmetric relation"
     [ok] = generate_followups(
         get_relation("re.swap_asymmetric"),
         declared,
@@ -72,6 +74,17 @@ def test_symmetric_relation_phrases():
     assert is_no_relation("no relation") and is_no_relation("none") and is_no_relation("unknown")
 
 
+def judged(relation_id: str, source: str, followup: str):
+    """The verdict through ``evaluate``, where the source-output preconditions are checked."""
+    return evaluate(
+        get_relation(relation_id),
+        AnswerType.TEXT,
+        ParsedOutput(answer=source),
+        ParsedOutput(answer=followup),
+        lambda a, b: 0.0,
+    )
+
+
 def test_swap_symmetric_check():
     check = get_relation("re.swap_symmetric").check
     same = check(check_input("spouse", "spouse"))
@@ -79,9 +92,9 @@ def test_swap_symmetric_check():
     changed = check(check_input("spouse", "employer", similarity=lambda a, b: 0.2))
     assert changed.verdict is Verdict.FAIL
     assert changed.value == 0.2
-    skipped = check(check_input("author of", "written by"))
+    skipped = judged("re.swap_symmetric", "author of", "written by")
     assert skipped.verdict is Verdict.SKIP
-    assert "not a known symmetric relation" in skipped.reason
+    assert skipped.reason == "precondition: 'author of' is not a known symmetric relation"
 
 
 def test_swap_asymmetric_check():
@@ -95,7 +108,10 @@ def test_swap_asymmetric_check():
     inverse = check(check_input("author of", "written by", similarity=lambda a, b: 0.55))
     assert inverse.verdict is Verdict.PASS
     assert inverse.details["threshold"] == 0.9
-    assert check(check_input("no relation", "author of")).verdict is Verdict.SKIP
-    assert check(check_input("sibling", "sibling")).verdict is Verdict.SKIP
+    no_relation = judged("re.swap_asymmetric", "no relation", "author of")
+    assert no_relation.reason == "precondition: the source output names no relation"
+    symmetric = judged("re.swap_asymmetric", "sibling", "sibling")
+    assert symmetric.reason == "precondition: 'sibling' is a symmetric relation"
+    assert {no_relation.verdict, symmetric.verdict} == {Verdict.SKIP}
     strict = check(check_input("author of", "writer", 0.5, similarity=lambda a, b: 0.6))
     assert strict.verdict is Verdict.FAIL

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -144,3 +147,94 @@ def test_unavailable_wordnet_is_reported_not_raised(no_wordnet):
         )
     # Relations that do not need WordNet are unaffected.
     assert get_relation("word.negation").describe()["available"] is True
+
+
+# A mix of adjectives, verbs, adverbs, nouns and inflected forms; most have several senses, so
+# a lookup reads many data-file lines (and cntlist.rev for the sense counts).
+_THREAD_WORD_LIST = (
+    "happy good hot fresh quick slow open close rise fall win lose buy sell give take "
+    "early late light heavy strong weak young old increase decrease arrive leave long short "
+    "walked rides bigger difficult student question answer cyclist speed road minute price"
+)
+THREAD_WORDS = _THREAD_WORD_LIST.split(" ")
+
+
+def _every_lookup(word: str) -> tuple:
+    return (
+        tuple(wordnet.pos_candidates(word)),
+        tuple(wordnet.synonyms(word, None, 2)),
+        tuple(wordnet.antonyms(word)),
+        tuple(wordnet.antonyms(word, "v", indirect=False)),
+        tuple(wordnet.is_lemma(word, pos) for pos in wordnet.WN_POS),
+    )
+
+
+class OverlapDetectingReader:
+    """A stand-in WordNet reader that records whether two threads were ever inside it at once."""
+
+    def __init__(self) -> None:
+        self.inside = 0
+        self.overlaps = 0
+        self.calls = 0
+        self.guard = threading.Lock()
+
+    def synsets(self, word, pos=None):
+        with self.guard:
+            self.inside += 1
+            self.calls += 1
+            self.overlaps += self.inside > 1
+        time.sleep(0.002)  # NLTK's seek + readline take about this long
+        with self.guard:
+            self.inside -= 1
+        return []
+
+
+def test_no_two_threads_are_ever_inside_the_reader_at_once(monkeypatch):
+    """Regression: lookups used NLTK's reader with no lock from the runner's 8-thread pool.
+
+    The reader shares one open file per data file (seek, then readline), so concurrent lookups
+    read each other's lines. Here a fake reader counts threads inside it: with the lock there is
+    never more than one; each distinct question reaches the reader once (memoised).
+    """
+    reader = OverlapDetectingReader()
+    monkeypatch.setattr(wordnet, "load_wordnet", lambda: reader)
+    wordnet.clear_lookup_caches()
+    words = [f"word{chr(ord('a') + i)}" for i in range(24)]  # alphabetic: not skipped
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda w: (wordnet.synonyms(w), wordnet.pos_candidates(w)), words * 2))
+    finally:
+        wordnet.clear_lookup_caches()
+    assert reader.overlaps == 0
+    # synonyms: one synsets call per word; pos_candidates: one per part of speech (n v a r).
+    assert reader.calls == len(words) * (1 + len(wordnet.WN_POS))
+
+
+@pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
+@needs_wordnet
+def test_lookups_from_eight_threads_match_one_thread_from_a_cold_cache():
+    """Regression: NLTK's reader shares one file handle per data file (seek, then readline).
+
+    Eight threads building follow-ups read each other's lines: three identical runs gave three
+    different follow-up sets, 14–47% ERRORs ("read length must be non-negative", assertion
+    errors in the synset parser) and ``rrb.opposites`` hung in a binary search of cntlist.rev.
+    Every lookup now runs under one lock and is memoised, so eight threads starting from a cold
+    cache get exactly what one thread gets.
+    """
+    wordnet.load_wordnet()
+    wordnet.clear_lookup_caches()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futures = [pool.submit(_every_lookup, w) for w in THREAD_WORDS * 3]
+        threaded = [f.result(timeout=120) for f in futures]
+    wordnet.clear_lookup_caches()
+    alone = [_every_lookup(w) for w in THREAD_WORDS * 3]
+    assert threaded == alone
+    assert _every_lookup("happy")[2] == ("unhappy",)  # a sanity pin of a real answer
+
+
+@pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
+@needs_wordnet
+def test_memoised_answers_cannot_be_changed_by_a_caller():
+    first = wordnet.synonyms("happy")
+    first.append("not a synonym")
+    assert "not a synonym" not in wordnet.synonyms("happy")
