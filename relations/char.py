@@ -1,9 +1,12 @@
 """Character-level relations (LLMorph parity 1–7, 126–128): small typos should not matter.
 
 Every relation perturbs about ``rate`` (default 10 %) of the eligible letters, at least one, and
-expects the model's answer to stay the same. Letters inside math (``$…$``, ``$$…$$``, ``\\(…\\)``,
-``\\[…\\]``) and LaTeX command names are never touched, so a typo cannot rename a variable or
-break ``\\frac``. Digits and punctuation are never touched either.
+expects the model's answer to stay the same. Only letters outside the protected spans of
+``relations.english.protect`` are touched: never inside math (``$…$``, ``$$…$$``, ``\\(…\\)``,
+``\\[…\\]``) or a LaTeX command name, so a typo cannot rename a variable or break ``\\frac``,
+and never in a number, a unit ("km", "hours"), a negation word ("not", "don't") or a capitalised
+word (a name), since a typo there changes what is asked. Digits and punctuation are never
+touched either.
 
 The rule-based ones draw everything from ``ctx.rng``. The nlpaug augmenters (keyboard typos,
 OCR errors) use the library's global ``random`` and ``numpy.random``: we seed both from
@@ -24,11 +27,13 @@ from typing import Any
 
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
 from relations.registry import transform_relation
-from relations.text_utils import protected_mask
+from relations.english.protect import content_mask
 
 CATEGORY = "character"
 DEFAULT_RATE = 0.1
-PRECONDITIONS = "the text has at least one letter outside math spans and LaTeX commands"
+PRECONDITIONS = (
+    "the text has a letter outside math, numbers, units, negations and capitalised words"
+)
 
 _WORD = re.compile(r"[^\W\d_]+")  # a run of letters (any script)
 
@@ -37,8 +42,8 @@ LEET = {"a": "4", "b": "8", "e": "3", "g": "9", "i": "1", "o": "0", "s": "5", "t
 
 
 def letter_positions(text: str) -> list[int]:
-    """Indices of the letters a character relation may touch."""
-    mask = protected_mask(text)
+    """Indices of the letters a character relation may touch (outside every protected span)."""
+    mask = content_mask(text)
     return [i for i, ch in enumerate(text) if ch.isalpha() and not mask[i]]
 
 
@@ -227,7 +232,7 @@ def _shuffled_inner(word: str, rng: random.Random) -> str:
     **{**_COMMON, "preconditions": "a word of 4+ letters whose inner letters are not all equal"},
 )
 def shuffle_inner(text: str, ctx: TransformContext) -> str:
-    mask = protected_mask(text)
+    mask = content_mask(text)
     words = [
         m
         for m in _WORD.finditer(text)
@@ -315,7 +320,7 @@ def augment_words(text: str, ctx: TransformContext, name: str) -> str:
     punctuation, math or the original whitespace), and each word is put back where it was.
     """
     augmenter = _augmenter(name, float(ctx.params.get("rate", DEFAULT_RATE)))
-    mask = protected_mask(text)
+    mask = content_mask(text)
     spans = [
         m
         for m in _WORD.finditer(text)
@@ -423,7 +428,7 @@ def _misspellings(word: str, dictionary: dict[str, list[str]]) -> list[str]:
 )
 def misspell(text: str, ctx: TransformContext) -> str:
     dictionary = spelling_dictionary()
-    mask = protected_mask(text)
+    mask = content_mask(text)
     spans = [
         m
         for m in _WORD.finditer(text)
