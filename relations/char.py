@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
-from relations.registry import transform_relation
 from relations.english.protect import content_mask
+from relations.registry import transform_relation
 
 CATEGORY = "character"
 DEFAULT_RATE = 0.1

@@ -15,35 +15,40 @@ import re
 from collections import Counter
 
 from relations.english.categories import CATEGORIES, PROPER_CATEGORIES
+from relations.english.tokens import word_list
 from relations.text_utils import protected_mask
 
 # Negation words (contractions in n't are matched by pattern).
 NEGATION_WORDS = frozenset(
-    "not no never none nobody nothing nowhere neither nor without cannot".split()
+    word_list("not no never none nobody nothing nowhere neither nor without cannot")
 )
 # Unit names, written out: protected wherever they occur.
 UNIT_WORDS = frozenset(
-    """
+    word_list(
+        """
     percent per cent degree degrees metre metres meter meters kilometre kilometres kilometer
     kilometers centimetre centimetres centimeter centimeters millimetre millimetres millimeter
     millimeters mile miles foot feet inch inches yard yards gram grams kilogram kilograms pound
     pounds ounce ounces ton tons tonne tonnes litre litres liter liters millilitre millilitres
     gallon gallons hour hours minute minutes second seconds day days week weeks month months year
     years dollar dollars cent cents euro euros hectare hectares acre acres
-    """.split()
+    """
+    )
 )
 # Unit abbreviations: protected only right after a number ("5 km", "20km/h", "3 kg").
 UNIT_ABBREVIATIONS = frozenset(
-    "km m cm mm kg g mg l ml h hr hrs min s sec mph kph kmh lb lbs oz ft mi yd t".split()
+    word_list("km m cm mm kg g mg l ml h hr hrs min s sec mph kph kmh lb lbs oz ft mi yd t")
 )
 # Numbers written as words (the validity gate reads the same list).
 NUMBER_WORD_LIST = frozenset(
-    """
+    word_list(
+        """
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
     sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
     hundred thousand million billion dozen half twice double triple first second third fourth
     fifth
-    """.split()
+    """
+    )
 )
 PROPER_NAMES = frozenset(
     member for category in PROPER_CATEGORIES for member in CATEGORIES[category]
