@@ -505,12 +505,16 @@ def test_wordnet_examples_change(relation_id):
 @pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
 @needs_wordnet
 def test_synonym_uses_first_sense_wordnet_synonyms():
-    from relations.wordnet import synonyms
+    from relations.wordnet import pos_candidates, synonyms
 
     text = "The quick student answered the difficult question correctly."
+    # Synonyms that are nouns first ("flick" is a verb first: "The flick leaves" misreads).
     assert synonym_options("movie") == sorted(
-        s for s in synonyms("movie", "n", senses=1) if " " not in s
+        s
+        for s in synonyms("movie", "n", senses=1)
+        if " " not in s and pos_candidates(s)[:1] == ["n"]
     )
+    assert "flick" not in synonym_options("movie")
     assert synonym_options("answered") == []  # inflected: left alone
     for seed in range(4):
         out = run("word.synonym", text, seed)
@@ -523,6 +527,32 @@ def test_synonym_uses_first_sense_wordnet_synonyms():
         for before, after in changed:
             assert after in synonym_options(before)
         assert out == run("word.synonym", text, seed)
+
+
+@pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
+@needs_wordnet
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # Used to give "Paul Allen and Measure Gates …": names are never replaced.
+        ("Paul Allen and Bill Gates founded Microsoft in 1975.", "Bill"),
+        # Used to give "Sarah plant for Acme …": "works" after a name may be a verb or a noun.
+        ("Sarah works for Acme Corporation in Boston.", "works"),
+        # Used to give "… in the two years" and "vi pear trees": units and numbers stay.
+        ("He sells six pears in two days at the market.", "six pears in two days"),
+    ],
+)
+def test_synonym_keeps_names_numbers_units_and_the_part_of_speech(text, kept):
+    """LLMorph 8 (synonym replacement is an invariance relation): the sentence must keep its
+    meaning and grammar, so names, numbers, units and negations are protected and a synonym must
+    play the same part of speech as the word it replaces (read from the word before it).
+    """
+    for seed in range(4):
+        try:
+            out = run("word.synonym", text, seed)
+        except NotApplicable:
+            continue
+        assert kept in out, out
 
 
 @pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
