@@ -116,7 +116,8 @@ def delete(text: str, ctx: TransformContext) -> str:
     name="Leet speak",
     description=(
         "Writes 10% of the letters (at least one) in leet: a→4 b→8 e→3 g→9 i→1 o→0 s→5 t→7 "
-        "z→2. Only letters with a leet form are candidates. The answer should not change."
+        "z→2. Only letters with a leet form are candidates, and every word keeps a letter (so "
+        "'it' never becomes the number '17'). The answer should not change."
     ),
     ref="LLMorph 3",
     **{**_COMMON, "preconditions": "the text has a letter with a leet form (a b e g i o s t z)"},
@@ -127,11 +128,30 @@ def leet(text: str, ctx: TransformContext) -> str:
     if not candidates:
         raise NotApplicable("no letter with a leet form (a b e g i o s t z)")
     count = min(len(candidates), change_count(len(positions), ctx))
-    chosen = ctx.rng.sample(candidates, count)
     chars = list(text)
-    for index in chosen:
+    changed = 0
+    for index in ctx.rng.sample(candidates, len(candidates)):
+        if changed == count:
+            break
         chars[index] = LEET[chars[index].lower()]
+        if _all_digits_word(chars, index):  # "it" → "17" would read as a number
+            chars[index] = text[index]
+            continue
+        changed += 1
+    if not changed:
+        raise NotApplicable("every leet letter would turn a word into a number")
     return "".join(chars)
+
+
+def _all_digits_word(chars: list[str], index: int) -> bool:
+    """Whether the word around ``index`` has no letter left."""
+    start = index
+    while start > 0 and chars[start - 1].isalnum():
+        start -= 1
+    end = index
+    while end + 1 < len(chars) and chars[end + 1].isalnum():
+        end += 1
+    return not any(ch.isalpha() for ch in chars[start : end + 1])
 
 
 @transform_relation(

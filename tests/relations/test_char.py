@@ -106,7 +106,9 @@ def test_random_replace_keeps_length_case_and_changes_exactly_k_letters():
 
 
 def test_leet_uses_our_table():
-    assert run("char.leet", "ab to zig", rate=1.0) == "48 70 219"
+    # Every word keeps a letter: "to" → "70" would read as a number.
+    assert run("char.leet", "ab to zig", rate=1.0) == "4b t0 z19"
+    assert run("char.leet", "It is", rate=1.0) == "It i5"  # "It" is capitalised: protected
     out = run("char.leet", TEXT, 2)
     changed = [(a, b) for a, b in zip(TEXT, out, strict=True) if a != b]
     assert len(changed) == EXPECTED_CHANGES
