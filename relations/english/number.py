@@ -74,6 +74,7 @@ def noun_phrases(tokens: list[str], protected: set[int]) -> list[NounPhrase]:
     return phrases
 
 
+_ADJECTIVE_ENDING = re.compile(r"(?:ful|ous|ive|able|ible|less|ish|ic|al)$")
 _DO_SUPPORT = frozenset(word_list("do does did"))
 _INVERTING = frozenset(word_list("is are was were has have had can could will would"))
 _SINGULAR_PRONOUNS = frozenset(word_list("he she it him his her its himself herself itself"))
@@ -103,6 +104,8 @@ def _safe_to_change(tokens: list[str], phrase: NounPhrase) -> bool:
     rate = before is not None and norm(tokens[phrase.det]) in {"a", "an"}
     if rate and (is_plural_noun(tokens[before]) or norm(tokens[before]) in {"once", "twice"}):
         return False
+    if _ADJECTIVE_ENDING.search(norm(tokens[phrase.head])):
+        return False  # "their careful work": "careful" is no noun, whatever follows it
     # The same noun elsewhere ("the garden … does the garden give") would disagree in number;
     # a gerund ("the acting") has no plural.
     noun = singularize(norm(tokens[phrase.head]))
