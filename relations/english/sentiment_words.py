@@ -2,8 +2,10 @@
 
 A rewrite that drops every positive word of a review ("a calm, ordinary Tuesday" → "a normal
 Tuesday"), or brings in a polarity the source did not have, has changed what a sentiment model
-should answer. Our own lists of common evaluative words (and two phrasal verbs); not a sentiment
-classifier: the gate only asks whether each polarity present survives.
+should answer. Our own lists of clearly evaluative words (and a few phrasal verbs); words that
+are often plain description in word problems ("fast", "late", "cheap", "problem") are left out,
+so a paraphrase of a math problem is not rejected for them. Not a sentiment classifier: the gate
+only asks whether each polarity present survives.
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ POSITIVE = frozenset(
     word_list(
         """
         good great excellent wonderful fantastic amazing brilliant superb lovely nice pleasant
-        delightful perfect outstanding impressive beautiful charming friendly helpful kind warm
-        calm peaceful quiet relaxing comfortable cozy cosy clean fresh tasty delicious enjoyable
-        enjoyed enjoy love loved loves like liked happy glad pleased satisfied grateful thankful
-        recommend recommended best better fine favourite favorite fun funny exciting thrilling
-        reliable fast quick smooth easy bright sharp generous polite attentive efficient
+        delightful perfect outstanding impressive beautiful charming friendly helpful calm
+        peaceful relaxing comfortable cozy cosy tasty delicious enjoyable enjoyed enjoy love
+        loved loves liked happy glad pleased satisfied grateful thankful recommend recommended
+        favourite favorite fun funny exciting thrilling reliable smooth generous polite attentive
         """
     )
 )
@@ -28,12 +29,11 @@ NEGATIVE = frozenset(
     word_list(
         """
         bad poor terrible awful horrible dreadful disappointing disappointed disappointment
-        rude unfriendly unhelpful dirty filthy noisy loud cold stale bland tasteless boring dull
-        slow broken cheap flimsy uncomfortable cramped expensive overpriced annoying annoyed
-        angry upset sad unhappy frustrated frustrating hate hated hates dislike disliked worst
-        worse wrong useless awkward mediocre predictable wooden messy ugly painful late lost
-        never-again fail failed failure problem problems complaint complain complained busy
-        stressful chaotic hostile
+        rude unfriendly unhelpful dirty filthy noisy cold stale bland tasteless boring dull
+        broken flimsy uncomfortable cramped overpriced annoying annoyed angry upset sad unhappy
+        frustrated frustrating hate hated hates dislike disliked worst useless awkward mediocre
+        predictable wooden messy ugly painful complaint complain complained stressful chaotic
+        hostile
         """
     )
 )

@@ -278,7 +278,7 @@ RECORDED_REWRITES = [
     (
         "ad.paraphrase",
         "The staff were friendly but the room was noisy.",
-        "The room was loud, but the staff were kind.",
+        "The room was noisy, but the staff were helpful.",
         None,
     ),
     (
@@ -306,6 +306,15 @@ def test_llm_rewrites_that_change_the_meaning_are_skipped(relation_id, source, f
     up on me" (negative) → "was suspended" (no sentiment word) is SKIPped, not sent.
     """
     assert check_followup(get_relation(relation_id), source, followup) == reason
+
+
+def test_descriptive_words_of_word_problems_are_no_sentiment():
+    """A paraphrase of a word problem may say "quickly" for "fast" or drop "late": only clearly
+    evaluative words carry a polarity the gate checks."""
+    source = "A fast train leaves late and arrives 3 hours later. What is the problem?"
+    followup = "A train that travels quickly departs behind schedule and arrives 3 hours later. "
+    followup += "What is being asked?"
+    assert check_followup(get_relation("si.paraphrase"), source, followup) is None
 
 
 def test_clean_rewrite_drops_a_trailing_commentary_paragraph():
