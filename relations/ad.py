@@ -17,9 +17,11 @@ from relations.llm_prompts import single_line_rewrite
 from relations.registry import transform_relation
 from relations.text_utils import (
     join_sentences,
+    leans_on_previous,
     normalise_whitespace,
     permute_changed,
     question_index,
+    sentence_groups,
     split_clauses,
     split_question,
     split_sentences,
@@ -55,15 +57,6 @@ _SYNONYM = (
     "Replace two or three verbs or adjectives in the text below with synonyms. Change nothing "
     "else: every other word, the word order and the punctuation stay as they are."
 )
-
-# Sentence openers that are ordinary words, lower-cased when a clause shuffle moves them inward.
-_COMMON_OPENERS = frozenset(
-    {
-        "if", "when", "while", "after", "before", "since", "because", "although", "though",
-        "the", "a", "an", "in", "on", "at", "for", "with", "by", "from", "during", "there",
-        "then", "so", "as", "once", "given", "suppose", "assuming",
-    }
-)  # fmt: skip
 
 
 _QUESTION_LABEL = re.compile(r"^question:\s*", re.I)  # no "Question: Question: …"
@@ -109,32 +102,44 @@ def md5_rng(text: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _shuffle_clauses(sentence: str, rng: random.Random) -> str | None:
-    """The sentence with its comma clauses in a seeded new order (None: fewer than 2 clauses)."""
+# A two-clause sentence opening with one of these subordinate clauses can put it last:
+# "If it rains, the picnic moves." → "The picnic moves if it rains." Other comma clauses
+# ("Lena packs 12, and her colleague packs 9") cannot move without breaking the sentence.
+_SUBORDINATORS = frozenset(
+    {"if", "when", "while", "after", "before", "since", "because", "although", "though", "once"}
+)
+
+
+def _move_subordinate_clause(sentence: str) -> str | None:
+    """The sentence with its opening subordinate clause moved to the end (None: no such clause)."""
     clauses, end = split_clauses(sentence)
-    if len(clauses) < 2 or all(clause == clauses[0] for clause in clauses):
+    if len(clauses) != 2:
         return None
-    order = permute_changed(range(len(clauses)), rng)
-    moved = [clauses[i] for i in order]
-    if order[0] != 0:
-        # The old first clause now sits inside the sentence: lower-case a plain opener ("If …"),
-        # never a name; the new first clause gets a capital.
-        opener = clauses[0].split(" ", 1)[0]
-        if opener.lower() in _COMMON_OPENERS and opener[:1].isupper():
-            moved[order.index(0)] = clauses[0][:1].lower() + clauses[0][1:]
-        moved[0] = moved[0][:1].upper() + moved[0][1:]
-    return ", ".join(moved) + end
+    subordinate, main = clauses
+    opener = subordinate.split(" ", 1)[0]
+    if opener.lower() not in _SUBORDINATORS or not main[:1].isalpha():
+        return None
+    main_opener = main.split(" ", 1)[0]
+    if main_opener.lower() in _SUBORDINATORS | {"then", "and", "but", "so", "or"}:
+        return None
+    if leans_on_previous(main):  # "what is its speed" would come before the train it means
+        return None
+    lowered = subordinate[:1].lower() + subordinate[1:]
+    return main[:1].upper() + main[1:] + " " + lowered + end
 
 
 @transform_relation(
     id="ad.reorder",
     name="Reorder (presentation)",
     category="presentation",
-    description="Shuffle the context sentences and keep the question last; with only one or two "
-    "sentences, shuffle the comma clauses inside them. Seeded from the md5 of the text, so a "
-    "given input is always reordered the same way.",
+    description="Shuffle the middle context sentences, anchoring the first sentence (it "
+    "introduces who and what) and the question (last); a sentence that leans on the one before "
+    "it ('She …', 'Then …') moves with it. Without two movable sentences, an opening 'If …, …' "
+    "clause moves to the end of its sentence. Seeded from the md5 of the text, so a given input "
+    "is always reordered the same way.",
     example=EXAMPLE,
-    preconditions="at least 2 context sentences, or a sentence with 2 comma clauses",
+    preconditions="2 movable sentences between the first and the question, or an opening "
+    "subordinate clause",
     ref=f"{PAPER}: reorder operator",
     side=PRESENTATION,
 )
@@ -142,20 +147,21 @@ def reorder(text: str, ctx: TransformContext) -> str:
     rng = md5_rng(text)  # deliberately not ctx.rng: AgentDiff ties the order to the text
     sentences = split_sentences(text)
     asked = question_index(sentences)
-    context = [i for i in range(len(sentences)) if i != asked]
-    tail = [asked] if asked is not None else []
-    if len(sentences) >= 3 and len({sentences[i] for i in context}) >= 2:
-        return join_sentences([sentences[i] for i in permute_changed(context, rng) + tail])
-    # One or two sentences: shuffle the comma clauses of the context, else of the question.
-    targets = [i for i in context if len(split_clauses(sentences[i])[0]) > 1] or [
-        i for i in tail if len(split_clauses(sentences[i])[0]) > 1
-    ]
-    rewritten = list(sentences)
-    for i in targets:
-        rewritten[i] = _shuffle_clauses(sentences[i], rng) or sentences[i]
-    result = join_sentences([rewritten[i] for i in context + tail])
+    context = [sentences[i] for i in range(len(sentences)) if i != asked]
+    tail = [sentences[asked]] if asked is not None else []
+    if not tail and len(context) > 1:
+        tail = [context.pop()]  # no question: the last sentence is the other anchor
+    head, *groups = sentence_groups(context) or [[]]
+    if len(groups) >= 2 and any(group != groups[0] for group in groups):
+        moved = [sentence for group in permute_changed(groups, rng) for sentence in group]
+        return join_sentences(head + moved + tail)
+    rewritten = [_move_subordinate_clause(sentence) or sentence for sentence in sentences]
+    result = join_sentences(rewritten)
     if normalise_whitespace(result) == normalise_whitespace(text):
-        raise NotApplicable("nothing to reorder: fewer than 2 context sentences or comma clauses")
+        raise NotApplicable(
+            "nothing to reorder: fewer than 2 movable sentences between the first and the "
+            "question, and no opening subordinate clause"
+        )
     return result
 
 

@@ -1,9 +1,12 @@
 """Character-level relations (LLMorph parity 1–7, 126–128): small typos should not matter.
 
 Every relation perturbs about ``rate`` (default 10 %) of the eligible letters, at least one, and
-expects the model's answer to stay the same. Letters inside math (``$…$``, ``$$…$$``, ``\\(…\\)``,
-``\\[…\\]``) and LaTeX command names are never touched, so a typo cannot rename a variable or
-break ``\\frac``. Digits and punctuation are never touched either.
+expects the model's answer to stay the same. Only letters outside the protected spans of
+``relations.english.protect`` are touched: never inside math (``$…$``, ``$$…$$``, ``\\(…\\)``,
+``\\[…\\]``) or a LaTeX command name, so a typo cannot rename a variable or break ``\\frac``,
+and never in a number, a unit ("km", "hours"), a negation word ("not", "don't") or a capitalised
+word (a name), since a typo there changes what is asked. Digits and punctuation are never
+touched either.
 
 The rule-based ones draw everything from ``ctx.rng``. The nlpaug augmenters (keyboard typos,
 OCR errors) use the library's global ``random`` and ``numpy.random``: we seed both from
@@ -23,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
+from relations.english.protect import content_mask
 from relations.registry import transform_relation
-from relations.text_utils import protected_mask
 
 CATEGORY = "character"
 DEFAULT_RATE = 0.1
-PRECONDITIONS = "the text has at least one letter outside math spans and LaTeX commands"
+PRECONDITIONS = (
+    "the text has a letter outside math, numbers, units, negations and capitalised words"
+)
 
 _WORD = re.compile(r"[^\W\d_]+")  # a run of letters (any script)
 
@@ -37,8 +42,8 @@ LEET = {"a": "4", "b": "8", "e": "3", "g": "9", "i": "1", "o": "0", "s": "5", "t
 
 
 def letter_positions(text: str) -> list[int]:
-    """Indices of the letters a character relation may touch."""
-    mask = protected_mask(text)
+    """Indices of the letters a character relation may touch (outside every protected span)."""
+    mask = content_mask(text)
     return [i for i, ch in enumerate(text) if ch.isalpha() and not mask[i]]
 
 
@@ -111,7 +116,8 @@ def delete(text: str, ctx: TransformContext) -> str:
     name="Leet speak",
     description=(
         "Writes 10% of the letters (at least one) in leet: a→4 b→8 e→3 g→9 i→1 o→0 s→5 t→7 "
-        "z→2. Only letters with a leet form are candidates. The answer should not change."
+        "z→2. Only letters with a leet form are candidates, and every word keeps a letter (so "
+        "'it' never becomes the number '17'). The answer should not change."
     ),
     ref="LLMorph 3",
     **{**_COMMON, "preconditions": "the text has a letter with a leet form (a b e g i o s t z)"},
@@ -122,11 +128,30 @@ def leet(text: str, ctx: TransformContext) -> str:
     if not candidates:
         raise NotApplicable("no letter with a leet form (a b e g i o s t z)")
     count = min(len(candidates), change_count(len(positions), ctx))
-    chosen = ctx.rng.sample(candidates, count)
     chars = list(text)
-    for index in chosen:
+    changed = 0
+    for index in ctx.rng.sample(candidates, len(candidates)):
+        if changed == count:
+            break
         chars[index] = LEET[chars[index].lower()]
+        if _all_digits_word(chars, index):  # "it" → "17" would read as a number
+            chars[index] = text[index]
+            continue
+        changed += 1
+    if not changed:
+        raise NotApplicable("every leet letter would turn a word into a number")
     return "".join(chars)
+
+
+def _all_digits_word(chars: list[str], index: int) -> bool:
+    """Whether the word around ``index`` has no letter left."""
+    start = index
+    while start > 0 and chars[start - 1].isalnum():
+        start -= 1
+    end = index
+    while end + 1 < len(chars) and chars[end + 1].isalnum():
+        end += 1
+    return not any(ch.isalpha() for ch in chars[start : end + 1])
 
 
 @transform_relation(
@@ -227,7 +252,7 @@ def _shuffled_inner(word: str, rng: random.Random) -> str:
     **{**_COMMON, "preconditions": "a word of 4+ letters whose inner letters are not all equal"},
 )
 def shuffle_inner(text: str, ctx: TransformContext) -> str:
-    mask = protected_mask(text)
+    mask = content_mask(text)
     words = [
         m
         for m in _WORD.finditer(text)
@@ -315,7 +340,7 @@ def augment_words(text: str, ctx: TransformContext, name: str) -> str:
     punctuation, math or the original whitespace), and each word is put back where it was.
     """
     augmenter = _augmenter(name, float(ctx.params.get("rate", DEFAULT_RATE)))
-    mask = protected_mask(text)
+    mask = content_mask(text)
     spans = [
         m
         for m in _WORD.finditer(text)
@@ -423,7 +448,7 @@ def _misspellings(word: str, dictionary: dict[str, list[str]]) -> list[str]:
 )
 def misspell(text: str, ctx: TransformContext) -> str:
     dictionary = spelling_dictionary()
-    mask = protected_mask(text)
+    mask = content_mask(text)
     spans = [
         m
         for m in _WORD.finditer(text)

@@ -44,7 +44,8 @@ _PREAMBLES = (
 )
 _COMMENTARY = re.compile(
     r"^\(?(?:note|notes|explanation|changes|i have|i've|i kept|this version|this rewrite|"
-    r"this paraphrase|the rewrite|the paraphrase)\b",
+    r"this paraphrase|the rewrite|the paraphrase|in this example|in this version|in this rewrite|"
+    r"the revised|the original|the expanded|the rewritten)\b",
     re.I,
 )
 _FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)

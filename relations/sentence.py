@@ -10,7 +10,14 @@ from __future__ import annotations
 from relations.base import CLAIM_FIELDS, NotApplicable, RelationKind, TransformContext
 from relations.llm_prompts import PRESERVATION_CONSTRAINT, clean_rewrite, llm_rewrite
 from relations.registry import transform_relation
-from relations.text_utils import join_sentences, outside_math, permute_changed, split_sentences
+from relations.text_utils import (
+    join_sentences,
+    outside_math,
+    permute_changed,
+    sentence_groups,
+    split_question,
+    split_sentences,
+)
 
 EXAMPLE = "The hotel room was small. The staff, however, were friendly and quick to help."
 
@@ -84,9 +91,12 @@ def paraphrase(text: str, ctx: TransformContext) -> str:
     id="sentence.shuffle",
     name="Shuffle sentences",
     category="sentence",
-    description="Put the sentences in a seeded new order (joined with single spaces).",
+    description="Put the sentences after the first in a seeded new order (joined with single "
+    "spaces). The first sentence (it introduces who and what) and the question stay where they "
+    "are, and a sentence that refers back ('She …', 'Then …', '… it') moves with the one before "
+    "it, so every pronoun still follows the name it stands for.",
     example=EXAMPLE,
-    preconditions="at least 2 different sentences",
+    preconditions="2 different sentences after the first that can move on their own",
     ref=_llmorph(19),
 )
 def shuffle(text: str, ctx: TransformContext) -> str:
@@ -95,7 +105,15 @@ def shuffle(text: str, ctx: TransformContext) -> str:
         raise NotApplicable(f"needs at least 2 sentences, found {len(sentences)}")
     if len(set(sentences)) < 2:
         raise NotApplicable("all sentences are the same; no order can differ")
-    return join_sentences(permute_changed(sentences, ctx.rng))
+    context, question = split_question(sentences)
+    if question is not None and question != sentences[-1]:
+        context, question = sentences, None  # a question mid-text is just another sentence
+    # The first sentence introduces who and what the others talk about: it stays first.
+    head, *groups = sentence_groups(context)
+    if len(groups) < 2 or all(group == groups[0] for group in groups):
+        raise NotApplicable("no two sentences after the first that can move on their own")
+    moved = [sentence for group in permute_changed(groups, ctx.rng) for sentence in group]
+    return join_sentences(head + moved + ([question] if question is not None else []))
 
 
 @transform_relation(

@@ -9,12 +9,16 @@ constraint, and fact reordering falls back to a seeded sentence permutation with
 
 from __future__ import annotations
 
-import re
-
 from relations.base import NotApplicable, RelationKind, TransformContext
 from relations.llm_prompts import llm_rewrite
 from relations.registry import transform_relation
-from relations.text_utils import join_sentences, permute_changed, split_question, split_sentences
+from relations.text_utils import (
+    join_sentences,
+    permute_changed,
+    sentence_groups,
+    split_question,
+    split_sentences,
+)
 
 PAPER = "semantic-invariance-agentic-ai"
 EXAMPLE = (
@@ -42,16 +46,6 @@ BUSINESS_FRAMINGS = (
     "{text}",
     "A client's project manager forwards the following item to the consulting team and asks for "
     "an assessment.\n\n{text}\n\n(End of forwarded item.)",
-)
-
-# A sentence opening with one of these leans on the one before it, so the fallback permutation
-# moves it together with its predecessor instead of on its own.
-_DEPENDENT_OPENERS = re.compile(
-    r"^(?:he|she|it|they|them|his|her|its|their|this|that|these|those|then|after that|afterwards|"
-    r"later|next|finally|also|however|but|so|therefore|thus|hence|meanwhile|moreover|furthermore|"
-    r"additionally|in addition|as a result|because of this|in total|altogether|both|another|"
-    r"the other|the remaining|the rest|each of them|all of them)\b",
-    re.I,
 )
 
 _PARAPHRASE = (
@@ -109,20 +103,10 @@ def paraphrase(text: str, ctx: TransformContext) -> str:
     return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase")
 
 
-def _fact_groups(facts: list[str]) -> list[list[str]]:
-    groups: list[list[str]] = []
-    for sentence in facts:
-        if groups and _DEPENDENT_OPENERS.match(sentence):
-            groups[-1].append(sentence)
-        else:
-            groups.append([sentence])
-    return groups
-
-
 def permute_facts(text: str, ctx: TransformContext) -> str:
     """Rule-based fact reordering: permute independent fact sentences, keep the question last."""
     facts, question = split_question(split_sentences(text))
-    groups = _fact_groups(facts)
+    groups = sentence_groups(facts)
     if len(groups) < 2:
         raise NotApplicable(
             f"needs at least 2 independent fact sentences to reorder, found {len(groups)}"

@@ -152,6 +152,41 @@ def split_clauses(sentence: str) -> tuple[list[str], str]:
     return [c for c in re.split(r",\s+", body) if c], end
 
 
+# A sentence opening with one of these leans on the one before it ("She did not …", "Then …"), so
+# sentence reorderings move it together with its predecessor instead of on its own.
+DEPENDENT_OPENERS = re.compile(
+    r"^(?:he|she|it|they|them|his|her|its|their|this|that|these|those|then|after that|afterwards|"
+    r"later|next|finally|also|however|but|so|therefore|thus|hence|meanwhile|moreover|furthermore|"
+    r"additionally|in addition|as a result|because of this|in total|altogether|both|another|"
+    r"the other|the remaining|the rest|each of them|all of them)\b",
+    re.I,
+)
+
+
+# A third-person pronoun anywhere ("The mayor signed it") points back to an earlier sentence too.
+_BACK_REFERENCE = re.compile(r"\b(?:he|she|it|they|him|her|them|his|its|their|there)\b", re.I)
+
+
+def leans_on_previous(sentence: str) -> bool:
+    """Whether ``sentence`` refers back to an earlier one (an opener like "Then" or a pronoun)."""
+    return bool(DEPENDENT_OPENERS.match(sentence) or _BACK_REFERENCE.search(sentence))
+
+
+def sentence_groups(sentences: Sequence[str]) -> list[list[str]]:
+    """Sentences grouped so that each dependent sentence stays with the one before it.
+
+    >>> sentence_groups(["Tom ran.", "He fell.", "Ann sat."])
+    [['Tom ran.', 'He fell.'], ['Ann sat.']]
+    """
+    groups: list[list[str]] = []
+    for sentence in sentences:
+        if groups and leans_on_previous(sentence):
+            groups[-1].append(sentence)
+        else:
+            groups.append([sentence])
+    return groups
+
+
 def permute_changed(items: Sequence[T], rng: random.Random) -> list[T]:
     """A seeded shuffle that differs from the input whenever the items are not all equal.
 

@@ -1,10 +1,17 @@
 """The follow-up validity gate: which follow-ups are not worth sending.
 
 A follow-up identical to its source measures nothing (``identical_followup``), unless the relation
-asks for that (identity relations measure sampling noise). An LLM-prompted rewrite that drops a
-number or a named entity of the source, or whose embedding similarity to the source falls below
-the relation's floor, has probably changed the meaning (``invalid_followup: …``). Both become
-SKIPs with the reason, counted separately — this is what keeps false positives down.
+asks for that (identity relations measure sampling noise). A follow-up of an invariance relation
+that has probably changed the meaning becomes ``invalid_followup: …``:
+
+* every invariance relation we ship (rule-based or prompted) must keep the source's numbers, named
+  entities (capitalised words, known first names) and negation words;
+* an LLM-prompted rewrite must also keep each sentiment polarity of the source (and, unless it is
+  asked to add sentences, bring in none), carry none of the rewriter's own commentary ("In this
+  example …", "The revised sentence …", a quoted answer), and reach the relation's embedding
+  similarity floor.
+
+Both become SKIPs with the reason, counted separately — this is what keeps false positives down.
 
 Pure functions: no store, no network; the similarity function is passed in.
 """
@@ -16,6 +23,8 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 
 from relations.base import Expectation, FollowUp, Relation, RelationKind
+from relations.english.protect import PROPER_NAMES, negation_count
+from relations.english.sentiment_words import polarities
 from relations.text_utils import normalise_whitespace, split_sentences
 
 Similarity = Callable[[str, str], float]
@@ -115,14 +124,44 @@ def named_entities(text: str) -> list[str]:
     return list(entities)
 
 
+def known_names(text: str) -> list[str]:
+    """First names, cities, countries, weekdays and months of our lists, anywhere in ``text``."""
+    return [w for w in dict.fromkeys(_WORD.findall(text)) if w in PROPER_NAMES]
+
+
 def dropped_content(source: str, followup: str) -> list[str]:
     """Numbers and named entities of ``source`` that ``followup`` no longer contains."""
     present = number_values(followup)
     dropped = [n for n in source_numbers(source) if _number_key(n) not in present]
-    for entity in named_entities(source):
+    for entity in dict.fromkeys([*known_names(source), *named_entities(source)]):
         if not re.search(rf"(?<!\w){re.escape(entity)}(?!\w)", followup, re.I):
             dropped.append(entity)
     return dropped
+
+
+# The rule-based invariance relations we ship whose follow-ups must keep the protected content
+# (numbers, entities, negations). Others (word.same_category swaps names on purpose, rrb.* follow
+# their benchmark's own definitions, custom relations say so in params) are not checked.
+_CHECKED_RULE_FAMILIES = frozenset({"char", "sentence", "ad", "si"})
+_CHECKED_RULE_RELATIONS = frozenset(
+    {"word.synonym", "word.tense", "word.number", "word.voice", "word.question_form"}
+)
+# Prompted relations asked to add sentences: new negations and sentiment words may be part of it.
+ADDS_SENTENCES = frozenset({"si.expand", "si.contrastive"})
+
+# The rewriter talking about its rewrite instead of giving it.
+META_COMMENTARY = re.compile(
+    r"\bin this (?:example|version|rewrite|paraphrase|translation|text)\b"
+    r"|\bthe (?:revised|rewritten|paraphrased|expanded|shortened|modified|original|translated) "
+    r"(?:sentence|text|version|question|problem|passage|input)\b"
+    r"|\bhere(?:'s|’s| is| are)\b"
+    r"|\bas an ai\b"
+    r"|\bi(?: have|'ve|’ve)? (?:rewritten|paraphrased|expanded|kept|replaced|changed|translated)\b"
+    r"|\b(?:is|was|has been|have been) replaced (?:with|by)\b"
+    r"|^\s*(?:note|explanation)\s*:",
+    re.I | re.M,
+)
+_QUOTES = {'"': '"', "“": "”", "'": "'", "‘": "’", "«": "»"}
 
 
 def allows_identical(relation: Relation) -> bool:
@@ -137,10 +176,46 @@ def checks_preservation(relation: Relation) -> bool:
     premise weakening, a custom "change the meaning" rewrite) is exempt. ``params`` may force
     either way with ``preserve_content``.
     """
-    if relation.kind != RelationKind.LLM:
-        return False
     default = relation.expectation in MEANING_PRESERVING
+    if relation.kind != RelationKind.LLM:
+        checked = relation.family in _CHECKED_RULE_FAMILIES or relation.id in (
+            _CHECKED_RULE_RELATIONS
+        )
+        default = default and checked
     return bool(relation.params.get("preserve_content", default))
+
+
+def _quoted_whole(text: str) -> bool:
+    stripped = text.strip()
+    return len(stripped) > 1 and _QUOTES.get(stripped[0]) == stripped[-1]
+
+
+def _negation_reason(source: str, followup: str, adds_sentences: bool) -> str | None:
+    before, after = negation_count(source), negation_count(followup)
+    if before and not after:
+        return "negation lost"
+    if after and not before and not adds_sentences:
+        return "negation added"
+    return None
+
+
+def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None:
+    """What an LLM rewrite broke (None: nothing we can see): commentary, sentiment, negation."""
+    meta = next((m for m in META_COMMENTARY.finditer(followup)), None)
+    if meta is not None and not META_COMMENTARY.search(source):
+        return f'meta-commentary ("{meta.group().strip()}")'
+    if _quoted_whole(followup) and not _quoted_whole(source):
+        return "the whole answer is quoted"
+    adds = relation.id in ADDS_SENTENCES
+    negation = _negation_reason(source, followup, adds)
+    if negation:
+        return negation
+    kept, now = polarities(source), polarities(followup)
+    if kept - now:
+        return f"sentiment lost ({', '.join(sorted(kept - now))})"
+    if now - kept and not adds:
+        return f"sentiment added ({', '.join(sorted(now - kept))})"
+    return None
 
 
 def _content_reason(
@@ -151,6 +226,13 @@ def _content_reason(
         if dropped:
             shown = ", ".join(dropped[:5]) + (", …" if len(dropped) > 5 else "")
             return f"{INVALID}: dropped {shown}"
+        if relation.kind == RelationKind.LLM:
+            broken = rewrite_reason(relation, source, followup)
+            if broken:
+                return f"{INVALID}: {broken}"
+        elif negation_count(source) != negation_count(followup):
+            changed = f"{negation_count(source)} → {negation_count(followup)}"
+            return f"{INVALID}: negation words changed ({changed})"
     floor = relation.similarity_floor
     if similarity is not None and floor is not None:
         value = float(similarity(source, followup))

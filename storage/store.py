@@ -22,6 +22,7 @@ from sqlite_utils import Database
 
 from core.types import Case, Completion, Endpoint, Sample, content_hash, json_text
 from storage.analysis import AnalysisQueries, CaseFilter
+from storage.gate_verbs import GateVerbs
 from storage.labels import LabelVerbs
 from storage.migrations import migrations
 from storage.report_verbs import ReportVerbs
@@ -37,7 +38,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
+class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use.
 
     Everything outside ``storage/`` reads and writes through the verbs below and in the mixins;

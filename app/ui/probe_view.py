@@ -35,8 +35,9 @@ from app.ui.data import data_changed
 from app.workspace import all_relations, all_tasks, make_runner
 from core.answers import AnswerType
 from core.types import Endpoint, Sample
-from relations.base import Relation
+from relations.base import Relation, RelationKind
 from storage import Store
+from storage.gate_verbs import GateCount
 
 MAX_SHOWN_CASES = 60
 DEFAULT_RELATIONS = {
@@ -200,12 +201,53 @@ def summary_line(summary: RunSummary) -> str:
     )
 
 
+# Above this share of rejected follow-ups, the rewriter is the problem, not the inputs.
+GATE_HINT_SHARE = 0.5
+
+
+def render_gate_summary(counts: list[GateCount], llm_relation_ids: frozenset[str]) -> None:
+    """Per relation, how many follow-ups the validity gate rejected (nothing when none were).
+
+    When it rejected most follow-ups of an LLM-prompted relation, a hint: the transformation
+    endpoint's rewrites keep changing the meaning, so a stronger model should do them.
+    """
+    rejected = [count for count in counts if count.rejected]
+    if not rejected:
+        return
+    st.markdown("**Validity gate** — follow-ups SKIPped before sending, per relation")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "relation": [c.relation_id for c in rejected],
+                "follow-ups": [c.followups for c in rejected],
+                "rejected": [c.rejected for c in rejected],
+                "share rejected": [c.rejected_share for c in rejected],
+            }
+        ),
+        hide_index=True,
+        column_config={"share rejected": st.column_config.NumberColumn(format="percent")},
+    )
+    for count in rejected:
+        if count.relation_id in llm_relation_ids and count.rejected_share > GATE_HINT_SHARE:
+            st.warning(
+                f"The validity gate rejected {count.rejected} of {count.followups} follow-ups of "
+                f"{count.relation_id}: its rewrites often change the meaning or carry the "
+                "rewriter's own comments. Point the transformation endpoint at a stronger model "
+                "(**Transformation endpoint** in the run form)."
+            )
+
+
+def _llm_relation_ids(store: Store) -> frozenset[str]:
+    return frozenset(r.id for r in all_relations(store) if r.kind == RelationKind.LLM)
+
+
 def render_results(store, run_id: str, key: str) -> None:
     """The side-by-side results of one run, with filters by verdict and relation."""
     cases = store.cases_for([run_id])
     if not cases:
         st.info("This run has no cases yet.")
         return
+    render_gate_summary(store.gate_counts(run_id), _llm_relation_ids(store))
     frame = pd.DataFrame(cases)
     cols = st.columns(2)
     verdicts = cols[0].multiselect(

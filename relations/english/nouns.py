@@ -38,6 +38,7 @@ INVARIANT_NOUNS = frozenset(
         """
         sheep fish deer series species news information water money rice advice furniture
         luggage equipment music homework weather bread milk traffic research knowledge evidence
+        staff fruit
         """
     )
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from relations.english.lexicon import ADJECTIVES, DETERMINERS
+from relations.english.lexicon import ADJECTIVES, CONJUNCTIONS, DETERMINERS, PREPOSITIONS
 from relations.english.nouns import (
     INVARIANT_NOUNS,
     is_noun_candidate,
@@ -19,6 +19,7 @@ from relations.english.tokens import (
     match_case,
     next_word,
     norm,
+    prev_word,
     word_list,
 )
 from relations.english.verbs import has_kind, third_person
@@ -73,6 +74,62 @@ def noun_phrases(tokens: list[str], protected: set[int]) -> list[NounPhrase]:
     return phrases
 
 
+_ADJECTIVE_ENDING = re.compile(r"(?:ful|ous|ive|able|ible|less|ish|ic|al)$")
+_DO_SUPPORT = frozenset(word_list("do does did"))
+_INVERTING = frozenset(word_list("is are was were has have had can could will would"))
+_SINGULAR_PRONOUNS = frozenset(word_list("he she it him his her its himself herself itself"))
+_FOLLOWERS = (PREPOSITIONS | CONJUNCTIONS | frozenset(word_list("who which that"))) - {"so"}
+
+
+def _safe_to_change(tokens: list[str], phrase: NounPhrase) -> bool:
+    """Whether the phrase's number can change without breaking the sentence around it.
+
+    The word after the head must be punctuation, a preposition or conjunction, or a verb we can
+    agree; a content word there means the "head" was a modifier ("careful work", "opening
+    hours") or an adverb hides the verb ("the harvest usually begins"). A phrase after an
+    auxiliary ("does the garden give") agrees with a verb before it, "a" after a number or a
+    plural is a rate ("25 pages a day"), and a later singular pronoun ("he", "its") would point
+    at a plural.
+    """
+    after = next_word(tokens, phrase.head)
+    if after is not None:
+        word = norm(tokens[after])
+        agreeable = word in VERB_TO_PLURAL or word in VERB_TO_SINGULAR
+        agreeable = agreeable or has_kind(word, "3sg", "base", "past") is not None
+        if not agreeable and word not in _FOLLOWERS:
+            return False
+    before = prev_word(tokens, phrase.det)
+    if before is not None and _inverted(tokens, before):
+        return False
+    rate = before is not None and norm(tokens[phrase.det]) in {"a", "an"}
+    if rate and (is_plural_noun(tokens[before]) or norm(tokens[before]) in {"once", "twice"}):
+        return False
+    if _ADJECTIVE_ENDING.search(norm(tokens[phrase.head])):
+        return False  # "their careful work": "careful" is no noun, whatever follows it
+    # The same noun elsewhere ("the garden … does the garden give") would disagree in number;
+    # a gerund ("the acting") has no plural.
+    noun = singularize(norm(tokens[phrase.head]))
+    if noun.endswith("ing") or any(
+        i != phrase.head and is_word(t) and singularize(norm(t)) == noun
+        for i, t in enumerate(tokens)
+    ):
+        return False
+    previous = phrase.det - 1
+    while previous >= 0 and tokens[previous].isspace():
+        previous -= 1
+    if previous >= 0 and tokens[previous][:1].isdigit():
+        return False
+    return not any(norm(t) in _SINGULAR_PRONOUNS for t in tokens[phrase.head + 1 :])
+
+
+def _inverted(tokens: list[str], aux: int) -> bool:
+    """Whether the word at ``aux`` is an auxiliary put before its subject ("does the garden")."""
+    word = norm(tokens[aux])
+    if word in _DO_SUPPORT:
+        return True
+    return word in _INVERTING and prev_word(tokens, aux) is None
+
+
 def _agree(tokens: list[str], head: int, table: dict[str, str], to_plural: bool) -> None:
     verb = next_word(tokens, head)
     if verb is None:
@@ -104,6 +161,8 @@ def to_plural(tokens: list[str], phrases: list[NounPhrase]) -> bool:
             continue
         if det not in SINGULAR_DETS and det not in POSSESSIVE_DETS:
             continue
+        if not _safe_to_change(tokens, phrase):
+            continue
         tokens[phrase.head] = pluralize(noun)
         _agree(tokens, phrase.head, VERB_TO_PLURAL, to_plural=True)
         if SINGULAR_DETS.get(det):
@@ -130,6 +189,8 @@ def to_singular(tokens: list[str], phrases: list[NounPhrase]) -> bool:
         det = norm(tokens[phrase.det])
         noun = tokens[phrase.head]
         if not is_plural_noun(noun) or (det not in PLURAL_DETS and det not in POSSESSIVE_DETS):
+            continue
+        if not _safe_to_change(tokens, phrase):
             continue
         singular = singularize(noun)
         tokens[phrase.head] = singular

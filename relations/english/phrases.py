@@ -90,7 +90,9 @@ def lower_first(words: list[str]) -> list[str]:
     Names keep their capital (relation extraction needs its entities spelled as given).
     """
     first = words[0]
-    if norm(first) == "i" or make_phrase(words).proper or not first[1:].islower():
+    # "A" has no lower-case tail but is no acronym: "Does a rectangle …", not "Does A rectangle".
+    acronym = len(first) > 1 and not first[1:].islower()
+    if norm(first) == "i" or make_phrase(words).proper or acronym:
         return list(words)
     return [first[:1].lower() + first[1:], *words[1:]]
 

@@ -54,6 +54,7 @@ _TO_PAST = {
 
 def sentence_to_past(tokens: list[str]) -> None:
     """Move the sentence's present-tense finite verbs to the past, in place."""
+    do_support = False  # after "do"/"does" the main verb stays bare: "did they pay", not "paid"
     for i, token in enumerate(tokens):
         if not is_word(token):
             continue
@@ -62,8 +63,11 @@ def sentence_to_past(tokens: list[str]) -> None:
         after_modal = before is not None and norm(tokens[before]) in MODALS | {"to"}
         if lower in _TO_PAST and not after_modal:
             tokens[i] = match_case(token, _TO_PAST[lower])
+            do_support = do_support or lower in {"do", "does", "don't", "doesn't"}
             continue
         form = finite_verb(tokens, i)
+        if form is not None and form.kind == "base" and do_support:
+            continue
         if form is not None and form.kind in {"3sg", "base"}:
             tokens[i] = match_case(token, past_tense(form.base))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from relations.text_utils import protected_mask
+from relations.text_utils import ABBREVIATIONS, protected_mask
 
 
 def word_list(text: str) -> list[str]:
@@ -51,15 +51,18 @@ def split_sentences(tokens: list[str]) -> list[list[str]]:
     """Sentences as token lists (end punctuation and the following whitespace included).
 
     A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace or the end of the text, so
-    "3.5" does not split.
+    "3.5" does not split, nor does the period of an abbreviation or an initial ("Dr. Lee",
+    "10 a.m. on", "J. Smith").
     """
     sentences: list[list[str]] = []
     current: list[str] = []
     index = 0
     while index < len(tokens):
         current.append(tokens[index])
-        if tokens[index] in SENTENCE_END and (
-            index + 1 == len(tokens) or tokens[index + 1].isspace()
+        if (
+            tokens[index] in SENTENCE_END
+            and (index + 1 == len(tokens) or tokens[index + 1].isspace())
+            and not (tokens[index] == "." and _abbreviation_before(tokens, index))
         ):
             if index + 1 < len(tokens):
                 index += 1
@@ -70,6 +73,17 @@ def split_sentences(tokens: list[str]) -> list[list[str]]:
     if current:
         sentences.append(current)
     return sentences
+
+
+def _abbreviation_before(tokens: list[str], index: int) -> bool:
+    """Whether the period at ``index`` closes an abbreviation or an initial, not a sentence."""
+    if index + 1 == len(tokens):
+        return False
+    word = tokens[index - 1] if index > 0 else ""
+    dotted = index >= 3 and tokens[index - 2] == "." and tokens[index - 3].isalpha()  # "a.m."
+    if dotted:
+        word = f"{tokens[index - 3]}.{word}"
+    return word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper())
 
 
 def protected_tokens(text: str, tokens: list[str]) -> set[int]:

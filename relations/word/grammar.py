@@ -10,6 +10,7 @@ from relations.english.number import noun_phrases, to_plural, to_singular
 from relations.english.questions import declarative_to_question, question_to_declarative
 from relations.english.tense import sentence_to_past, sentence_to_present, tense_counts
 from relations.english.tokens import protected_tokens, split_sentences, tokenize
+from relations.english.verbs import forms_of
 from relations.english.voice import active_to_passive, passive_to_active
 from relations.registry import transform_relation
 from relations.word.common import CATEGORY, changed_or_skip, convert_sentences
@@ -140,6 +141,16 @@ def voice(text: str, ctx: TransformContext) -> str:
     )
 
 
+def _has_clauses(sentence: list[str]) -> bool:
+    # "Was the soup cold, the bread was stale, …?" asks about one clause and garbles the rest:
+    # only sentences whose comma parts have no verb of their own change form ("Acme, a bank").
+    # An inner period ("Dr. Lee") would be lost when the phrase is rebuilt.
+    if "." in sentence[:-2]:
+        return True
+    breaks = [i for i, token in enumerate(sentence) if token in {",", ";"}]
+    return bool(breaks) and any(forms_of(token) for token in sentence[breaks[0] :])
+
+
 @transform_relation(
     id="word.question_form",
     name="Declarative ↔ interrogative",
@@ -160,7 +171,11 @@ def voice(text: str, ctx: TransformContext) -> str:
 def question_form(text: str, ctx: TransformContext) -> str:
     return convert_sentences(
         text,
-        lambda sentence: question_to_declarative(sentence) or declarative_to_question(sentence),
+        lambda sentence: (
+            None
+            if _has_clauses(sentence)
+            else question_to_declarative(sentence) or declarative_to_question(sentence)
+        ),
         nothing="no plain statement or yes/no question to convert",
         unchanged="question form left the text unchanged",
     )

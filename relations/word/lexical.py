@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterable
 
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
+from relations.english.protect import is_protected_word
 from relations.english.tokens import match_case, tokenize
+from relations.english.word_role import role_in_context
 from relations.registry import transform_relation
 from relations.word.common import CATEGORY, changed_or_skip, content_word_indices, rate_count
 
@@ -24,15 +26,20 @@ def _single_words(options: Iterable[str], word: str) -> list[str]:
     )
 
 
-def synonym_options(word: str) -> list[str]:
-    """Single-word WordNet synonyms of ``word`` in its most frequent part of speech and sense."""
-    from relations.wordnet import is_lemma, synonyms
+def synonym_options(word: str, pos: str | None = None) -> list[str]:
+    """Single-word WordNet synonyms of ``word`` in its most frequent part of speech and sense.
 
-    pos = _wordnet_pos(word)
+    With ``pos`` (the part of speech the word plays in its sentence), only synonyms whose own
+    most frequent part of speech is the same, so the sentence keeps its grammar.
+    """
+    from relations.wordnet import is_lemma, pos_candidates, synonyms
+
+    pos = pos or _wordnet_pos(word)
     if pos is None or not is_lemma(word, pos):
         return []  # an inflected form: its lemma's synonyms would not fit the sentence
     # Only the most frequent sense: later senses drift ("good" → "full").
-    return _single_words(synonyms(word, pos, senses=1), word)
+    options = _single_words(synonyms(word, pos, senses=1), word)
+    return [o for o in options if pos_candidates(o)[:1] == [pos]]
 
 
 @transform_relation(
@@ -54,10 +61,14 @@ def synonym_options(word: str) -> list[str]:
 )
 def synonym(text: str, ctx: TransformContext) -> str:
     tokens = tokenize(text)
+    from relations.wordnet import pos_candidates
+
     options = {
         i: found
         for i in content_word_indices(text, tokens, ctx)
-        if (found := synonym_options(tokens[i]))
+        if not is_protected_word(tokens[i])  # names, numbers, units, negations stay
+        and (role := role_in_context(tokens, i, pos_candidates(tokens[i])))
+        and (found := synonym_options(tokens[i], role))
     }
     if not options:
         raise NotApplicable("no word with a WordNet synonym")

@@ -74,17 +74,33 @@ def test_identity_leaves_the_text_alone():
 
 def test_shuffle_changes_the_order_and_keeps_the_sentence_multiset():
     relation = get_relation("sentence.shuffle")
-    assert relation.transform(REVIEW, make_ctx()) == (
-        "The staff, however, were friendly and quick to help. The hotel room was small."
-    )
     text = "Alpha is first. Beta is second. Gamma is third. Delta is fourth."
     assert relation.transform(text, make_ctx(0)) == (
-        "Gamma is third. Alpha is first. Beta is second. Delta is fourth."
+        "Alpha is first. Beta is second. Delta is fourth. Gamma is third."
     )
     for seed in range(20):
         output = relation.transform(text, make_ctx(seed))
         assert output != text
+        assert output.startswith("Alpha is first.")
         assert sorted(split_sentences(output)) == sorted(split_sentences(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        REVIEW,  # "The staff, however, …" first would contrast with nothing
+        "Anna reads 25 pages a day. The novel has 300 pages. She started on 1 June.",
+        "The students finished early. The teacher praised the work. Then she left.",
+    ],
+)
+def test_shuffle_keeps_the_first_sentence_and_back_references_in_place(text):
+    """LLMorph 19 (sentence shuffle, an invariance relation): the shuffled text must say the same
+    thing. A sentence with "She", "Then" or "it" refers back, so it moves with the sentence before
+    it, and the first sentence (who and what) stays first. Here nothing can move: SKIP.
+    """
+    [skipped] = followups("sentence.shuffle", text)
+    assert isinstance(skipped, SkippedFollowUp)
+    assert skipped.reason.startswith("no two sentences after the first")
 
 
 def test_shuffle_needs_two_sentences():

@@ -80,9 +80,19 @@ def test_identical_followup_is_skipped_unless_the_relation_allows_it():
         )
 
 
-def test_rule_based_relations_are_not_content_checked():
-    # ad.format is RULE-kind: its output is trusted, so no number check and no floor.
-    assert check_followup(get_relation("ad.format"), "Tom has 42.", "- Tom has some.") is None
+def test_our_rule_based_invariance_relations_are_content_checked_others_are_not():
+    """Issue 9 item 8 (LLMorph §3: an invariance relation must keep the meaning): the gate SKIPs
+    what a rule still breaks. ad.format dropping "42" is invalid; word.same_category swaps names
+    on purpose and is not checked.
+    """
+    assert check_followup(get_relation("ad.format"), "Tom has 42.", "- Tom has some.") == (
+        "invalid_followup: dropped 42"
+    )
+    assert check_followup(get_relation("char.delete"), "It is not red.", "It is nt red.") == (
+        "invalid_followup: negation words changed (1 → 0)"
+    )
+    swapped = check_followup(get_relation("word.same_category"), "Tom ran.", "Paul ran.")
+    assert swapped is None
 
 
 def test_similarity_floor_uses_the_given_function():
@@ -142,8 +152,10 @@ def test_extraction_helpers():
         "Lyon",
         "NASA",
     ]
-    # A name that opens a sentence is not required (capitalised either way).
-    assert dropped_content("Tom has 3 cats.", "He has 3 cats.") == []
+    # A capitalised word that opens a sentence is not required (capitalised either way) …
+    assert dropped_content("Zed has 3 cats.", "He has 3 cats.") == []
+    # … unless it is a first name, city, country, weekday or month of our lists.
+    assert dropped_content("Tom has 3 cats.", "He has 3 cats.") == ["Tom"]
 
 
 def test_gate_followup_checks_each_changed_field():
@@ -198,3 +210,115 @@ def test_gate_catches_an_llm_rewrite_that_dropped_content(response):
     )
     reason = gate_followup(get_relation("si.paraphrase"), sample.fields, followup)
     assert reason is not None and reason.startswith("invalid_followup: dropped")
+
+
+# Recorded rewrites of our own, in the shape a small rewriter model returns them: (relation,
+# source, follow-up, the reason the gate must give, or None when the rewrite is fine).
+RECORDED_REWRITES = [
+    # Changed meaning: "hung up on me" (negative) became a neutral "was suspended".
+    (
+        "si.paraphrase",
+        "The agent hung up on me twice before I could explain.",
+        "The agent was suspended twice before I could explain.",
+        "invalid_followup: sentiment lost (negative)",
+    ),
+    # A calm day became a busy one: "calm" lost, "busy" added.
+    (
+        "ad.paraphrase",
+        "It was a calm, ordinary Tuesday at the office.",
+        "It was a normal Tuesday in a busy office.",
+        "invalid_followup: sentiment lost (positive)",
+    ),
+    # The rewriter's own commentary kept in an expansion.
+    (
+        "si.expand",
+        "Tom buys a pen for 3 dollars.",
+        "Tom buys a pen for 3 dollars. In this example, 'a' is replaced with 'the' to clarify.",
+        'invalid_followup: meta-commentary ("In this example")',
+    ),
+    (
+        "sentence.back_translation",
+        "The soup was not warm enough.",
+        "The revised sentence: the soup was not warm enough.",
+        'invalid_followup: meta-commentary ("The revised sentence")',
+    ),
+    (
+        "si.paraphrase",
+        "Anna reads 25 pages a day.",
+        '"Every day, Anna reads 25 pages."',
+        "invalid_followup: the whole answer is quoted",
+    ),
+    # A negation dropped, and one added.
+    (
+        "sentence.paraphrase",
+        "The package never arrived on Monday.",
+        "The package arrived on Monday.",
+        "invalid_followup: negation lost",
+    ),
+    (
+        "ad.paraphrase",
+        "The shop opens at 9 on Monday.",
+        "The shop does not open before 9 on Monday.",
+        "invalid_followup: negation added",
+    ),
+    # An entity replaced by a pronoun (a first name of our lists, even opening the sentence).
+    (
+        "si.paraphrase",
+        "Maria walked 12 km.",
+        "She walked 12 km.",
+        "invalid_followup: dropped Maria",
+    ),
+    # Fine rewrites: other words, same polarity, negation and entities.
+    (
+        "si.paraphrase",
+        "The agent hung up on me twice before I could explain.",
+        "Twice the agent hung up on me before I was able to explain.",
+        None,
+    ),
+    (
+        "ad.paraphrase",
+        "The staff were friendly but the room was noisy.",
+        "The room was noisy, but the staff were helpful.",
+        None,
+    ),
+    (
+        "sentence.paraphrase",
+        "The package never arrived on Monday.",
+        "On Monday the package did not arrive.",
+        None,
+    ),
+    # si.expand may add sentences with new sentiment words, as long as the old ones stay.
+    (
+        "si.expand",
+        "The film was boring.",
+        "The film was boring. A film is a story told in moving pictures; a good one keeps you "
+        "watching.",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("relation_id", "source", "followup", "reason"), RECORDED_REWRITES)
+def test_llm_rewrites_that_change_the_meaning_are_skipped(relation_id, source, followup, reason):
+    """Issue 9 item 9. LLMorph §3 and the semantic-invariance paper §3 (invariance relations:
+    the follow-up must say the same thing): a rewrite that loses a sentiment polarity, a negation
+    or an entity, or carries the rewriter's own commentary, is no paraphrase. Hand example: "hung
+    up on me" (negative) → "was suspended" (no sentiment word) is SKIPped, not sent.
+    """
+    assert check_followup(get_relation(relation_id), source, followup) == reason
+
+
+def test_descriptive_words_of_word_problems_are_no_sentiment():
+    """A paraphrase of a word problem may say "quickly" for "fast" or drop "late": only clearly
+    evaluative words carry a polarity the gate checks."""
+    source = "A fast train leaves late and arrives 3 hours later. What is the problem?"
+    followup = "A train that travels quickly departs behind schedule and arrives 3 hours later. "
+    followup += "What is being asked?"
+    assert check_followup(get_relation("si.paraphrase"), source, followup) is None
+
+
+def test_clean_rewrite_drops_a_trailing_commentary_paragraph():
+    from relations.llm_prompts import clean_rewrite
+
+    response = "Tom buys a pen for 3 dollars.\n\nIn this example, I kept every number."
+    assert clean_rewrite(response) == "Tom buys a pen for 3 dollars."

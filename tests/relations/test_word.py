@@ -505,12 +505,16 @@ def test_wordnet_examples_change(relation_id):
 @pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
 @needs_wordnet
 def test_synonym_uses_first_sense_wordnet_synonyms():
-    from relations.wordnet import synonyms
+    from relations.wordnet import pos_candidates, synonyms
 
     text = "The quick student answered the difficult question correctly."
+    # Synonyms that are nouns first ("flick" is a verb first: "The flick leaves" misreads).
     assert synonym_options("movie") == sorted(
-        s for s in synonyms("movie", "n", senses=1) if " " not in s
+        s
+        for s in synonyms("movie", "n", senses=1)
+        if " " not in s and pos_candidates(s)[:1] == ["n"]
     )
+    assert "flick" not in synonym_options("movie")
     assert synonym_options("answered") == []  # inflected: left alone
     for seed in range(4):
         out = run("word.synonym", text, seed)
@@ -527,9 +531,95 @@ def test_synonym_uses_first_sense_wordnet_synonyms():
 
 @pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
 @needs_wordnet
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # Used to give "Paul Allen and Measure Gates …": names are never replaced.
+        ("Paul Allen and Bill Gates founded Microsoft in 1975.", "Bill"),
+        # Used to give "Sarah plant for Acme …": "works" after a name may be a verb or a noun.
+        ("Sarah works for Acme Corporation in Boston.", "works"),
+        # Used to give "… in the two years" and "vi pear trees": units and numbers stay.
+        ("He sells six pears in two days at the market.", "six pears in two days"),
+    ],
+)
+def test_synonym_keeps_names_numbers_units_and_the_part_of_speech(text, kept):
+    """LLMorph 8 (synonym replacement is an invariance relation): the sentence must keep its
+    meaning and grammar, so names, numbers, units and negations are protected and a synonym must
+    play the same part of speech as the word it replaces (read from the word before it).
+    """
+    for seed in range(4):
+        try:
+            out = run("word.synonym", text, seed)
+        except NotApplicable:
+            continue
+        assert kept in out, out
+
+
+@pytest.mark.slow  # loading WordNet into NLTK takes seconds, once per process
+@needs_wordnet
 def test_antonym_flips_one_word():
     assert run("word.antonym", "The movie was good.") == "The movie was bad."
     assert run("word.antonym", "I love this film.") == "I hate this film."
     assert run("word.antonym", "The soup was hot.") == "The soup was cold."
     with pytest.raises(NotApplicable, match="antonym"):
         run("word.antonym", "The table is in the kitchen.")
+
+
+@pytest.mark.parametrize(
+    ("text", "never"),
+    [
+        # Each "never" is what the relation used to produce (issue 9 item 8).
+        ("The cat sleeps on the sofa. The dog guards the front door.", "dogs guards"),
+        ("The teacher praised their careful work.", "carefuls"),
+        ("Anna reads 25 pages a day.", "pages days"),
+        ("The garden has four trees. How much fruit does the garden give now?", "gardens"),
+        ("The baker sells 45 loaves. How many loaves does he sell?", "bakers"),
+        ("I did not enjoy the film; the acting felt wooden.", "actings"),
+    ],
+)
+def test_number_changes_only_phrases_whose_agreement_it_can_get_right(text, never):
+    """LLMorph 149 (singular ↔ plural, an invariance relation): the follow-up must stay
+    grammatical and keep its meaning. A noun is pluralised only when the word after it is
+    punctuation, a preposition or conjunction, or a verb we can agree ("the cats sleep"); not a
+    modifier ("careful work"), a rate ("a day"), a noun repeated elsewhere or one a later "he"
+    points at."""
+    try:
+        out = run("word.number", text)
+    except NotApplicable:
+        return
+    assert never not in out, out
+
+
+def test_tense_keeps_the_bare_verb_after_do_support():
+    """LLMorph 155 (tense change): "How much do they pay?" → "How much did they pay?", not the
+    ungrammatical "did they paid" the relation used to write."""
+    assert run("word.tense", "Tickets cost 7 dollars. How much do they pay?") == (
+        "Tickets cost 7 dollars. How much did they pay?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Used to give "Does A rectangle …".
+        ("A rectangle has a length of 8 cm.", "Does a rectangle have a length of 8 cm?"),
+    ],
+)
+def test_question_form_keeps_articles_and_abbreviations_right(text, expected):
+    """LLMorph 57 (declarative ↔ interrogative): the question must be grammatical."""
+    assert run("word.question_form", text, task="relation_extraction") == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dr. Lee teaches chemistry at the university.",  # used to give "Dr. Does Lee teach …"
+        "The museum opens at 10 a.m. on weekdays.",  # used to give "at 10 a.m? on weekdays."
+        "The soup was cold, the bread was stale, and the waiter never came back.",
+    ],
+)
+def test_question_form_skips_abbreviations_and_several_clauses(text):
+    """LLMorph 57: "Was the soup cold, the bread was stale, …?" asks about one clause only and
+    "Dr. Does Lee" breaks the name; both are SKIPs now."""
+    with pytest.raises(NotApplicable):
+        run("word.question_form", text, task="relation_extraction")

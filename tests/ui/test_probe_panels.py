@@ -90,3 +90,64 @@ def test_new_endpoint_panel_refuses_a_name_in_use(db_path) -> None:
     assert not at.exception, at.exception
     assert at.error[0].value == "An endpoint named 'fake' exists already; edit it above."
     assert Store(db_path).endpoint("fake").model == "fake-model"
+
+
+def _gate_cases() -> list:
+    """si.paraphrase: 3 follow-ups, 2 rejected by the gate (one of them with 2 repeats), 1 sent;
+    char.delete: 2 follow-ups, 1 identical, and a SKIP that is not the gate's."""
+    import dataclasses
+
+    def case(case_id, relation_id, index, verdict, reason, repeat=0):
+        made = make_case(case_id, relation_id=relation_id, index=index, verdict=verdict)
+        return dataclasses.replace(made, reason=reason, repeat_index=repeat)
+
+    return [
+        case("p1", "si.paraphrase", 1, "SKIP", "invalid_followup: sentiment lost (negative)"),
+        case("p1r", "si.paraphrase", 1, "SKIP", "invalid_followup: sentiment lost (negative)", 1),
+        case("p2", "si.paraphrase", 2, "SKIP", 'invalid_followup: meta-commentary ("Here is")'),
+        case("p3", "si.paraphrase", 3, "PASS", "automatic"),
+        case("d1", "char.delete", 1, "SKIP", "identical_followup"),
+        case("d2", "char.delete", 2, "SKIP", "no letters to perturb"),
+    ]
+
+
+def test_gate_counts_count_each_followup_once(db_path) -> None:
+    from storage.gate_verbs import GateCount
+
+    store = Store(db_path)
+    save_runs(store, _gate_cases())
+    assert store.gate_counts("run-a") == [
+        GateCount("char.delete", followups=2, rejected=1),
+        GateCount("si.paraphrase", followups=3, rejected=2),
+    ]
+    assert store.gate_counts("no-such-run") == []
+
+
+def test_results_show_the_gate_rejections_and_a_hint_when_most_are_rejected(db_path) -> None:
+    """Issue 9 item 9: per relation, how many follow-ups the gate rejected; when it rejected most
+    of an LLM-prompted relation's (2 of 3 here), a hint to use a stronger transformation model.
+    char.delete (rule-based, 1 of 2) gets no hint."""
+    store = Store(db_path)
+    save_runs(store, _gate_cases())
+    store.finish_run("run-a", "interrupted")  # the panels then open this run's results
+    store.close()
+    at = AppTest.from_function(_results_panels).run()
+    assert not at.exception, at.exception
+    gate = at.dataframe[0].value
+    assert list(gate["relation"]) == ["char.delete", "si.paraphrase"]
+    assert list(gate["rejected"]) == [1, 2]
+    assert list(gate["follow-ups"]) == [2, 3]
+    [hint] = [w.value for w in at.warning if "validity gate" in w.value]
+    assert "2 of 3 follow-ups of si.paraphrase" in hint
+    assert "stronger model" in hint
+
+
+def test_results_without_gate_rejections_show_no_gate_summary(db_path) -> None:
+    store = Store(db_path)
+    save_runs(store, [make_case("a1", index=1), make_case("a2", index=2, verdict="PASS")])
+    store.finish_run("run-a", "interrupted")
+    store.close()
+    at = AppTest.from_function(_results_panels).run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == 1  # only the cases table
+    assert not [w for w in at.warning if "validity gate" in w.value]
