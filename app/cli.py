@@ -38,6 +38,10 @@ def _store(path: str | None):
 def cmd_relations(args: argparse.Namespace) -> int:
     from app.workspace import all_relations, all_tasks
 
+    if args.action == "import":
+        return cmd_relations_import(args)
+    if args.file is not None:
+        raise CliError(f"unexpected argument {args.file!r} (did you mean `relations import FILE`?)")
     store = _store(args.db)
     try:
         relations = all_relations(store, args.task)
@@ -54,6 +58,39 @@ def cmd_relations(args: argparse.Namespace) -> int:
         flag = "" if entry["available"] else "  [unavailable]"
         print(f"{r.id:32} {r.kind:8} {r.expectation:20} {tasks:28} {r.ref}{flag}")
     return 0
+
+
+def cmd_relations_import(args: argparse.Namespace) -> int:
+    """Import custom relations from a JSON file (the Relations page's format): all or nothing."""
+    from relations.custom import import_specs
+
+    if args.file is None:
+        raise CliError("relations import needs a FILE (the Relations page's JSON export)")
+    text = read_text_file(args.file)
+    store = _store(args.db)
+    try:
+        imported = import_specs(store, text)
+    except ValueError as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    print(f"imported {len(imported)} custom relation(s): {', '.join(imported)}")
+    return 0
+
+
+def read_text_file(path: str, limit_bytes: int = 20_000_000) -> str:
+    """A UTF-8 text file's contents, or a CliError naming what is wrong with it."""
+    file = Path(path)
+    if not file.exists():
+        raise CliError(f"{path}: no such file")
+    if file.is_dir():
+        raise CliError(f"{path}: is a directory, not a file")
+    try:
+        if file.stat().st_size > limit_bytes:
+            raise CliError(f"{path}: larger than {limit_bytes // 1_000_000} MB")
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise CliError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | None) -> Endpoint:
@@ -269,7 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", "-v", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("relations", help="list the relation catalog")
+    p = sub.add_parser(
+        "relations",
+        help="list the relation catalog, or `relations import FILE` to add custom relations",
+    )
+    p.add_argument("action", nargs="?", choices=["import"], help="import custom relations")
+    p.add_argument("file", nargs="?", help="JSON file to import (the Relations page's format)")
     p.add_argument("--task")
     p.add_argument("--json", action="store_true")
     p.add_argument("--db")
