@@ -26,10 +26,18 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit code 2."""
 
 
-def _store(path: str | None):
-    from storage import Store, default_db_path
+def _store(path: str | None, *, must_exist: bool = False):
+    """The store at ``path`` (or the default); a path that cannot be a database is a CliError.
+    ``must_exist``: commands that only read say so instead of creating an empty database."""
+    from storage import Store, StoreOpenError, default_db_path
 
-    return Store(Path(path) if path else default_db_path())
+    db_path = Path(path) if path else default_db_path()
+    if must_exist and not db_path.exists():
+        raise CliError(f"{db_path}: no such database")
+    try:
+        return Store(db_path)
+    except StoreOpenError as exc:
+        raise CliError(str(exc)) from None
 
 
 # ------------------------------------------------------------------ relations / transform
@@ -103,20 +111,39 @@ def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | 
             raise CliError(f"the embedded model did not start: {status.message}")
         endpoint = server.endpoint()
         return replace(endpoint, model=model or endpoint.model) if model else endpoint
-    from app.endpoints import validate_base_url
+    from app.endpoints import validate_api_key_env, validate_base_url
 
     try:
         base_url = validate_base_url(url)
+        api_key_env = validate_api_key_env(getattr(args, "api_key_env", None))
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if not model:
         raise CliError("--model is required with --endpoint URL")
     return Endpoint(
-        name=f"{model} @ {base_url}",
-        base_url=base_url,
-        model=model,
-        api_key_env=getattr(args, "api_key_env", None),
+        name=f"{model} @ {base_url}", base_url=base_url, model=model, api_key_env=api_key_env
     )
+
+
+def check_run_options(args: argparse.Namespace) -> None:
+    """Sampling options and names that no run could use, refused before anything is opened."""
+    import math
+
+    from app.endpoints import validate_api_key_env, validate_base_url
+
+    if args.temperature is not None and not (
+        math.isfinite(args.temperature) and 0 <= args.temperature <= 2
+    ):
+        raise CliError(f"--temperature must be a number from 0 to 2, not {args.temperature}")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise CliError(f"--max-tokens must be at least 1, not {args.max_tokens}")
+    try:
+        validate_api_key_env(args.api_key_env)
+        for url in (args.endpoint, args.transformation_endpoint):
+            if url not in (None, "", "embedded"):
+                validate_base_url(url)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def cmd_transform(args: argparse.Namespace) -> int:
@@ -237,6 +264,7 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
 def cmd_run(args: argparse.Namespace) -> int:
     from app.workspace import make_runner
 
+    check_run_options(args)
     store = _store(args.db)
     config, task, samples = run_config_from_args(args, store)
     runner = make_runner(store)
@@ -258,7 +286,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from app.reports import report_json, report_table
 
-    store = _store(args.db)
+    store = _store(args.db, must_exist=True)
     if args.run and store.run(args.run) is None:
         raise CliError(f"no run {args.run!r} in {args.db}")
     report = report_json(store, args.run)
@@ -273,13 +301,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from app.reports import export_cases
 
-    store = _store(args.db)
+    store = _store(args.db, must_exist=True)
     try:
         written = export_cases(
             store, args.format, Path(args.out), run_ids=[args.run] if args.run else None
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"wrote {written} cases to {args.out}")
     return 0
 
@@ -371,6 +401,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class NewFiles:
+    """The database files a command creates: removed again when the command fails on bad input,
+    so a mistake leaves nothing behind."""
+
+    SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        db = getattr(args, "db", None)
+        self.paths = [Path(f"{db}{suffix}") for suffix in self.SUFFIXES] if db else []
+        self.absent = [path for path in self.paths if not path.exists()]
+        existing = (
+            [parent for parent in Path(db).absolute().parents if parent.exists()] if db else []
+        )
+        self.first_existing_folder = existing[0] if existing else None
+        self.folder = Path(db).absolute().parent if db else None
+
+    def remove(self) -> None:
+        for path in self.absent:
+            if path.is_file():
+                path.unlink(missing_ok=True)
+        # Folders made for the database, from the innermost, while they are empty.
+        folder = self.folder
+        while folder is not None and folder != self.first_existing_folder:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+            folder = folder.parent
+
+
+def one_line(exc: BaseException) -> str:
+    """An unexpected error as one line: its type and first line, never a traceback."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else 'no details'}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -383,10 +449,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be at least 1")
     if args.command == "run" and args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    from storage import DatabaseFailure
+
+    new_files = NewFiles(args)
     try:
         return args.func(args)
     except CliError as exc:
+        new_files.remove()
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, DatabaseFailure, RecursionError) as exc:
+        # Bad input that slipped past the checks above: still one line, never a traceback.
+        log.debug("unexpected error", exc_info=True)
+        new_files.remove()
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,9 +57,47 @@ def validate_base_url(url: str) -> str:
         raise ValueError("the base URL is empty")
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"the base URL must start with http:// or https:// (got {url!r})")
-    if " " in url:
+    if any(char.isspace() for char in url):
         raise ValueError("the base URL contains a space")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # raises ValueError for a port that is not a number or out of range
+    except ValueError as exc:
+        raise ValueError(f"the base URL {url!r} is malformed: {exc}") from None
+    if not parts.hostname:
+        raise ValueError(f"the base URL {url!r} has no host name")
+    if port is None and parts.netloc.endswith(":"):
+        raise ValueError(f"the base URL {url!r} has an empty port after ':'")
+    if port == 0:
+        raise ValueError(f"the base URL {url!r} has port 0; use a port from 1 to 65535")
     return url
+
+
+# An environment variable name, as shells accept it.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What API keys look like: a known vendor prefix, or a long mixed-case run with digits (variable
+# names are conventionally upper case).
+_KEY_PREFIX = re.compile(r"(sk|pk|rk|hf|gsk|xai)[-_][A-Za-z0-9_\-]{8,}")
+
+
+def _looks_like_key(name: str) -> bool:
+    if _KEY_PREFIX.fullmatch(name):
+        return True
+    return len(name) >= 20 and any(c.islower() for c in name) and any(c.isdigit() for c in name)
+
+
+def validate_api_key_env(name: str | None) -> str | None:
+    """The NAME of the variable holding the key (None when there is none). Something that looks
+    like a key itself is refused, and the message never repeats it: keys are never stored."""
+    name = (name or "").strip()
+    if not name:
+        return None
+    if _looks_like_key(name) or not _ENV_NAME.fullmatch(name):
+        raise ValueError(
+            "the API key setting takes the NAME of an environment variable holding the key "
+            "(e.g. OPENAI_API_KEY), not the key itself; nothing was stored"
+        )
+    return name
 
 
 @dataclass(frozen=True)

@@ -402,6 +402,10 @@ def parse_specs(text: str) -> list[dict[str, Any]]:
         raise ValueError(
             f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise ValueError(f"a value cannot be read: {exc}") from None
     if isinstance(data, dict) and "relations" in data:
         if data.get("format", EXPORT_FORMAT) != EXPORT_FORMAT:
             raise ValueError(f"unknown format {data.get('format')!r}")

@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,13 +167,7 @@ def _read_documents(path: Path) -> list[tuple[str, Any]]:
         files = sorted(p for p in path.rglob("*.json") if p.is_file())
         raw = [(str(p.relative_to(path)), p.read_bytes()) for p in files]
     elif zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            infos = [
-                i for i in archive.infolist() if i.filename.endswith(".json") and not i.is_dir()
-            ]
-            if sum(i.file_size for i in infos) > MAX_IMPORT_BYTES:
-                raise ValueError(f"{path}: archive is too large to import")
-            raw = [(i.filename, archive.read(i)) for i in sorted(infos, key=lambda i: i.filename)]
+        raw = _read_zip(path)
     else:
         if path.stat().st_size > MAX_IMPORT_BYTES:
             raise ValueError(f"{path}: file is too large to import")
@@ -188,8 +183,26 @@ def _read_documents(path: Path) -> list[tuple[str, Any]]:
         try:
             documents.append((name, json.loads(text)))
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+            raise ValueError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        except RecursionError:
+            raise ValueError(f"{name}: the JSON is nested too deeply") from None
+        except ValueError as exc:  # e.g. an integer with more digits than Python converts
+            raise ValueError(f"{name}: a value cannot be read ({exc})") from None
     return documents
+
+
+def _read_zip(path: Path) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every .json member; a damaged archive is a ValueError naming it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = [
+                i for i in archive.infolist() if i.filename.endswith(".json") and not i.is_dir()
+            ]
+            if sum(i.file_size for i in infos) > MAX_IMPORT_BYTES:
+                raise ValueError(f"{path}: archive is too large to import")
+            return [(i.filename, archive.read(i)) for i in sorted(infos, key=lambda i: i.filename)]
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise ValueError(f"{path}: the zip archive is damaged ({exc})") from None
 
 
 def _resolve_relation(name: str) -> tuple[str, str, str | None]:
