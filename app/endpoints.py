@@ -110,6 +110,13 @@ class ConnectionReport:
     sample_reply: str | None = None
 
 
+def _not_openai(what: str, exc: BaseException) -> str:
+    """One readable line for a response that is not what an OpenAI-compatible server sends."""
+    detail = (str(exc).splitlines() or [""])[0][:160]
+    kind = "is not valid JSON" if isinstance(exc, ValueError) else "has an unexpected shape"
+    return f"not an OpenAI-compatible server: {what} {kind} ({detail or type(exc).__name__})"
+
+
 async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionReport:
     # app.clients imports this module (keys, URLs), so it is imported here, not at the top.
     from app.clients import RetryPolicy, make_client
@@ -122,11 +129,11 @@ async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionRepo
     try:
         try:
             page = await client.models.list()
-            models = tuple(sorted(m.id for m in page.data))
+            models = tuple(sorted(str(m.id) for m in page.data if getattr(m, "id", None)))
         except openai.OpenAIError as exc:
             return ConnectionReport(False, f"listing models failed — {describe_error(exc)}")
-        except Exception as exc:
-            return ConnectionReport(False, f"not an OpenAI-compatible server: {exc}"[:300])
+        except Exception as exc:  # a body that is not JSON, or JSON of another shape
+            return ConnectionReport(False, _not_openai("the models list", exc))
         if models and endpoint.model not in models:
             return ConnectionReport(
                 False,
@@ -136,11 +143,15 @@ async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionRepo
         reply = None
         if try_chat:
             chat = make_client(endpoint, RetryPolicy(max_retries=0))
-            completion = await chat.complete(
-                [{"role": "user", "content": "Reply with the word: ready"}],
-                {"max_tokens": 8, "temperature": 0.0},
-            )
-            await chat.close()
+            try:
+                completion = await chat.complete(
+                    [{"role": "user", "content": "Reply with the word: ready"}],
+                    {"max_tokens": 8, "temperature": 0.0},
+                )
+            except Exception as exc:  # a malformed body the client did not turn into an error
+                return ConnectionReport(False, _not_openai("the chat completion", exc), models)
+            finally:
+                await chat.close()
             if not completion.ok:
                 return ConnectionReport(
                     False, f"chat completion failed — {completion.error}", models

@@ -327,3 +327,65 @@ def test_relations_import_refuses_catastrophic_regex(tmp_path, capsys):
 def test_relations_listing_still_works(tmp_path, capsys):
     assert main(["relations", "--task", "sentiment", "--db", str(tmp_path / "l.db")]) == 0
     assert "si.identity" in capsys.readouterr().out
+
+
+class RawBodyServer:
+    """Answers every GET with ``models_body`` and every POST with ``chat_body`` (HTTP 200)."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.models_body, self.chat_body = b"{}", b"{}"
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _send(self, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self._send(owner.models_body)
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self._send(owner.chat_body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+
+@pytest.fixture(scope="module")
+def raw_server():
+    server = RawBodyServer()
+    yield server
+    server.server.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("models_body", "chat_body", "message"),
+    [
+        (b'{"data": [', b"{}", "the models list is not valid JSON"),
+        (b"[1, 2]", b"{}", "the models list has an unexpected shape"),
+        (b'{"data": [{"id": "m"}]}', b'{"choices": ', "the chat completion is not valid JSON"),
+        (b'{"data": [{"nope": 1}]}', b"{}", "no choices"),
+    ],
+)
+def test_connection_test_reports_malformed_bodies(raw_server, models_body, chat_body, message):
+    """Test connection against bodies that are not OpenAI JSON: a failed report with a readable
+    message, never an exception (a truncated chat body and a model without an id used to raise)."""
+    from app.endpoints import test_connection
+    from core.types import Endpoint
+
+    raw_server.models_body, raw_server.chat_body = models_body, chat_body
+    report = test_connection(Endpoint(name="raw", base_url=raw_server.base_url, model="m"))
+    assert not report.ok
+    assert message in report.message
+    assert "\n" not in report.message
