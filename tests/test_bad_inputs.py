@@ -389,3 +389,54 @@ def test_connection_test_reports_malformed_bodies(raw_server, models_body, chat_
     assert not report.ok
     assert message in report.message
     assert "\n" not in report.message
+
+
+# ---------------------------------------------------------------- LLMorph import: all or nothing
+
+
+def llmorph_log(morphscope: dict) -> dict:
+    item = {
+        "source_input": "The food was good.",
+        "source_output": "positive",
+        "followup_inputs": ["The food was good!"],
+        "followup_outputs": ["positive"],
+        "relations": [True],
+        "morphscope": morphscope,
+    }
+    good = {**item, "morphscope": {"value": 0.25}}
+    return {"llm_name": "m", "task_name": "sentiment", "relation_name": "si.identity",
+            "data": [good, item]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("morphscope", "message"),
+    [
+        ({"value": "abc"}, "item 1.morphscope.value: expected a number"),
+        ({"value": True}, "expected a number"),
+        ({"delta": float("inf")}, "expected a finite number"),
+        ({"followup_index": -1}, "expected a whole number"),
+        ({"repeat_index": 1.5}, "expected a whole number"),
+        ({"oracle": ["list"]}, "expected text"),
+        ({"verdict": "MAYBE"}, "expected one of PASS"),
+    ],
+)
+def test_llmorph_import_checks_every_field_and_writes_nothing(store, tmp_path, morphscope, message):
+    """Pins: a log whose second item has text in a numeric field (or any other badly typed
+    field) is refused as a whole with the item named; the first, valid item is not stored
+    either. Before, `value: "abc"` was committed and Triage, Analysis and the HTML export
+    crashed on it afterwards."""
+    from app.reports import import_llmorph
+
+    path = write(tmp_path / "log.json", json.dumps(llmorph_log(morphscope)))
+    with pytest.raises(ValueError, match=message):
+        import_llmorph(store, path)
+    assert store.runs() == []
+
+
+def test_llmorph_import_keeps_valid_morphscope_fields(store, tmp_path):
+    from app.reports import import_llmorph
+
+    path = write(tmp_path / "log.json", json.dumps(llmorph_log({"value": 2, "oracle": "exact"})))
+    run_id = import_llmorph(store, path)
+    values = sorted((c.value is None, c.oracle) for c in store.cases_for([run_id]))
+    assert values == [(False, "exact"), (False, "llmorph")]

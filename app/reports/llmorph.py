@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import zipfile
@@ -260,6 +261,51 @@ def _parse_answer(task_id: str, text: str | None) -> str | None:
         return None
 
 
+# The fields of an item's "morphscope" block (written by our own export), by the type they need.
+_EXTRA_NUMBERS = (
+    "value",
+    "score_source",
+    "score_followup",
+    "delta",
+    "output_similarity",
+    "trace_sim",
+)
+_EXTRA_TEXTS = ("oracle", "target", "source_answer", "followup_answer", "side", "verdict", "reason")
+_EXTRA_COUNTS = ("followup_index", "repeat_index")
+_VERDICTS = ("PASS", "FAIL", "SKIP", "ERROR")
+
+
+def _checked_extra(extra: Any, where: str) -> dict[str, Any]:
+    """The "morphscope" block of an item with every field's type and range checked: text in a
+    numeric field (``value: "abc"``) would be stored and break every page that reads it later."""
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"{where}: expected an object")
+    checked: dict[str, Any] = {}
+    for key, value in extra.items():
+        if value is None:
+            checked[key] = None
+        elif key in _EXTRA_NUMBERS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{where}.{key}: expected a number, not {value!r:.40}")
+            if not math.isfinite(value):
+                raise ValueError(f"{where}.{key}: expected a finite number, not {value!r}")
+            checked[key] = float(value)
+        elif key in _EXTRA_COUNTS:
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1_000_000:
+                raise ValueError(f"{where}.{key}: expected a whole number ≥ 0, not {value!r:.40}")
+            checked[key] = value
+        elif key in _EXTRA_TEXTS:
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise ValueError(f"{where}.{key}: expected text, not {type(value).__name__}")
+            checked[key] = str(value)
+        # other keys (ours from a newer export, or a tool's own) are ignored, as before
+    if checked.get("verdict") not in (None, *_VERDICTS):
+        raise ValueError(f"{where}.verdict: expected one of {', '.join(_VERDICTS)}")
+    return checked
+
+
 def _item_cases(
     item: Any, where: str, names: list[str] | None, task_id: str
 ) -> list[dict[str, Any]]:
@@ -287,7 +333,7 @@ def _item_cases(
         failure = None
     if failure not in (None, "si", "so", "fi", "sfoe"):
         raise ValueError(f"{where}.verif_failure: unknown value {failure!r}")
-    extra = item.get("morphscope") if isinstance(item.get("morphscope"), dict) else {}
+    extra = _checked_extra(item.get("morphscope"), f"{where}.morphscope")
     cases = []
     count = max(len(followup_inputs), 1)
     for j in range(count):
@@ -309,7 +355,7 @@ def _item_cases(
             verdict = "ERROR"
             reason = "LLMorph: source or follow-up output error (sfoe)"
         if extra.get("verdict") == verdict and extra.get("reason"):
-            reason = str(extra["reason"])
+            reason = extra["reason"]
         case = {
             "source_input": source,
             "followup_input": followup,
@@ -326,26 +372,8 @@ def _item_cases(
             "followup_index": j,
         }
         if extra and count == 1:
-            for key in (
-                "oracle",
-                "value",
-                "target",
-                "followup_index",
-                "source_answer",
-                "followup_answer",
-                "score_source",
-                "score_followup",
-                "delta",
-                "output_similarity",
-                "trace_sim",
-                "side",
-            ):
-                if key in extra and (
-                    extra[key] is None or isinstance(extra[key], str | int | float)
-                ):
-                    case[key] = extra[key]
-            if isinstance(extra.get("repeat_index"), int):
-                case["repeat_index"] = extra["repeat_index"]
+            # verdict and reason only pick the reason above; the verdict comes from the outcome
+            case.update({k: v for k, v in extra.items() if k not in ("verdict", "reason")})
         cases.append(case)
     return cases
 
