@@ -440,3 +440,54 @@ def test_llmorph_import_keeps_valid_morphscope_fields(store, tmp_path):
     run_id = import_llmorph(store, path)
     values = sorted((c.value is None, c.oracle) for c in store.cases_for([run_id]))
     assert values == [(False, "exact"), (False, "llmorph")]
+
+
+# ---------------------------------------------------------------- label import
+
+
+@pytest.fixture
+def label_store():
+    from tests.triage_data import make_case, save_runs
+
+    store = Store(":memory:")
+    save_runs(store, [make_case("fail"), make_case("pass", index=1, verdict="PASS", value=0.9)])
+    yield store
+    store.close()
+
+
+def label_line(case_id: str = "fail", created_at: str = "2026-01-01T00:00:00+00:00", **extra):
+    row = {"case_id": case_id, "label": "confirmed", "labeler": "ann", "created_at": created_at}
+    return json.dumps({**row, **extra}) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "message"),
+    [
+        (label_line("pass"), "jsonl", "case pass is PASS, not FAIL"),
+        (label_line(created_at="9999-12-31T23:59:59-01:00"), "jsonl", "is out of range"),
+        ("[" * 100_000 + "]" * 100_000 + "\n", "jsonl", "nested too deeply"),
+        ('{"case_id": %s}\n' % ("1" * 5000), "jsonl", "a value cannot be read"),
+        (
+            "case_id,label,note\nfail,confirmed," + "x" * 200_000 + "\n",
+            "csv",
+            "the CSV cannot be read",
+        ),
+    ],
+)
+def test_label_import_refuses_with_a_message_and_writes_nothing(label_store, text, fmt, message):
+    """Pins: a label on a PASS case, a time past the end of the calendar in UTC, deeply nested
+    JSON, a 5,000-digit number and a CSV field over the csv module's limit are each refused
+    as a whole with a message (before, most raised an exception out of the page)."""
+    from app.triage import LabelImportError, import_labels
+
+    good = label_line() if fmt == "jsonl" else ""
+    with pytest.raises(LabelImportError) as caught:
+        import_labels(label_store, good + text, fmt)
+    assert message in str(caught.value)
+    assert label_store.all_labels() == []
+
+
+def test_label_on_a_fail_case_still_imports(label_store):
+    from app.triage import import_labels
+
+    assert import_labels(label_store, label_line(), "jsonl")["added"] == 1
