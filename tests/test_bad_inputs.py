@@ -491,3 +491,28 @@ def test_label_on_a_fail_case_still_imports(label_store):
     from app.triage import import_labels
 
     assert import_labels(label_store, label_line(), "jsonl")["added"] == 1
+
+
+def test_read_only_db_is_refused_even_as_root(tmp_path, capsys, monkeypatch):
+    """The same check with write access denied by the OS (root ignores chmod, so the access
+    check is simulated): a read-only database or folder is one line, not a traceback."""
+    import storage.store as store_module
+
+    db = existing_db(tmp_path)
+    monkeypatch.setattr(store_module.os, "access", lambda path, mode: False)
+    assert main(["report", "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "is read-only" in err and len(err.strip().splitlines()) == 1
+    assert main(["relations", "--db", str(tmp_path / "new" / "x.db")]) == 2
+    assert "is read-only" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_page_on_a_database_that_cannot_be_opened_shows_a_message(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("MORPHSCOPE_DB", str(write(tmp_path / "notes.db", "plain text")))
+    app = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+    at = AppTest.from_file(app, default_timeout=60).run()
+    assert not at.exception
+    assert any("is not a SQLite database" in error.value for error in at.error)
