@@ -516,3 +516,12 @@ def test_a_page_on_a_database_that_cannot_be_opened_shows_a_message(tmp_path, mo
     at = AppTest.from_file(app, default_timeout=60).run()
     assert not at.exception
     assert any("is not a SQLite database" in error.value for error in at.error)
+
+
+def test_llmorph_header_names_must_be_text(store, tmp_path):
+    from app.reports import import_llmorph
+
+    log = {**llmorph_log({}), "llm_name": {"nested": "object"}}
+    with pytest.raises(ValueError, match=r"model \(llm_name\) must be text, not dict"):
+        import_llmorph(store, write(tmp_path / "log.json", json.dumps(log)))
+    assert store.runs() == []

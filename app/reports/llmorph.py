@@ -424,6 +424,8 @@ def import_llmorph(
                     f"{name}: cannot tell the {what}; pass it as an argument or name the file "
                     "log__MODEL__TASK__RELATION.json"
                 )
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise ValueError(f"{name}: the {what} must be text, not {type(value).__name__}")
         file_model, file_task = str(file_model), str(file_task)
         file_task = LLMORPH_TASKS.get(file_task, file_task)
         rel_id, family, side = _resolve_relation(str(file_relation))
