@@ -26,10 +26,18 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit code 2."""
 
 
-def _store(path: str | None):
-    from storage import Store, default_db_path
+def _store(path: str | None, *, must_exist: bool = False):
+    """The store at ``path`` (or the default); a path that cannot be a database is a CliError.
+    ``must_exist``: commands that only read say so instead of creating an empty database."""
+    from storage import Store, StoreOpenError, default_db_path
 
-    return Store(Path(path) if path else default_db_path())
+    db_path = Path(path) if path else default_db_path()
+    if must_exist and not db_path.exists():
+        raise CliError(f"{db_path}: no such database")
+    try:
+        return Store(db_path)
+    except StoreOpenError as exc:
+        raise CliError(str(exc)) from None
 
 
 # ------------------------------------------------------------------ relations / transform
@@ -38,6 +46,10 @@ def _store(path: str | None):
 def cmd_relations(args: argparse.Namespace) -> int:
     from app.workspace import all_relations, all_tasks
 
+    if args.action == "import":
+        return cmd_relations_import(args)
+    if args.file is not None:
+        raise CliError(f"unexpected argument {args.file!r} (did you mean `relations import FILE`?)")
     store = _store(args.db)
     try:
         relations = all_relations(store, args.task)
@@ -56,6 +68,39 @@ def cmd_relations(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_relations_import(args: argparse.Namespace) -> int:
+    """Import custom relations from a JSON file (the Relations page's format): all or nothing."""
+    from relations.custom import import_specs
+
+    if args.file is None:
+        raise CliError("relations import needs a FILE (the Relations page's JSON export)")
+    text = read_text_file(args.file)
+    store = _store(args.db)
+    try:
+        imported = import_specs(store, text)
+    except ValueError as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    print(f"imported {len(imported)} custom relation(s): {', '.join(imported)}")
+    return 0
+
+
+def read_text_file(path: str, limit_bytes: int = 20_000_000) -> str:
+    """A UTF-8 text file's contents, or a CliError naming what is wrong with it."""
+    file = Path(path)
+    if not file.exists():
+        raise CliError(f"{path}: no such file")
+    if file.is_dir():
+        raise CliError(f"{path}: is a directory, not a file")
+    try:
+        if file.stat().st_size > limit_bytes:
+            raise CliError(f"{path}: larger than {limit_bytes // 1_000_000} MB")
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise CliError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
 def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | None) -> Endpoint:
     from app.embedded import get_server
 
@@ -66,20 +111,39 @@ def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | 
             raise CliError(f"the embedded model did not start: {status.message}")
         endpoint = server.endpoint()
         return replace(endpoint, model=model or endpoint.model) if model else endpoint
-    from app.endpoints import validate_base_url
+    from app.endpoints import validate_api_key_env, validate_base_url
 
     try:
         base_url = validate_base_url(url)
+        api_key_env = validate_api_key_env(getattr(args, "api_key_env", None))
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if not model:
         raise CliError("--model is required with --endpoint URL")
     return Endpoint(
-        name=f"{model} @ {base_url}",
-        base_url=base_url,
-        model=model,
-        api_key_env=getattr(args, "api_key_env", None),
+        name=f"{model} @ {base_url}", base_url=base_url, model=model, api_key_env=api_key_env
     )
+
+
+def check_run_options(args: argparse.Namespace) -> None:
+    """Sampling options and names that no run could use, refused before anything is opened."""
+    import math
+
+    from app.endpoints import validate_api_key_env, validate_base_url
+
+    if args.temperature is not None and not (
+        math.isfinite(args.temperature) and 0 <= args.temperature <= 2
+    ):
+        raise CliError(f"--temperature must be a number from 0 to 2, not {args.temperature}")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise CliError(f"--max-tokens must be at least 1, not {args.max_tokens}")
+    try:
+        validate_api_key_env(args.api_key_env)
+        for url in (args.endpoint, args.transformation_endpoint):
+            if url not in (None, "", "embedded"):
+                validate_base_url(url)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def cmd_transform(args: argparse.Namespace) -> int:
@@ -202,6 +266,7 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
 def cmd_run(args: argparse.Namespace) -> int:
     from app.workspace import make_runner
 
+    check_run_options(args)
     store = _store(args.db)
     config, task, samples = run_config_from_args(args, store)
     runner = make_runner(store)
@@ -223,7 +288,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from app.reports import report_json, report_table
 
-    store = _store(args.db)
+    store = _store(args.db, must_exist=True)
     if args.run and store.run(args.run) is None:
         raise CliError(f"no run {args.run!r} in {args.db}")
     report = report_json(store, args.run)
@@ -238,13 +303,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from app.reports import export_cases
 
-    store = _store(args.db)
+    store = _store(args.db, must_exist=True)
     try:
         written = export_cases(
             store, args.format, Path(args.out), run_ids=[args.run] if args.run else None
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"wrote {written} cases to {args.out}")
     return 0
 
@@ -271,7 +338,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", "-v", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("relations", help="list the relation catalog")
+    p = sub.add_parser(
+        "relations",
+        help="list the relation catalog, or `relations import FILE` to add custom relations",
+    )
+    p.add_argument("action", nargs="?", choices=["import"], help="import custom relations")
+    p.add_argument("file", nargs="?", help="JSON file to import (the Relations page's format)")
     p.add_argument("--task")
     p.add_argument("--json", action="store_true")
     p.add_argument("--db")
@@ -332,6 +404,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class NewFiles:
+    """The database files a command creates: removed again when the command fails on bad input,
+    so a mistake leaves nothing behind."""
+
+    SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        db = getattr(args, "db", None)
+        self.paths = [Path(f"{db}{suffix}") for suffix in self.SUFFIXES] if db else []
+        self.absent = [path for path in self.paths if not path.exists()]
+        existing = (
+            [parent for parent in Path(db).absolute().parents if parent.exists()] if db else []
+        )
+        self.first_existing_folder = existing[0] if existing else None
+        self.folder = Path(db).absolute().parent if db else None
+
+    def remove(self) -> None:
+        for path in self.absent:
+            if path.is_file():
+                path.unlink(missing_ok=True)
+        # Folders made for the database, from the innermost, while they are empty.
+        folder = self.folder
+        while folder is not None and folder != self.first_existing_folder:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+            folder = folder.parent
+
+
+def one_line(exc: BaseException) -> str:
+    """An unexpected error as one line: its type and first line, never a traceback."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else 'no details'}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -344,10 +452,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be at least 1")
     if args.command == "run" and args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    from storage import DatabaseFailure
+
+    new_files = NewFiles(args)
     try:
         return args.func(args)
     except CliError as exc:
+        new_files.remove()
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, DatabaseFailure, RecursionError) as exc:
+        # Bad input that slipped past the checks above: still one line, never a traceback.
+        log.debug("unexpected error", exc_info=True)
+        new_files.remove()
+        print(f"error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(

@@ -1,6 +1,10 @@
 """Word-level differences between two texts, as escaped HTML for side-by-side views and reports.
 
 Model output is untrusted: every piece of text is HTML-escaped *before* any markup is added.
+For HTML shown through Markdown (Streamlit's ``unsafe_allow_html``), ``for_markdown=True`` also
+writes newlines as ``<br>``: a blank line would otherwise end the HTML block and hand the rest of
+the text to the Markdown parser, where ``![x](http://host/a.png)`` becomes an image the browser
+fetches.
 """
 
 from __future__ import annotations
@@ -15,19 +19,29 @@ DELETED_STYLE = "background:#ffd7d5;text-decoration:line-through;"
 INSERTED_STYLE = "background:#ccffd8;"
 
 
+def _escape_for_markdown(text: str) -> str:
+    """Escaped HTML without a newline: inside one line, a Markdown HTML block never ends, so the
+    Markdown parser never sees the text (``<br>`` keeps the line breaks)."""
+    escaped = html.escape(text)
+    return escaped.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+
+
 def _tokens(text: str | None) -> list[str]:
     return _TOKEN.findall(text if isinstance(text, str) else "")
 
 
-def diff_html(source: str, followup: str) -> tuple[str, str]:
-    """(source, follow-up) as escaped HTML with removed / added words highlighted."""
+def diff_html(source: str, followup: str, *, for_markdown: bool = False) -> tuple[str, str]:
+    """(source, follow-up) as escaped HTML with removed / added words highlighted.
+
+    ``for_markdown``: safe inside a Markdown HTML block too (no newline, no Markdown syntax)."""
+    escape = _escape_for_markdown if for_markdown else html.escape
     a, b = _tokens(source), _tokens(followup)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     left: list[str] = []
     right: list[str] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        old = html.escape("".join(a[i1:i2]))
-        new = html.escape("".join(b[j1:j2]))
+        old = escape("".join(a[i1:i2]))
+        new = escape("".join(b[j1:j2]))
         if op == "equal":
             left.append(old)
             right.append(new)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,9 +57,47 @@ def validate_base_url(url: str) -> str:
         raise ValueError("the base URL is empty")
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"the base URL must start with http:// or https:// (got {url!r})")
-    if " " in url:
+    if any(char.isspace() for char in url):
         raise ValueError("the base URL contains a space")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # raises ValueError for a port that is not a number or out of range
+    except ValueError as exc:
+        raise ValueError(f"the base URL {url!r} is malformed: {exc}") from None
+    if not parts.hostname:
+        raise ValueError(f"the base URL {url!r} has no host name")
+    if port is None and parts.netloc.endswith(":"):
+        raise ValueError(f"the base URL {url!r} has an empty port after ':'")
+    if port == 0:
+        raise ValueError(f"the base URL {url!r} has port 0; use a port from 1 to 65535")
     return url
+
+
+# An environment variable name, as shells accept it.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What API keys look like: a known vendor prefix, or a long mixed-case run with digits (variable
+# names are conventionally upper case).
+_KEY_PREFIX = re.compile(r"(sk|pk|rk|hf|gsk|xai)[-_][A-Za-z0-9_\-]{8,}")
+
+
+def _looks_like_key(name: str) -> bool:
+    if _KEY_PREFIX.fullmatch(name):
+        return True
+    return len(name) >= 20 and any(c.islower() for c in name) and any(c.isdigit() for c in name)
+
+
+def validate_api_key_env(name: str | None) -> str | None:
+    """The NAME of the variable holding the key (None when there is none). Something that looks
+    like a key itself is refused, and the message never repeats it: keys are never stored."""
+    name = (name or "").strip()
+    if not name:
+        return None
+    if _looks_like_key(name) or not _ENV_NAME.fullmatch(name):
+        raise ValueError(
+            "the API key setting takes the NAME of an environment variable holding the key "
+            "(e.g. OPENAI_API_KEY), not the key itself; nothing was stored"
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -68,6 +108,13 @@ class ConnectionReport:
     message: str
     models: tuple[str, ...] = ()
     sample_reply: str | None = None
+
+
+def _not_openai(what: str, exc: BaseException) -> str:
+    """One readable line for a response that is not what an OpenAI-compatible server sends."""
+    detail = (str(exc).splitlines() or [""])[0][:160]
+    kind = "is not valid JSON" if isinstance(exc, ValueError) else "has an unexpected shape"
+    return f"not an OpenAI-compatible server: {what} {kind} ({detail or type(exc).__name__})"
 
 
 async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionReport:
@@ -82,11 +129,11 @@ async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionRepo
     try:
         try:
             page = await client.models.list()
-            models = tuple(sorted(m.id for m in page.data))
+            models = tuple(sorted(str(m.id) for m in page.data if getattr(m, "id", None)))
         except openai.OpenAIError as exc:
             return ConnectionReport(False, f"listing models failed — {describe_error(exc)}")
-        except Exception as exc:
-            return ConnectionReport(False, f"not an OpenAI-compatible server: {exc}"[:300])
+        except Exception as exc:  # a body that is not JSON, or JSON of another shape
+            return ConnectionReport(False, _not_openai("the models list", exc))
         if models and endpoint.model not in models:
             return ConnectionReport(
                 False,
@@ -96,11 +143,15 @@ async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionRepo
         reply = None
         if try_chat:
             chat = make_client(endpoint, RetryPolicy(max_retries=0))
-            completion = await chat.complete(
-                [{"role": "user", "content": "Reply with the word: ready"}],
-                {"max_tokens": 8, "temperature": 0.0},
-            )
-            await chat.close()
+            try:
+                completion = await chat.complete(
+                    [{"role": "user", "content": "Reply with the word: ready"}],
+                    {"max_tokens": 8, "temperature": 0.0},
+                )
+            except Exception as exc:  # a malformed body the client did not turn into an error
+                return ConnectionReport(False, _not_openai("the chat completion", exc), models)
+            finally:
+                await chat.close()
             if not completion.ok:
                 return ConnectionReport(
                     False, f"chat completion failed — {completion.error}", models

@@ -522,6 +522,8 @@ def _load_json_document(text: str) -> Any:
         ) from None
     except RecursionError:
         raise InputError("the JSON is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(f"the JSON holds a value that cannot be read: {exc}") from None
 
 
 def _load_json_lines(text: str) -> list[Any]:
@@ -543,6 +545,8 @@ def _load_json_lines(text: str) -> list[Any]:
             ) from None
         except RecursionError:
             raise InputError(f"line {number}: the JSON is nested too deeply") from None
+        except ValueError as exc:  # e.g. an integer with more digits than Python converts
+            raise InputError(f"line {number}: a value cannot be read: {exc}") from None
     return records
 
 
@@ -550,7 +554,7 @@ def _try_whole_object(text: str) -> list[Any] | None:
     """A pretty-printed single object, or ``{"rows": [...]}``, read as a whole document."""
     try:
         document = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError covers JSONDecodeError and huge integers
         return None
     if not isinstance(document, dict):
         return None
@@ -658,6 +662,10 @@ def load_input_file(
 ) -> list[Sample]:
     """Read an inputs file (CSV/TSV/JSONL/JSON/TXT) with the suggested column mapping."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(
+            f"{path.name} is a directory, not a file; give a CSV, JSONL, JSON or TXT file"
+        )
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -667,5 +675,9 @@ def load_input_file(
             f"{path.name} is {size / 1024 / 1024:.1f} MB; the limit is "
             f"{MAX_UPLOAD_BYTES // 1024 // 1024} MB"
         )
-    frame = read_upload(path.name, path.read_bytes())
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    frame = read_upload(path.name, data)
     return auto_samples(frame, task_fields, prefer_reference)

@@ -239,16 +239,39 @@ def template_fields(template: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+_PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_template(template: str) -> tuple[str, ...]:
+    """The fields of a custom template that uses only plain ``{field}`` placeholders.
+
+    ``str.format`` would also accept ``{text.upper}``, ``{text[0]}``, ``{0}``, ``{text!r}`` and
+    ``{text:>9}``: attribute and index lookups run on the inputs (and fail or leak at run time),
+    so they are refused when the task is saved. ``{{`` and ``}}`` stay literal braces."""
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(f"template is not a valid format string: {exc}") from None
+    for _, name, spec, conversion in parts:
+        if name is None:
+            continue
+        shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+        shown += "}"
+        if not _PLAIN_FIELD.fullmatch(name) or spec or conversion:
+            raise ValueError(
+                f"template placeholder {shown} is not allowed: use plain {{field}} names "
+                "(letters, digits and '_'; no dots, indexes, numbers, '!' or ':')"
+            )
+    return template_fields(template)
+
+
 def custom_task(task_id: str, name: str, template: str, answer_type: str, labels=()) -> Task:
     """Validate and build a user-defined task. Raises ValueError with a readable message."""
     if not re.fullmatch(r"[a-z][a-z0-9_]{1,40}", task_id):
         raise ValueError("task id: lower-case letters, digits and '_' (2–41 characters)")
     if task_id in BUILTIN_TASKS:
         raise ValueError(f"task id {task_id!r} is a built-in task")
-    try:
-        fields = template_fields(template)
-    except ValueError as exc:
-        raise ValueError(f"template is not a valid format string: {exc}") from None
+    fields = check_template(template)
     if not fields:
         raise ValueError("template needs at least one {field} placeholder")
     answer = AnswerType(answer_type)

@@ -518,12 +518,20 @@ def export_labels(store: Store, fmt: str = "csv", run_ids: Iterable[str] | None 
     raise ValueError(f"unknown export format {fmt!r}; expected csv or jsonl")
 
 
+class TimeOutOfRangeError(ValueError):
+    """An ISO time that cannot be expressed in UTC (past year 9999 or before year 1)."""
+
+
 def _normalise_time(text: str) -> str:
-    """ISO time → UTC with microseconds (the form labels are stored in); ValueError if not ISO."""
+    """ISO time → UTC with microseconds (the form labels are stored in); ValueError if not ISO
+    or out of range (year 9999 at -01:00 is past the last representable moment in UTC)."""
     moment = datetime.fromisoformat(text.strip())
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    try:
+        return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    except OverflowError:
+        raise TimeOutOfRangeError(f"{text.strip()!r} is out of range in UTC") from None
 
 
 def _parse_rows(text: str, fmt: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -538,6 +546,12 @@ def _parse_rows(text: str, fmt: str) -> tuple[list[dict[str, Any]], list[str]]:
             except json.JSONDecodeError as error:
                 errors.append(f"line {number}: not valid JSON ({error.msg})")
                 continue
+            except RecursionError:
+                errors.append(f"line {number}: the JSON is nested too deeply")
+                continue
+            except ValueError as error:  # e.g. an integer with more digits than Python reads
+                errors.append(f"line {number}: a value cannot be read ({error})")
+                continue
             if not isinstance(row, dict):
                 errors.append(f"line {number}: expected a JSON object")
                 continue
@@ -547,8 +561,11 @@ def _parse_rows(text: str, fmt: str) -> tuple[list[dict[str, Any]], list[str]]:
         missing = [c for c in ("case_id", "label") if c not in (reader.fieldnames or [])]
         if missing:
             return [], [f"CSV header lacks column(s): {', '.join(missing)}"]
-        for number, row in enumerate(reader, start=2):
-            rows.append({"_where": f"row {number}", **row})
+        try:
+            for number, row in enumerate(reader, start=2):
+                rows.append({"_where": f"row {number}", **row})
+        except csv.Error as error:  # e.g. a field over the CSV module's size limit
+            return [], [f"row {reader.line_num}: the CSV cannot be read ({error})"]
     else:
         raise ValueError(f"unknown import format {fmt!r}; expected csv or jsonl")
     return rows, errors
@@ -556,6 +573,28 @@ def _parse_rows(text: str, fmt: str) -> tuple[list[dict[str, Any]], list[str]]:
 
 def _clean(value: Any) -> str:
     return "" if value is None else str(value).strip()
+
+
+def _labels_on_cases_never_failed(
+    store: Store, rows: list[dict[str, Any]], known: set[str]
+) -> list[str]:
+    """Labels judge FAIL verdicts: a label on a case that is not FAIL, and never was before a
+    threshold change, would count in the false-positive rates without being one."""
+    errors = []
+    verdicts: dict[str, tuple[str | None, str | None]] = {}
+    for row in rows:
+        case_id = row["case_id"]
+        if row["label"] == RETRACTED or case_id not in known:
+            continue
+        if case_id not in verdicts:
+            case = store.case(case_id)
+            verdicts[case_id] = (case.verdict, case.original_verdict) if case else (None, None)
+        verdict, original = verdicts[case_id]
+        if "FAIL" not in (verdict, original):
+            errors.append(
+                f"{row['where']}: case {case_id} is {verdict}, not FAIL; only FAIL cases are labeled"
+            )
+    return errors
 
 
 def import_labels(store: Store, text: str, fmt: str = "csv") -> dict[str, int]:
@@ -580,6 +619,9 @@ def import_labels(store: Store, text: str, fmt: str = "csv") -> dict[str, int]:
             errors.append(f"{where}: unknown label {label!r}")
         try:
             created_at = _normalise_time(_clean(row.get("created_at")))
+        except TimeOutOfRangeError as error:
+            errors.append(f"{where}: created_at {error}")
+            created_at = ""
         except ValueError:
             errors.append(f"{where}: created_at {row.get('created_at')!r} is not an ISO time")
             created_at = ""
@@ -606,6 +648,7 @@ def import_labels(store: Store, text: str, fmt: str = "csv") -> dict[str, int]:
     if unknown:
         listed = ", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")
         errors.append(f"{len(unknown)} unknown case id(s) (not in this database): {listed}")
+    errors += _labels_on_cases_never_failed(store, cleaned, known)
     if errors:
         raise LabelImportError(errors)
 

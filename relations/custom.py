@@ -11,6 +11,11 @@ A spec::
 
 Specs are validated before anything is written; an import validates every spec of the file first
 and writes all of them in one transaction, or none.
+
+User regular expressions run on the ``regex`` package with a time limit: Python's ``re`` cannot be
+interrupted and holds the GIL, so one catastrophic pattern would freeze every session. A pattern
+that backtracks catastrophically on a few adversarial probes is refused when it is saved; any
+pattern that still runs past its budget on a real text makes that case a SKIP with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ import json
 import logging
 import math
 import re
+import time
 from typing import Any, Protocol
+
+import regex
 
 from relations.base import (
     Expectation,
@@ -70,6 +78,13 @@ KNOWN_KEYS = frozenset(
 )
 DEFAULT_EXAMPLE = "The museum opens at 9 am and closes at 5 pm. How many hours is it open?"
 EXPORT_FORMAT = "morphscope.custom_relations"
+
+# Time budget for all of a relation's regex rules on one text, and for each probe at save time.
+REGEX_BUDGET_S = 1.0
+REGEX_PROBE_TIMEOUT_S = 0.1
+REGEX_PROBE_TOTAL_S = 0.3
+# Long enough that exponential backtracking shows (2^30 steps), short enough to stay cheap.
+PROBE_LENGTH = 30
 
 # Our preservation wording, added around the user's instruction for LLM rewrites.
 PRESERVE = (
@@ -154,7 +169,7 @@ def validate_spec(spec: Any) -> dict[str, Any]:
             raise ValueError("an llm_rewrite relation needs an instruction")
         normalised["instruction"] = instruction
     elif kind in ("replace", "regex"):
-        normalised["rules"] = _validate_rules(spec.get("rules"), regex=kind == "regex")
+        normalised["rules"] = _validate_rules(spec.get("rules"), is_regex=kind == "regex")
     else:
         prefix, suffix = _text(spec, "prefix"), _text(spec, "suffix")
         if not prefix and not suffix:
@@ -163,7 +178,7 @@ def validate_spec(spec: Any) -> dict[str, Any]:
     return normalised
 
 
-def _validate_rules(rules: Any, *, regex: bool) -> list[dict[str, str]]:
+def _validate_rules(rules: Any, *, is_regex: bool) -> list[dict[str, str]]:
     if not isinstance(rules, list) or not rules:
         raise ValueError("rules must be a non-empty list of {find, replace} pairs")
     checked = []
@@ -175,7 +190,7 @@ def _validate_rules(rules: Any, *, regex: bool) -> list[dict[str, str]]:
             raise ValueError(f"rule {number}: 'find' must be non-empty text")
         if not isinstance(replace, str):
             raise ValueError(f"rule {number}: 'replace' must be text")
-        if regex:
+        if is_regex:
             _check_regex(number, find, replace)
         elif find == replace:
             raise ValueError(
@@ -187,39 +202,99 @@ def _validate_rules(rules: Any, *, regex: bool) -> list[dict[str, str]]:
 
 def _check_regex(number: int, find: str, replace: str) -> None:
     try:
-        re.compile(find)
-    except re.error as exc:
+        pattern = regex.compile(find)
+    except (regex.error, ValueError, OverflowError) as exc:
         raise ValueError(f"rule {number}: bad regular expression {find!r}: {exc}") from None
     # A replacement template is only parsed on the first match: force one with an empty
     # alternative (same groups), so a bad group reference such as '\3' is reported now.
     try:
-        probe = re.compile(f"(?:{find})|")
-    except re.error:
-        return  # e.g. global inline flags, which cannot be wrapped; the pattern itself is valid
-    try:
-        probe.sub(replace, "")
-    except (re.error, IndexError) as exc:
-        raise ValueError(f"rule {number}: bad replacement {replace!r}: {exc}") from None
+        probe = regex.compile(f"(?:{find})|")
+    except (regex.error, ValueError):
+        probe = None  # e.g. global inline flags, which cannot be wrapped; the pattern is valid
+    if probe is not None:
+        try:
+            probe.sub(replace, "", timeout=REGEX_PROBE_TIMEOUT_S)
+        except (regex.error, IndexError, ValueError) as exc:
+            raise ValueError(f"rule {number}: bad replacement {replace!r}: {exc}") from None
+        except TimeoutError:
+            pass  # the adversarial probes below report it
+    slow = _catastrophic_probe(pattern)
+    if slow is not None:
+        raise ValueError(
+            f"rule {number}: the regular expression {find!r} backtracks catastrophically (too "
+            f"slow on the test text {slow!r}); rewrite it without nested or "
+            "overlapping repetition such as (a+)+ or (a|aa)+"
+        )
+
+
+def adversarial_probes(find: str) -> list[str]:
+    """Texts that make a backtracking pattern explode: long runs of a character the pattern
+    mentions (or a common one) followed by a character that spoils the match."""
+    mentioned = [c for c in dict.fromkeys(find) if c.isalnum() or c in " ._-"][:6]
+    probes = []
+    for char in dict.fromkeys([*mentioned, "a", "0", " "]):
+        run = char * PROBE_LENGTH
+        probes += [run + "!", run + "\n", "!" + run]
+    return probes
+
+
+def _catastrophic_probe(pattern: regex.Pattern) -> str | None:
+    """The first probe text the pattern cannot scan within the probe timeout, else None.
+
+    All probes together get REGEX_PROBE_TOTAL_S, so checking a slow-but-finite pattern (which
+    happens on every load of the relations) stays cheap too."""
+    deadline = time.monotonic() + REGEX_PROBE_TOTAL_S
+    for text in adversarial_probes(pattern.pattern):
+        try:
+            for scan in (pattern.search, pattern.fullmatch):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return text
+                scan(text, timeout=min(REGEX_PROBE_TIMEOUT_S, remaining))
+        except TimeoutError:
+            return text
+    return None
 
 
 # ---------------------------------------------------------------- spec → Relation
 
 
-def _rules_transform(rules: list[dict[str, str]], *, regex: bool) -> TransformFn:
-    compiled = [(re.compile(r["find"]) if regex else r["find"], r["replace"]) for r in rules]
+def _rules_transform(rules: list[dict[str, str]], *, regex_rules: bool) -> TransformFn:
+    compiled = [
+        (regex.compile(r["find"]) if regex_rules else r["find"], r["replace"]) for r in rules
+    ]
 
     def transform(text: str, ctx: TransformContext) -> str:
         result = text
+        deadline = time.monotonic() + REGEX_BUDGET_S
         for find, replace in compiled:
-            if isinstance(find, re.Pattern):
-                result = find.sub(replace, result)
-            else:
+            if isinstance(find, str):
                 result = result.replace(find, replace)
+                continue
+            try:
+                result = find.sub(replace, result, timeout=max(deadline - time.monotonic(), 0.01))
+            except TimeoutError:
+                raise NotApplicable(
+                    f"the regular expression {find.pattern!r} took longer than "
+                    f"{REGEX_BUDGET_S:g} s on this text (catastrophic backtracking); case skipped"
+                ) from None
         if result == text:
             raise NotApplicable("no rule changed the text")
         return result
 
     return transform
+
+
+def _never_blank(transform: TransformFn) -> TransformFn:
+    """A follow-up that is empty or only whitespace is never sent: it becomes a SKIP."""
+
+    def guarded(text: str, ctx: TransformContext) -> str:
+        result = transform(text, ctx)
+        if not result.strip():
+            raise NotApplicable("the follow-up is empty or only whitespace; nothing to send")
+        return result
+
+    return guarded
 
 
 def _template_transform(prefix: str, suffix: str) -> TransformFn:
@@ -263,12 +338,13 @@ def relation_from_spec(spec: dict[str, Any]) -> Relation:
         transform = _llm_transform(spec["instruction"])
         how = f"LLM rewrite: {spec['instruction']}"
     elif kind in ("replace", "regex"):
-        transform = _rules_transform(spec["rules"], regex=kind == "regex")
+        transform = _rules_transform(spec["rules"], regex_rules=kind == "regex")
         rules = "; ".join(f"{r['find']!r} → {r['replace']!r}" for r in spec["rules"])
         how = f"{'Regex' if kind == 'regex' else 'Find/replace'} rules: {rules}"
     else:
         transform = _template_transform(spec["prefix"], spec["suffix"])
         how = f"Template: prefix {spec['prefix']!r}, suffix {spec['suffix']!r}"
+    transform = _never_blank(transform)
     expectation = Expectation(spec["expectation"])
     check = None
     if expectation is Expectation.NO_POLAR_FLIP:
@@ -334,6 +410,10 @@ def parse_specs(text: str) -> list[dict[str, Any]]:
         raise ValueError(
             f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise ValueError(f"a value cannot be read: {exc}") from None
     if isinstance(data, dict) and "relations" in data:
         if data.get("format", EXPORT_FORMAT) != EXPORT_FORMAT:
             raise ValueError(f"unknown format {data.get('format')!r}")

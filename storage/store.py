@@ -10,6 +10,7 @@ import json
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -28,6 +29,49 @@ from storage.migrations import migrations
 from storage.report_verbs import ReportVerbs
 
 DEFAULT_DB = Path("data/morphscope.db")
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+# What callers outside storage catch for a database failure, without importing sqlite3.
+DatabaseFailure = sqlite3.Error
+
+
+class StoreOpenError(ValueError):
+    """The database cannot be opened as given; the message says why in one line."""
+
+
+def sqlite_uri(path: str | Path, mode: str) -> str:
+    """A ``file:`` URI for ``path``: '#', '?' and '%' in a file name are escaped, so the name is
+    not cut short (which would open, or create, a different file)."""
+    return f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode={mode}"
+
+
+def check_db_path(path: str | Path, *, must_exist: bool = False) -> None:
+    """Refuse, with a one-line StoreOpenError, a path that cannot hold a Morphscope database:
+    a directory, a file that is not SQLite, a read-only file or folder, or (``must_exist``) a
+    missing file. Cheap checks only; SQLite still has the last word."""
+    path = Path(path)
+    if path.is_dir():
+        raise StoreOpenError(f"{path} is a directory, not a database file")
+    if not path.exists():
+        if must_exist:
+            raise StoreOpenError(f"{path}: no such database")
+        folder = next((p for p in path.absolute().parents if p.exists()), None)
+        if folder is not None and not folder.is_dir():
+            raise StoreOpenError(f"{path}: {folder} is not a folder")
+        if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreOpenError(f"{path}: cannot create the database, {folder} is read-only")
+        return
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreOpenError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if header and header != SQLITE_HEADER:
+        raise StoreOpenError(f"{path} is not a SQLite database")
+    # WAL mode writes beside the file (-wal, -shm), so the folder must be writable too.
+    if not os.access(path, os.W_OK) or not os.access(path.absolute().parent, os.W_OK | os.X_OK):
+        raise StoreOpenError(f"{path} is read-only (the file or its folder cannot be written)")
 
 
 def default_db_path() -> Path:
@@ -54,22 +98,49 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
         self._write_lock = threading.RLock()
         if read_only:
             # An extra reader for parallel scans: no migrations, no writes (WAL allows many).
-            uri = f"file:{Path(path).resolve()}?mode=ro"
+            uri = sqlite_uri(path, "ro")
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
             self._db = Database(conn)
             return
         if self.path != ":memory:":
+            check_db_path(path)
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         else:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._db = Database(conn)
-        if self.path != ":memory:":
-            self._db.enable_wal()
-        self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            if self.path != ":memory:":
+                self._db.enable_wal()
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._refuse_newer_schema()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreOpenError(f"{self.path}: cannot open the database ({exc})") from None
+        except StoreOpenError:
+            conn.close()
+            raise
         # Each migration runs in its own transaction (sqlite-utils' migration runner).
         migrations.apply(self._db)
+
+    def _refuse_newer_schema(self) -> None:
+        """A database written by a newer Morphscope (migrations this version does not know) is
+        refused before anything reads or writes it, rather than failing halfway through a run."""
+        if "_sqlite_migrations" not in self._db.table_names():
+            return
+        applied = {
+            row["name"]
+            for row in self._db.query(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [migrations.name]
+            )
+        }
+        unknown = sorted(applied - {m.name for m in migrations._migrations})
+        if unknown:
+            raise StoreOpenError(
+                f"{self.path} was written by a newer version of Morphscope (unknown schema "
+                f"migration {unknown[-1]}); upgrade Morphscope to open it"
+            )
 
     def _query(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Rows of a read query as dicts (storage-internal)."""

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,13 +168,7 @@ def _read_documents(path: Path) -> list[tuple[str, Any]]:
         files = sorted(p for p in path.rglob("*.json") if p.is_file())
         raw = [(str(p.relative_to(path)), p.read_bytes()) for p in files]
     elif zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            infos = [
-                i for i in archive.infolist() if i.filename.endswith(".json") and not i.is_dir()
-            ]
-            if sum(i.file_size for i in infos) > MAX_IMPORT_BYTES:
-                raise ValueError(f"{path}: archive is too large to import")
-            raw = [(i.filename, archive.read(i)) for i in sorted(infos, key=lambda i: i.filename)]
+        raw = _read_zip(path)
     else:
         if path.stat().st_size > MAX_IMPORT_BYTES:
             raise ValueError(f"{path}: file is too large to import")
@@ -188,8 +184,26 @@ def _read_documents(path: Path) -> list[tuple[str, Any]]:
         try:
             documents.append((name, json.loads(text)))
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+            raise ValueError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        except RecursionError:
+            raise ValueError(f"{name}: the JSON is nested too deeply") from None
+        except ValueError as exc:  # e.g. an integer with more digits than Python converts
+            raise ValueError(f"{name}: a value cannot be read ({exc})") from None
     return documents
+
+
+def _read_zip(path: Path) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every .json member; a damaged archive is a ValueError naming it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = [
+                i for i in archive.infolist() if i.filename.endswith(".json") and not i.is_dir()
+            ]
+            if sum(i.file_size for i in infos) > MAX_IMPORT_BYTES:
+                raise ValueError(f"{path}: archive is too large to import")
+            return [(i.filename, archive.read(i)) for i in sorted(infos, key=lambda i: i.filename)]
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise ValueError(f"{path}: the zip archive is damaged ({exc})") from None
 
 
 def _resolve_relation(name: str) -> tuple[str, str, str | None]:
@@ -247,6 +261,51 @@ def _parse_answer(task_id: str, text: str | None) -> str | None:
         return None
 
 
+# The fields of an item's "morphscope" block (written by our own export), by the type they need.
+_EXTRA_NUMBERS = (
+    "value",
+    "score_source",
+    "score_followup",
+    "delta",
+    "output_similarity",
+    "trace_sim",
+)
+_EXTRA_TEXTS = ("oracle", "target", "source_answer", "followup_answer", "side", "verdict", "reason")
+_EXTRA_COUNTS = ("followup_index", "repeat_index")
+_VERDICTS = ("PASS", "FAIL", "SKIP", "ERROR")
+
+
+def _checked_extra(extra: Any, where: str) -> dict[str, Any]:
+    """The "morphscope" block of an item with every field's type and range checked: text in a
+    numeric field (``value: "abc"``) would be stored and break every page that reads it later."""
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"{where}: expected an object")
+    checked: dict[str, Any] = {}
+    for key, value in extra.items():
+        if value is None:
+            checked[key] = None
+        elif key in _EXTRA_NUMBERS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{where}.{key}: expected a number, not {value!r:.40}")
+            if not math.isfinite(value):
+                raise ValueError(f"{where}.{key}: expected a finite number, not {value!r}")
+            checked[key] = float(value)
+        elif key in _EXTRA_COUNTS:
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1_000_000:
+                raise ValueError(f"{where}.{key}: expected a whole number ≥ 0, not {value!r:.40}")
+            checked[key] = value
+        elif key in _EXTRA_TEXTS:
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise ValueError(f"{where}.{key}: expected text, not {type(value).__name__}")
+            checked[key] = str(value)
+        # other keys (ours from a newer export, or a tool's own) are ignored, as before
+    if checked.get("verdict") not in (None, *_VERDICTS):
+        raise ValueError(f"{where}.verdict: expected one of {', '.join(_VERDICTS)}")
+    return checked
+
+
 def _item_cases(
     item: Any, where: str, names: list[str] | None, task_id: str
 ) -> list[dict[str, Any]]:
@@ -274,7 +333,7 @@ def _item_cases(
         failure = None
     if failure not in (None, "si", "so", "fi", "sfoe"):
         raise ValueError(f"{where}.verif_failure: unknown value {failure!r}")
-    extra = item.get("morphscope") if isinstance(item.get("morphscope"), dict) else {}
+    extra = _checked_extra(item.get("morphscope"), f"{where}.morphscope")
     cases = []
     count = max(len(followup_inputs), 1)
     for j in range(count):
@@ -296,7 +355,7 @@ def _item_cases(
             verdict = "ERROR"
             reason = "LLMorph: source or follow-up output error (sfoe)"
         if extra.get("verdict") == verdict and extra.get("reason"):
-            reason = str(extra["reason"])
+            reason = extra["reason"]
         case = {
             "source_input": source,
             "followup_input": followup,
@@ -313,26 +372,8 @@ def _item_cases(
             "followup_index": j,
         }
         if extra and count == 1:
-            for key in (
-                "oracle",
-                "value",
-                "target",
-                "followup_index",
-                "source_answer",
-                "followup_answer",
-                "score_source",
-                "score_followup",
-                "delta",
-                "output_similarity",
-                "trace_sim",
-                "side",
-            ):
-                if key in extra and (
-                    extra[key] is None or isinstance(extra[key], str | int | float)
-                ):
-                    case[key] = extra[key]
-            if isinstance(extra.get("repeat_index"), int):
-                case["repeat_index"] = extra["repeat_index"]
+            # verdict and reason only pick the reason above; the verdict comes from the outcome
+            case.update({k: v for k, v in extra.items() if k not in ("verdict", "reason")})
         cases.append(case)
     return cases
 
@@ -383,6 +424,8 @@ def import_llmorph(
                     f"{name}: cannot tell the {what}; pass it as an argument or name the file "
                     "log__MODEL__TASK__RELATION.json"
                 )
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise ValueError(f"{name}: the {what} must be text, not {type(value).__name__}")
         file_model, file_task = str(file_model), str(file_task)
         file_task = LLMORPH_TASKS.get(file_task, file_task)
         rel_id, family, side = _resolve_relation(str(file_relation))

@@ -18,7 +18,7 @@ from app import metrics, reports, stats
 from app.columns import Shown, Unit
 from app.embeddings import EmbeddingCache, default_embedder
 from app.triage import false_positive_rates
-from app.ui.components import side_by_side, verdict_badge
+from app.ui.components import inert, side_by_side, verdict_badge
 from storage import Store
 from storage.analysis import CaseFilter
 
@@ -203,7 +203,7 @@ def render_case(case: dict[str, Any]) -> None:
     value_text = f"{value:.3f}" if isinstance(value, int | float) else "—"
     st.markdown(
         f"{verdict_badge(case['verdict'])} value **{value_text}** · oracle "
-        f"`{case.get('oracle') or '—'}` · sample `{case['sample_id']}` · repeat "
+        f"{inert(case.get('oracle') or '—')} · sample {inert(case['sample_id'])} · repeat "
         f"{case['repeat_index']} · follow-up {case['followup_index']}"
     )
     st.text(f"Reason: {case.get('reason') or '—'}")

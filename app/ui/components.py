@@ -1,9 +1,10 @@
 """Reusable widgets: side-by-side diff, verdict badge, endpoint picker. Text is always escaped
-(never raw HTML)."""
+(never raw HTML), and text from outside (model output, reasons, imported files) goes through
+``inert`` before it reaches anything that renders Markdown."""
 
 from __future__ import annotations
 
-import html
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +20,21 @@ _BOX = (
     "white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85rem;"
     "border:1px solid #ddd;border-radius:6px;padding:8px;max-height:420px;overflow:auto;"
 )
+
+
+# The characters that start Markdown that does something: links and images ([, ], !), autolinks
+# and HTML (<, >, &), emphasis and code (*, _, `, ~), math ($), tables (|), headings (#) and the
+# escape itself. Plain punctuation (.,:;()-) stays as it is, so messages read normally, except
+# where it would make a bare URL a live link ("://", "www.").
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>!$~|#&]|:(?=//)|(?<=www)\.)", re.IGNORECASE)
+
+
+def inert(text: object, *, one_line: bool = False) -> str:
+    """Untrusted text for ``st.markdown`` and friends (captions, alerts, expander titles): every
+    Markdown character backslash-escaped, so links, images, emphasis, directives and HTML show
+    as the characters they are. ``one_line`` folds newlines (for titles and labels)."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", "" if text is None else str(text))
+    return " ".join(escaped.split()) if one_line else escaped.replace("\n", "  \n")
 
 
 def verdict_badge(verdict: str) -> str:
@@ -45,13 +61,13 @@ def fields_text(fields: Any) -> str:
 
 def side_by_side(left_title: str, left: str | None, right_title: str, right: str | None) -> None:
     """Two texts next to each other with word differences highlighted."""
-    left_html, right_html = diff_html(left or "", right or "")
+    left_html, right_html = diff_html(left or "", right or "", for_markdown=True)
     col_left, col_right = st.columns(2)
     with col_left:
-        st.markdown(f"**{html.escape(left_title)}**")
+        st.markdown(f"**{inert(left_title, one_line=True)}**")
         st.markdown(f'<div style="{_BOX}">{left_html}</div>', unsafe_allow_html=True)
     with col_right:
-        st.markdown(f"**{html.escape(right_title)}**")
+        st.markdown(f"**{inert(right_title, one_line=True)}**")
         st.markdown(f'<div style="{_BOX}">{right_html}</div>', unsafe_allow_html=True)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from storage import Store, default_db_path
+from storage import Store, StoreOpenError, default_db_path
 
 _VERSION_KEY = "data_version"
 
@@ -19,7 +19,12 @@ def get_store() -> Store:
     """This session's store, reopened when the database path changes."""
     store = st.session_state.get("_store")
     if store is None or store.path != str(default_db_path()):
-        store = Store(default_db_path())
+        try:
+            store = Store(default_db_path())
+        except StoreOpenError as exc:
+            # A database that cannot be opened is a message on the page, not a traceback.
+            st.error(f"Cannot open the database: {exc}", icon="🛑")
+            st.stop()
         st.session_state["_store"] = store
     return store
 

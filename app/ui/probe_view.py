@@ -27,6 +27,7 @@ from app.tasks import Task, custom_task
 from app.ui.components import (
     endpoint_picker,
     fields_text,
+    inert,
     resolve_embedded,
     side_by_side,
     verdict_badge,
@@ -72,8 +73,8 @@ def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str
                 relation = by_id[rid]
                 note = " — *negative control*" if relation.negative_control else ""
                 st.markdown(
-                    f"**{relation.name}** `{rid}` · expects *{relation.expectation}*{note}  \n"
-                    f"{relation.description}"
+                    f"**{inert(relation.name)}** `{rid}` · expects *{relation.expectation}*"
+                    f"{note}  \n{inert(relation.description)}"
                 )
     return chosen
 
@@ -140,9 +141,9 @@ def input_picker(task: Task, key: str) -> tuple[list[Sample], str | None]:
         st.caption(f"{len(samples)} input(s) from {upload.name}")
         return samples, upload.name
     except InputError as exc:
-        st.error(f"Cannot use these inputs: {exc}")
+        st.error(f"Cannot use these inputs: {inert(exc)}")
     except (KeyError, ValueError) as exc:
-        st.error(f"Cannot use these inputs: {exc}")
+        st.error(f"Cannot use these inputs: {inert(exc)}")
     return [], None
 
 
@@ -293,8 +294,8 @@ def render_results(store, run_id: str, key: str) -> None:
     for case in ranked[:MAX_SHOWN_CASES]:
         value = f" · value {case['value']:.3f}" if case.get("value") is not None else ""
         title = f"{case['verdict']} · {case['relation_id']} · {case['target']}{value}"
-        with st.expander(title):
-            st.markdown(f"{verdict_badge(case['verdict'])} {case['reason'] or ''}")
+        with st.expander(inert(title, one_line=True)):
+            st.markdown(f"{verdict_badge(case['verdict'])} {inert(case['reason'] or '')}")
             side_by_side(
                 "Source input", fields_text(case["source_input"]),
                 "Follow-up input", fields_text(case["followup_input"]),
@@ -428,7 +429,7 @@ def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
     try:
         config = probe_run_config(store, choices)
     except RunSetupError as exc:
-        st.error(f"Cannot run: {exc}")
+        st.error(f"Cannot run: {inert(exc)}")
         return
     if config is None:
         return

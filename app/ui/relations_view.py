@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from app.tasks import BUILTIN_TASKS
-from app.ui.components import side_by_side
+from app.ui.components import inert, side_by_side
 from app.ui.data import data_changed, get_store
 from app.workspace import all_relations
 from core.types import Sample
@@ -325,7 +325,7 @@ def _label(relation: Relation) -> str:
 def render_followup(result: TryResult, relation: Relation) -> None:
     """Show a try-it / worked-example result: diff, skip reason or error."""
     if result.error:
-        st.error(f"The relation failed on this input: {result.error}")
+        st.error(f"The relation failed on this input: {inert(result.error)}")
         return
     outcome = result.outcome
     if isinstance(outcome, SkippedFollowUp) or outcome is None:
@@ -335,12 +335,12 @@ def render_followup(result: TryResult, relation: Relation) -> None:
                 f"{reason}. Trying an LLM-prompted relation needs a transformation endpoint "
                 "(add one on the Endpoints page)."
             )
-        st.info(f"No follow-up: {reason}")
+        st.info(f"No follow-up: {inert(reason)}")
         return
     for name, source, followup in changed_fields(result):
         side_by_side(f"Source · {name}", source, f"Follow-up · {name}", followup)
     if outcome.note:
-        st.caption(outcome.note)
+        st.caption(inert(outcome.note))
     if outcome.preamble:
         with st.expander("Preamble sent before the task prompt"):
             st.text(outcome.preamble)
@@ -381,8 +381,8 @@ def render_catalog(relations: Sequence[Relation]) -> None:
 
 def render_detail(relation: Relation) -> None:
     entry = relation.describe(BUILTIN_TASKS.values())
-    st.subheader(relation.name)
-    st.markdown(relation.description)
+    st.subheader(inert(relation.name, one_line=True))
+    st.markdown(inert(relation.description))
     facts = {
         "id": entry["id"],
         "family / category": f"{entry['family']} / {entry['category']}",
@@ -410,7 +410,7 @@ def render_try_it(relations: Sequence[Relation]) -> None:
     by_label = {_label(r): r for r in relations}
     picked = st.selectbox("Relation", list(by_label), key="relations_try_relation")
     relation = by_label[picked]
-    st.caption(f"{relation.description} Expected output: {relation.expectation}.")
+    st.caption(f"{inert(relation.description)} Expected output: {relation.expectation}.")
     field = main_field(relation)
     use_model = st.toggle(
         "Rewrite with the embedded model (LLM-prompted relations)",
@@ -558,7 +558,7 @@ def _save_from_form(specs: dict[str, Any], pick: str, **form: Any) -> None:
             raise ValueError(f"{spec['id']} already exists: pick it above to edit it")
         saved = save_spec(store, spec)
     except ValueError as exc:
-        st.error(f"Not saved: {exc}")
+        st.error(f"Not saved: {inert(exc)}")
         return
     data_changed()
     st.session_state["relations_custom_pending"] = saved["id"]
@@ -589,7 +589,7 @@ def render_import_export(specs: dict[str, Any]) -> None:
             st.error("Not imported: the file is not UTF-8 text.")
             return
         except ValueError as exc:
-            st.error(f"Not imported: {exc}")
+            st.error(f"Not imported: {inert(exc)}")
             return
         data_changed()
         st.session_state["relations_custom_flash"] = f"Imported {', '.join(imported)}."

@@ -198,7 +198,7 @@ def test_try_it_shows_a_followup(db_path, family):
     # the follow-up panel holds exactly the highlighted follow-up of that relation and seed
     _, source, followup = changed_fields(expected)[0]
     assert followup != source
-    assert diff_html(source, followup)[1] in markdown_text(at)
+    assert diff_html(source, followup, for_markdown=True)[1] in markdown_text(at)
 
 
 def test_try_it_llm_relation_explains_the_missing_endpoint(db_path):

@@ -221,3 +221,65 @@ def test_import_accepts_a_single_spec_and_overwrites(store):
     assert import_specs(store, json.dumps(spec(name="New name"))) == ["custom.us_spelling"]
     assert store.custom_relation_specs()["custom.us_spelling"]["name"] == "New name"
     assert parse_specs(json.dumps({"relations": [spec()]}))[0]["id"] == "custom.us_spelling"
+
+
+# ---------------------------------------------------------------- guarded regexes, blank follow-ups
+
+
+def catastrophic(pattern: str = r"(a|aa)+$") -> dict:
+    return spec(id="custom.slow", kind="regex", rules=[{"find": pattern, "replace": "x"}])
+
+
+def test_catastrophic_regex_is_refused_when_saved_or_imported(store):
+    """Pins the save-time probe: `(a|aa)+$` backtracks exponentially on 'a'*30 + '!' (2^30 ways
+    to split the run), so saving or importing it is refused with a message naming the pattern;
+    `re` would have frozen the process instead of answering."""
+    with pytest.raises(ValueError, match=r"backtracks catastrophically"):
+        validate_spec(catastrophic())
+    with pytest.raises(ValueError, match=r"nothing imported .*\(a\|aa\)\+\$"):
+        import_specs(store, json.dumps([spec(), catastrophic()]))
+    assert store.custom_relation_specs() == {}
+
+
+def test_a_regex_that_runs_past_its_budget_is_a_skip_with_reason(monkeypatch):
+    """Pins the run-time bound: a pattern that slipped past the probes (here the probe is
+    disabled) and backtracks on a real text becomes a SKIP naming the pattern, within about
+    REGEX_BUDGET_S (1 s), instead of hanging the caller."""
+    import relations.custom as custom
+
+    monkeypatch.setattr(custom, "_catastrophic_probe", lambda pattern: None)
+    monkeypatch.setattr(custom, "REGEX_BUDGET_S", 0.2)
+    result = apply(catastrophic(), "a" * 40 + "!")
+    assert isinstance(result, SkippedFollowUp)
+    assert "took longer than 0.2 s" in result.reason
+    assert "(a|aa)+$" in result.reason
+
+
+def test_nested_plus_regex_answers_quickly():
+    """`(a+)+$` (the pattern of the issue) on 30 × 'a' + 'b': the `regex` engine answers at once;
+    it does not match (the text ends in 'b'), so the case is a plain SKIP."""
+    result = apply(catastrophic(r"(a+)+$"), "a" * 30 + "b")
+    assert isinstance(result, SkippedFollowUp)
+    assert result.reason == "no rule changed the text"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "text"),
+    [
+        ({"kind": "regex", "rules": [{"find": r"^.*$", "replace": ""}]}, "Delete me."),
+        ({"kind": "regex", "rules": [{"find": r"\S", "replace": " "}]}, "abc"),
+        ({"rules": [{"find": "word", "replace": "  "}]}, "word"),
+    ],
+)
+def test_blank_follow_up_is_skipped_never_sent(overrides, text):
+    """Pins: a custom relation whose follow-up is empty or whitespace is a SKIP, not a call."""
+    result = apply(spec(**overrides), text)
+    assert isinstance(result, SkippedFollowUp)
+    assert "empty or only whitespace" in result.reason
+
+
+def test_llm_rewrite_that_returns_whitespace_is_skipped():
+    relation = spec(kind="llm_rewrite", instruction="Rephrase", rules=None)
+    del relation["rules"]
+    result = apply(relation, "Some text.", rewrite=lambda prompt: '"   "')
+    assert isinstance(result, SkippedFollowUp)

@@ -13,6 +13,7 @@ from app.triage import (
     export_labels,
     import_labels,
 )
+from app.ui.components import inert
 from app.ui.data import data_changed
 from app.ui.triage.filters import CaseFilters
 from app.ui.triage.state import flash
@@ -50,7 +51,7 @@ def render_label_import(store: Store) -> None:
     except UnicodeDecodeError:
         st.error("The file is not UTF-8 text; nothing was imported.")
     except LabelImportError as error:
-        st.error("Nothing was imported:\n\n" + "\n".join(f"- {e}" for e in error.errors))
+        st.error("Nothing was imported:\n\n" + "\n".join(f"- {inert(e)}" for e in error.errors))
     else:
         flash(
             "success",
