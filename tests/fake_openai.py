@@ -57,6 +57,7 @@ class FakeBehaviour:
     models: tuple[str, ...] = ("fake-model",)
     scripted_faults: list[str] = field(default_factory=list)  # for the next chat calls, in order
     always_fault: str | None = None  # every chat call (and the models list for "401")
+    lists_models: bool = True  # False: /v1/models answers 404, as on some servers
 
 
 @dataclass
@@ -148,7 +149,7 @@ class FakeOpenAIServer:
                 if behaviour.non_openai:
                     self._send(200, "<html><body>Hello, not an API</body></html>")
                     return
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/models") and behaviour.lists_models:
                     with server.stats.lock:
                         server.stats.model_listings += 1
                     data = [

@@ -114,14 +114,16 @@ class OpenAIClient:
 
     async def complete(self, messages: Messages, params: dict[str, Any]) -> Completion:
         attempt = 0
-        deadline = time.monotonic() + self.retry.total_s
+        # One full attempt always fits, even when the endpoint's timeout exceeds the budget.
+        budget_s = max(self.retry.total_s, self.endpoint.timeout_s)
+        deadline = time.monotonic() + budget_s
         while True:
             wait: float | None = None
             async with self._limit:
                 # Time spent queueing for a slot is not the server's fault: the budget and the
                 # attempt's timeout count from here.
                 if attempt == 0:
-                    deadline = time.monotonic() + self.retry.total_s
+                    deadline = time.monotonic() + budget_s
                 attempt_timeout = max(
                     0.1, min(self.endpoint.timeout_s, deadline - time.monotonic())
                 )
@@ -150,7 +152,7 @@ class OpenAIClient:
             delay = wait if wait is not None else self.retry.backoff(attempt, self._jitter)
             delay = min(delay, MAX_BACKOFF_S)
             if time.monotonic() + delay >= deadline:
-                budget = f"{self.retry.total_s:g} s time limit per call"
+                budget = f"{budget_s:g} s time limit per call"
                 return Completion(text=None, error=f"{error} ({attempts}; {budget})")
             await asyncio.sleep(delay)
             attempt += 1
