@@ -329,6 +329,23 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
         row["config"] = json.loads(row["config"])
         return row
 
+    def run_samples(self, run_id: str) -> list[Sample]:
+        """The run's samples in their original order (to resume or repeat it)."""
+        rows = self._query(
+            "SELECT s.* FROM run_samples rs JOIN samples s ON s.id = rs.sample_id "
+            "WHERE rs.run_id = ? ORDER BY rs.position",
+            [run_id],
+        )
+        return [
+            Sample(
+                fields=json.loads(row["fields"]),
+                reference=row["reference"],
+                reference_steps=tuple(json.loads(row["reference_steps"])),
+                meta=json.loads(row["meta"]),
+            )
+            for row in rows
+        ]
+
     def delete_run(self, run_id: str) -> int:
         """Delete a run with its cases (their labels and verdict history go with them).
 
