@@ -185,6 +185,7 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
         )
         if args.timeout is not None:
             endpoint = replace(endpoint, timeout_s=args.timeout)
+        endpoint = replace(endpoint, retries=args.retries)
         transformation = None
         if args.transformation_endpoint or plan.needs_transformation_endpoint:
             # LLM-prompted relations rewrite through the embedded model unless told otherwise.
@@ -210,7 +211,6 @@ EXIT_ERRORS = 3
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from app.clients import DEFAULT_CALL_BUDGET_S, RetryPolicy
     from app.endpoints import preflight
     from app.workspace import make_runner
 
@@ -224,9 +224,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         if problem:
             raise CliError(f"{problem}; nothing was run")
     runner = make_runner(store)
-    runner.retry = RetryPolicy(
-        max_retries=args.retries, total_s=max(DEFAULT_CALL_BUDGET_S, config.endpoint.timeout_s)
-    )
     runner.stall_after_s = args.stall_minutes * 60
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
     # The error line comes first: a run whose every case failed must not look like a result.

@@ -88,6 +88,7 @@ class RunConfig:
                 endpoint.pop("name", None)
                 endpoint.pop("concurrency", None)
                 endpoint.pop("timeout_s", None)
+                endpoint.pop("retries", None)
                 if endpoint.get("embedded"):
                     endpoint["base_url"] = "embedded://local"
         identity["samples"] = [s.id for s in samples]

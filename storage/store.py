@@ -145,6 +145,7 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs):
             "seed": endpoint.seed,
             "concurrency": endpoint.concurrency,
             "timeout_s": endpoint.timeout_s,
+            "retries": endpoint.retries,
         }
         with self._write():
             self._db["endpoints"].upsert(

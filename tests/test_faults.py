@@ -110,3 +110,22 @@ def test_root_cause_digs_through_groups_and_empty_messages():
         assert root_cause(exc) in {"connection refused", "RuntimeError"}
     assert root_cause(RuntimeError("")) == "RuntimeError"
     assert root_cause(ValueError("bad port")) == "bad port"
+
+
+def test_the_endpoint_says_how_often_to_retry():
+    """``Endpoint.retries`` (the endpoint form's and the CLI's --retries) sets the client's
+    retries when no policy is given: 1 retry is 2 calls to a server that always answers 500."""
+    with FakeOpenAIServer(FakeBehaviour(always_fault="500")) as server:
+        endpoint = Endpoint(name="f", base_url=server.base_url, model="fake-model", retries=1)
+
+        async def once():
+            client = OpenAIClient(endpoint)
+            client.retry.base_delay_s = 0.01
+            try:
+                return await client.complete(MESSAGES, {})
+            finally:
+                await client.close()
+
+        completion = asyncio.run(once())
+    assert completion.error == "HTTP 500: boom (after 2 attempts)"
+    assert server.stats.chat_calls == 2

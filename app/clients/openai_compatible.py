@@ -104,7 +104,7 @@ class OpenAIClient:
 
     def __init__(self, endpoint: Endpoint, retry: RetryPolicy | None = None) -> None:
         self.endpoint = endpoint
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or RetryPolicy(max_retries=endpoint.retries)
         self._client = async_openai(endpoint)
         self._limit = asyncio.Semaphore(max(1, endpoint.concurrency))
         self._jitter = random.Random(0)  # backoff jitter only; not a follow-up choice
