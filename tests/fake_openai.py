@@ -70,7 +70,7 @@ class FakeServerStats:
 
 
 class FakeOpenAIServer:
-    def __init__(self, behaviour: FakeBehaviour | None = None) -> None:
+    def __init__(self, behaviour: FakeBehaviour | None = None, port: int = 0) -> None:
         self.behaviour = behaviour or FakeBehaviour()
         self.stats = FakeServerStats()
         self._rng = random.Random(self.behaviour.fault_seed)
@@ -219,7 +219,7 @@ class FakeOpenAIServer:
             allow_reuse_address = True
 
         self._server_class = ReusableServer
-        self.httpd = Server(("127.0.0.1", 0), Handler)
+        self.httpd = (ReusableServer if port else Server)(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self._handler = Handler
         self.port = self.httpd.server_address[1]
@@ -257,11 +257,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--always-fault", choices=FAULT_KINDS)
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
     args = parser.parse_args()
     behaviour = FakeBehaviour(
         latency_s=args.latency, fault_rate=args.fault_rate, always_fault=args.always_fault
     )
-    with FakeOpenAIServer(behaviour) as srv:
+    with FakeOpenAIServer(behaviour, port=args.port) as srv:
         print(srv.base_url, flush=True)
         srv.thread.join()
 
