@@ -134,3 +134,28 @@ def test_the_endpoint_form_saves_timeout_and_retries(db_path) -> None:
     assert not at.exception, at.exception
     saved = Store(db_path).endpoint("slow")
     assert (saved.timeout_s, saved.retries) == (20.0, 1)
+
+
+def test_the_summary_counts_resent_errors_instead_of_saying_nothing_was_sent() -> None:
+    """A rerun that re-sent errored cases (all answered from the cache here) no longer says
+    "already stored: 0 model calls"; a run of ERRORs is announced above its results."""
+    from app.runner import RunSummary
+    from app.ui.probe_view import error_notice, summary_line
+
+    resent = RunSummary("r1", "done", 4, 2, 0, 2, {"PASS": 4}, 0.1, retried_errors=2)
+    assert "2 errored case(s) sent again" in summary_line(resent)
+    assert "already stored" not in summary_line(resent)
+    failed = RunSummary(
+        "r2",
+        "done",
+        3,
+        3,
+        3,
+        0,
+        {"ERROR": 3},
+        0.1,
+        error_kinds={"HTTP 500: ![x](http://h/a.png)": 3},
+    )
+    notice = error_notice(failed)
+    assert notice.startswith("Every case \\(3\\) ended ERROR")  # Markdown-escaped
+    assert "![" not in notice and "\\!\\[x\\]" in notice  # server text shown as text
