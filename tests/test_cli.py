@@ -176,10 +176,14 @@ def _run_args(server_url, inputs_file, db, *extra):
 
 @pytest.fixture
 def bow(monkeypatch):
+    """The fast offline embedder (``make_runner`` binds its default when it is defined)."""
+    import functools
+
     from app import workspace
     from tests.conftest import BagOfWordsEmbedder
 
-    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
+    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(workspace, "make_runner", fast)
 
 
 def test_errored_cases_exit_3_and_a_rerun_resends_exactly_their_calls(

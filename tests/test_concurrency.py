@@ -147,11 +147,16 @@ def test_a_running_run_is_stale_without_a_live_owner_or_a_recent_heartbeat():
 
 
 def _offline_cli() -> int:
+    import functools
+
     from app import workspace
     from app.cli import main
     from tests.conftest import BagOfWordsEmbedder
 
-    workspace.default_embedder = BagOfWordsEmbedder
+    # make_runner binds its default embedder when defined: pass the fast one explicitly.
+    workspace.make_runner = functools.partial(
+        workspace.make_runner, embedder_factory=BagOfWordsEmbedder
+    )
     start_at = os.environ.get("MORPHSCOPE_TEST_START_AT")
     if start_at:
         time.sleep(max(0.0, float(start_at) - time.time()))

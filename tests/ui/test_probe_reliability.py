@@ -87,11 +87,14 @@ def _killed_run(db_path, server) -> str:
 
 
 def test_a_killed_run_reads_interrupted_and_resume_finishes_it(db_path, monkeypatch) -> None:
-    from app import workspace
+    import functools
+
+    from app.ui import probe_view
     from tests.conftest import BagOfWordsEmbedder
     from tests.fake_openai import FakeOpenAIServer
 
-    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
+    fast = functools.partial(probe_view.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(probe_view, "make_runner", fast)
     with FakeOpenAIServer() as server:
         run_id = _killed_run(db_path, server)
         at = AppTest.from_function(_results_panels).run()
