@@ -213,3 +213,13 @@ def test_a_run_with_no_progress_stops_as_interrupted(store, embeddings):
     )
     assert summary.status == "interrupted" and "no case finished for" in summary.stop_reason
     assert store.run(summary.run_id)["status"] == "interrupted"
+
+
+def test_time_limits_do_not_change_the_run_id():
+    """A rerun with other --timeout/--retries is the same run (it resumes, it is not a new one)."""
+    import dataclasses
+
+    patient = dataclasses.replace(ENDPOINT, timeout_s=300.0, retries=0)
+    assert RunConfig(patient, "sentiment", ("test.add_good",)).run_id(SAMPLES) == RunConfig(
+        ENDPOINT, "sentiment", ("test.add_good",)
+    ).run_id(SAMPLES)
