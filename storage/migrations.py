@@ -39,8 +39,14 @@ def database_setup_lock(path: str) -> Iterator[None]:
         return
     name = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:24]
     folder = Path(tempfile.gettempdir()) / "morphscope-locks"
-    folder.mkdir(exist_ok=True)
-    with open(folder / f"{name}.lock", "a+b") as handle:
+    try:
+        folder.mkdir(exist_ok=True)
+        handle = open(folder / f"{name}.lock", "a+b")  # noqa: SIM115 - closed below
+    except OSError:
+        # No usable temp folder (read-only, another user's): open unguarded, as before.
+        yield
+        return
+    with handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield

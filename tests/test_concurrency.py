@@ -73,6 +73,18 @@ def test_four_processes_create_one_new_database_at_once(tmp_path):
         assert Store(db).runs() == []
 
 
+def test_a_database_opens_without_a_usable_lock_folder(tmp_path, monkeypatch):
+    """The setup lock lives in the temp folder; where that cannot be written, opening still
+    works (unguarded, as before) instead of failing."""
+    import tempfile
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(blocked))
+    store = Store(tmp_path / "x.db")
+    assert store.runs() == []
+
+
 def test_four_cli_runs_write_one_database_at_once(tmp_path, inputs):
     """Four runs (different seeds, the same prompts: they race on the same cache rows) on one new
     database: every run completes, nothing says "database is locked", no case is ERROR."""
