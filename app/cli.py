@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("morphscope")
 
 
+# Retries of a failed call unless --retries says otherwise (the clients' own default).
+RETRIES_DEFAULT = 4
+
+
 class CliError(Exception):
     """A user-facing error: printed as one line, exit code 2."""
 
@@ -245,6 +249,9 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
             max_tokens=args.max_tokens,
             concurrency=args.concurrency,
         )
+        if args.timeout is not None:
+            endpoint = replace(endpoint, timeout_s=args.timeout)
+        endpoint = replace(endpoint, retries=args.retries)
         transformation = None
         if args.transformation_endpoint or plan.needs_transformation_endpoint:
             # LLM-prompted relations rewrite through the embedded model unless told otherwise.
@@ -263,23 +270,58 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
     return config, plan.task, samples
 
 
+# Exit codes of `run`: 0 every case settled, 1 stopped early (resumable), 2 bad input or an
+# endpoint that failed its pre-flight check, 3 finished with ERROR cases (a rerun retries them).
+EXIT_STOPPED = 1
+EXIT_ERRORS = 3
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from app.endpoints import preflight
     from app.workspace import make_runner
 
     check_run_options(args)
     store = _store(args.db)
     config, task, samples = run_config_from_args(args, store)
+    endpoints = [config.endpoint]
+    if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
+        endpoints.append(config.transformation_endpoint)
+    for endpoint in endpoints:
+        problem = preflight(endpoint)
+        if problem:
+            raise CliError(f"{problem}; nothing was run")
     runner = make_runner(store)
+    runner.stall_after_s = args.stall_minutes * 60
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
+    # The error line comes first: a run whose every case failed must not look like a result.
+    if summary.error_line():
+        print(
+            f"warning: {summary.error_line()}; run the same command to retry them", file=sys.stderr
+        )
+    if summary.stop_reason:
+        print(f"warning: {summary.stop_reason}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items()))
+        retried = f", {summary.retried_errors} errored re-sent" if summary.retried_errors else ""
         print(
             f"run {summary.run_id}: {summary.cases} cases ({counts}); "
-            f"{summary.calls_made} calls, {summary.cache_hits} cache hits, {summary.elapsed_s:.1f} s"
+            f"{summary.calls_made} calls, {summary.cache_hits} cache hits{retried}, "
+            f"{summary.elapsed_s:.1f} s"
         )
-    return 0 if summary.status == "done" else 1
+    if summary.status != "done":
+        return EXIT_STOPPED
+    return EXIT_ERRORS if summary.errors else 0
+
+
+def cmd_delete_run(args: argparse.Namespace) -> int:
+    store = _store(args.db)
+    if store.run(args.run_id) is None:
+        raise CliError(f"no run {args.run_id!r} in {args.db}")
+    n_cases = store.delete_run(args.run_id)
+    print(f"deleted run {args.run_id} and its {n_cases} cases (with their labels)")
+    return 0
 
 
 # ------------------------------------------------------------------ report / export / import
@@ -379,9 +421,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int)
     p.add_argument("--transformation-endpoint")
     p.add_argument("--transformation-model")
+    p.add_argument(
+        "--timeout", type=float, help="seconds one attempt of a call may take (default 60)"
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=RETRIES_DEFAULT,
+        help=f"retries of a failed call (default {RETRIES_DEFAULT}); "
+        "all attempts of one call together stop after 120 s or one --timeout",
+    )
+    p.add_argument(
+        "--stall-minutes",
+        type=float,
+        default=5.0,
+        help="stop the run (resumable) when no case finished for this long (default 5)",
+    )
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("delete-run", help="delete a run with its cases and their labels")
+    p.add_argument("run_id")
+    p.add_argument("--db", required=True)
+    p.set_defaults(func=cmd_delete_run)
 
     p = sub.add_parser("report", help="per model × relation statistics")
     p.add_argument("--db", required=True)
@@ -452,6 +515,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be at least 1")
     if args.command == "run" and args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    if args.command == "run" and args.retries < 0:
+        parser.error("--retries must be 0 or more")
+    if args.command == "run" and args.timeout is not None and not 0 < args.timeout <= 3600:
+        parser.error("--timeout must be between 0 and 3600 seconds")
+    if args.command == "run" and not 0 < args.stall_minutes <= 24 * 60:
+        parser.error("--stall-minutes must be more than 0")
     from storage import DatabaseFailure
 
     new_files = NewFiles(args)

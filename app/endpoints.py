@@ -15,7 +15,7 @@ from pathlib import Path
 
 import openai
 
-from core.types import Endpoint
+from core.types import OPENAI_KIND, Endpoint
 
 SECRETS_FILE = Path(".streamlit/secrets.toml")
 # Servers that need no key (llama.cpp, vLLM, Ollama) still get a placeholder: the client insists.
@@ -160,6 +160,77 @@ async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionRepo
         return ConnectionReport(True, f"connected; {len(models)} model(s) listed", models, reply)
     finally:
         await client.close()
+
+
+# Pre-flight: short, so a dead endpoint is reported in seconds, not after a run of ERRORs.
+PREFLIGHT_TIMEOUT_S = 15.0
+# Statuses that say "this server will not serve this run" (as opposed to a passing hiccup).
+_FATAL_STATUS = {400, 401, 403, 404}
+
+
+async def _preflight(endpoint: Endpoint) -> str | None:
+    from app.clients import RetryPolicy, make_client
+    from app.clients.openai_compatible import async_openai, describe_error
+
+    try:
+        client = async_openai(endpoint, timeout_s=min(endpoint.timeout_s, PREFLIGHT_TIMEOUT_S))
+    except ValueError as exc:
+        return str(exc)
+    where = f"{endpoint.base_url} ({endpoint.model})"
+    try:
+        try:
+            page = await client.models.list()
+            models = tuple(sorted(str(m.id) for m in page.data))
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                return f"{where} refused the key — {describe_error(exc)}"
+            models = ()  # no models list here (404) or a hiccup: one tiny chat decides
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            return f"cannot reach {where} — {describe_error(exc, PREFLIGHT_TIMEOUT_S)}"
+        except Exception as exc:
+            return f"{where} is not an OpenAI-compatible server — {describe_error(exc)}"[:300]
+        if models:
+            if endpoint.model in models:
+                return None
+            shown = ", ".join(models[:10]) + (" …" if len(models) > 10 else "")
+            return (
+                f"model {endpoint.model!r} is not served at {endpoint.base_url}; available: {shown}"
+            )
+    finally:
+        await client.close()
+    chat = make_client(endpoint, RetryPolicy(max_retries=1, total_s=PREFLIGHT_TIMEOUT_S * 2))
+    try:
+        completion = await chat.complete(
+            [{"role": "user", "content": "Reply with the word: ready"}],
+            {"max_tokens": 1, "temperature": 0.0},
+        )
+    finally:
+        await chat.close()
+    error = completion.error or ""
+    if completion.ok or not _is_fatal(error):
+        return None
+    return f"{where} does not answer chat completions — {error}"
+
+
+def _is_fatal(error: str) -> bool:
+    if error.startswith("HTTP "):
+        code = error[5:8]
+        return code.isdigit() and int(code) in _FATAL_STATUS
+    return error.startswith(("connection failed", "timed out", "not an OpenAI-compatible"))
+
+
+def preflight(endpoint: Endpoint) -> str | None:
+    """Check, before a run sends its cases, that the endpoint will serve it.
+
+    Lists the models (one cheap request; a tiny chat call where the server lists none). Returns
+    None when the run can go ahead, else one line: a refused connection, a rejected key, a model
+    the server does not serve, or a server that is not OpenAI-compatible. Passing hiccups (429,
+    5xx) do not stop a run: its own retries handle them. Only ``openai``-kind endpoints are
+    checked; other kinds have their own start-up checks.
+    """
+    if endpoint.kind != OPENAI_KIND:
+        return None
+    return asyncio.run(_preflight(endpoint))
 
 
 def test_connection(endpoint: Endpoint, try_chat: bool = True) -> ConnectionReport:

@@ -30,11 +30,15 @@ from relations.base import FollowUp, Relation
 from relations.oracles import evaluate
 from relations.validity import gate_followup
 from storage import Store
+from storage.store import HEARTBEAT_EVERY_S
 
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY = 16
 FLUSH_AFTER_S = 1.0
+# A run whose cases stop finishing for this long (an endpoint that accepts connections and never
+# answers, with retries still going) is stopped and marked interrupted; a rerun resumes it.
+STALL_AFTER_S = 300.0
 # Rewrites need some temperature: at 0 small models (the embedded SmolLM2 among them) echo the
 # input, which the validity gate then SKIPs as identical. The fixed seed keeps them repeatable,
 # and every rewrite is cached, so the same run config gives the same follow-ups.
@@ -84,6 +88,7 @@ class RunConfig:
                 endpoint.pop("name", None)
                 endpoint.pop("concurrency", None)
                 endpoint.pop("timeout_s", None)
+                endpoint.pop("retries", None)
                 if endpoint.get("embedded"):
                     endpoint["base_url"] = "embedded://local"
         identity["samples"] = [s.id for s in samples]
@@ -97,6 +102,7 @@ class Progress:
     calls_made: int = 0
     cache_hits: int = 0
     verdicts: Counter = field(default_factory=Counter)
+    retried_errors: int = 0  # stored ERROR cases this run sends again
 
 
 @dataclass
@@ -109,9 +115,40 @@ class RunSummary:
     cache_hits: int
     verdicts: dict[str, int]
     elapsed_s: float
+    retried_errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    stop_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def errors(self) -> int:
+        return self.verdicts.get(Verdict.ERROR.value, 0)
+
+    def error_line(self) -> str:
+        """One line on the run's ERROR cases ("" when there are none), most common kind first."""
+        if not self.errors:
+            return ""
+        kinds = "; ".join(f"{n}× {kind}" for kind, n in self.error_kinds.items())
+        if self.errors == self.cases:
+            return f"every case ({self.errors}) ended ERROR — {kinds}"
+        return f"{self.errors} of {self.cases} cases ended ERROR — {kinds}"
+
+
+def error_kind(reason: str) -> str:
+    """A short class for an ERROR reason: the first failure, without attempt counts."""
+    first = (reason or "unknown error").split("; ")[0]
+    for prefix in ("source: ", "followup: "):
+        if first.startswith(prefix):
+            first = first[len(prefix) :]
+    first = first.split(" (after ")[0]
+    return first[:80] or "unknown error"
+
+
+def error_kinds(reasons: Sequence[str]) -> dict[str, int]:
+    """How many ERROR reasons fall in each ``error_kind``, most common first."""
+    return dict(Counter(error_kind(reason) for reason in reasons).most_common())
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -158,19 +195,30 @@ class CallCache:
             else:
                 result = await self.client.complete(messages, self.params)
                 self.progress.calls_made += 1
-                self.store.cache_call(
-                    key,
-                    base_url=self.endpoint.cache_base_url,
-                    model=self.endpoint.model,
-                    params=self.params,
-                    messages=messages,
-                    repeat_index=repeat_index,
-                    completion=result,
-                )
+                self._remember(key, messages, repeat_index, result)
         except Exception as exc:
             result = Completion(text=None, error=f"{type(exc).__name__}: {exc}")
         future.set_result(result)
         return result
+
+    def _remember(
+        self, key: str, messages: list[dict[str, str]], repeat_index: int, result: Completion
+    ) -> None:
+        """Cache an answer. A storage failure here loses only the cache entry, never the answer:
+        the store already retried, and the case still gets its verdict (the call may simply be
+        sent again by a later run)."""
+        try:
+            self.store.cache_call(
+                key,
+                base_url=self.endpoint.cache_base_url,
+                model=self.endpoint.model,
+                params=self.params,
+                messages=messages,
+                repeat_index=repeat_index,
+                completion=result,
+            )
+        except Exception:
+            log.warning("could not cache a call; its answer is kept", exc_info=True)
 
 
 class TransformationError(RuntimeError):
@@ -189,10 +237,13 @@ class Runner:
         retry: RetryPolicy | None = None,
         thresholds: dict[str, float] | None = None,
         client_factory: ClientFactory = make_client,
+        stall_after_s: float = STALL_AFTER_S,
     ) -> None:
         """``client_factory`` builds the client for an endpoint; by default the one registered
-        for the endpoint's kind (tests pass a mock's)."""
+        for the endpoint's kind (tests pass a mock's). A run with no finished case for
+        ``stall_after_s`` stops as interrupted."""
         self.store = store
+        self.stall_after_s = stall_after_s
         self.client_factory = client_factory
         self.embeddings = embeddings
         self.custom_relations = list(custom_relations)
@@ -228,6 +279,7 @@ class Runner:
         run_id = config.run_id(samples)
         self._run_id, self._model = run_id, config.endpoint.model
         cancel = cancel or threading.Event()
+        self._stop_reason = ""
         state = Progress(total=0)
         client = self.client_factory(config.endpoint, self.retry)
         calls = CallCache(self.store, client, config.endpoint, state)
@@ -242,8 +294,11 @@ class Runner:
         try:
             planned = await self._plan(run_id, config, task, samples, relations, transform_calls)
             state.total = len(planned)
-            already = self.store.recorded_case_ids(run_id)
-            todo = [case for case in planned if case.case_id not in already]
+            # ERROR cases are not settled: a rerun sends their calls again and replaces them.
+            recorded = self.store.recorded_case_verdicts(run_id)
+            settled = {cid for cid, verdict in recorded.items() if verdict != Verdict.ERROR.value}
+            todo = [case for case in planned if case.case_id not in settled]
+            state.retried_errors = sum(1 for case in todo if case.case_id in recorded)
             self.store.save_run(
                 run_id,
                 endpoint=config.endpoint,
@@ -278,6 +333,9 @@ class Runner:
             cache_hits=state.cache_hits,
             verdicts=counts,
             elapsed_s=round(time.perf_counter() - started, 3),
+            retried_errors=state.retried_errors,
+            error_kinds=error_kinds(self.store.run_error_reasons(run_id)),
+            stop_reason=self._stop_reason,
         )
 
     # ---------------------------------------------------------------- planning
@@ -421,7 +479,7 @@ class Runner:
         # cases finish steadily from the start.
         pending = {asyncio.ensure_future(run_case(c)) for c in to_call}
         waiting: list[_PlannedCase] = []
-        last_flush = time.monotonic()
+        last_flush = last_beat = last_progress = time.monotonic()
         status = "done"
         try:
             if len(finished) >= FLUSH_EVERY or not pending:
@@ -430,12 +488,24 @@ class Runner:
                 if cancel.is_set():
                     status = "cancelled"
                     break
+                if time.monotonic() - last_progress > self.stall_after_s:
+                    status = "interrupted"
+                    self._stop_reason = (
+                        f"no case finished for {self.stall_after_s / 60:g} min; "
+                        "stopped (run again to resume)"
+                    )
+                    break
                 done, pending = await asyncio.wait(
                     pending, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
                 )
                 for future in done:
                     finished.append(future.result())
                     state.done += 1
+                if done:
+                    last_progress = time.monotonic()
+                if time.monotonic() - last_beat > HEARTBEAT_EVERY_S:
+                    self._heartbeat()
+                    last_beat = time.monotonic()
                 if progress and done:
                     progress(state)
                 # Save in batches (one embedding batch each), and at least every FLUSH_AFTER_S
@@ -447,11 +517,17 @@ class Runner:
         finally:
             for future in pending:
                 future.cancel()
-            if pending or waiting:
+            if (pending or waiting) and status == "done":
                 status = "cancelled" if cancel.is_set() else "interrupted"
             # Whatever finished is kept, even when the caller is being torn down.
             self._flush(finished, task, state, None)
         return status
+
+    def _heartbeat(self) -> None:
+        try:
+            self.store.heartbeat(self._run_id)
+        except Exception:  # a missed heartbeat is harmless; the next one comes in seconds
+            log.warning("could not record the run's heartbeat", exc_info=True)
 
     def _flush(
         self,

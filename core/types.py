@@ -57,6 +57,7 @@ class Endpoint:
     concurrency: int = 24
     timeout_s: float = 60.0
     kind: str = OPENAI_KIND
+    retries: int = 4  # of a failed call; all attempts of one call stop after 2 minutes
 
     @property
     def embedded(self) -> bool:

@@ -2,10 +2,74 @@
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
+try:  # POSIX; elsewhere opening a new database from several processes at once is not guarded
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 migrations = Migrations("morphscope")
+
+# Switching to WAL needs a moment with no other connection mid-transaction; a few tries cover it.
+WAL_TRIES = 20
+
+
+@contextmanager
+def database_setup_lock(path: str) -> Iterator[None]:
+    """A cross-process lock for one database file, held while it is set up.
+
+    Two processes opening a new database at once would both see "no migrations applied" and
+    both create the tables ("table endpoints already exists"). SQLite cannot hold its own lock
+    across sqlite-utils' migration runner (``executescript`` commits), so the lock is an
+    ``flock`` on a small file in the temp folder, named after the database's resolved path,
+    which leaves nothing next to the user's database.
+    """
+    if fcntl is None:
+        yield
+        return
+    name = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:24]
+    folder = Path(tempfile.gettempdir()) / "morphscope-locks"
+    try:
+        folder.mkdir(exist_ok=True)
+        handle = open(folder / f"{name}.lock", "a+b")  # noqa: SIM115 - closed below
+    except OSError:
+        # No usable temp folder (read-only, another user's): open unguarded, as before.
+        yield
+        return
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def prepare_database(db: Database, path: str) -> None:
+    """Switch a file database to WAL and apply pending migrations, safely under concurrency."""
+    with database_setup_lock(path):
+        _enable_wal(db)
+        migrations.apply(db)
+
+
+def _enable_wal(db: Database) -> None:
+    for attempt in range(WAL_TRIES):
+        try:
+            db.enable_wal()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or attempt == WAL_TRIES - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
 
 
 @migrations()
@@ -201,3 +265,15 @@ def m005_step_scores(db: Database) -> None:
     steps; cases recorded before stay NULL."""
     db.execute("ALTER TABLE cases ADD COLUMN step_score_source REAL")
     db.execute("ALTER TABLE cases ADD COLUMN step_score_followup REAL")
+
+
+@migrations()
+def m006_run_liveness(db: Database) -> None:
+    """Runs say who runs them and when they last made progress.
+
+    ``owner`` is ``host:pid`` of the process running it, ``heartbeat_at`` the time of its last
+    sign of life: a run whose process was killed (``kill -9``) is then read as interrupted instead
+    of "running" forever.
+    """
+    db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN heartbeat_at TEXT")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +27,7 @@ from core.types import Case, Completion, Endpoint, Sample, content_hash, json_te
 from storage.analysis import AnalysisQueries, CaseFilter
 from storage.gate_verbs import GateVerbs
 from storage.labels import LabelVerbs
-from storage.migrations import migrations
+from storage.migrations import migrations, prepare_database
 from storage.report_verbs import ReportVerbs
 
 DEFAULT_DB = Path("data/morphscope.db")
@@ -110,19 +112,21 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
             conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._db = Database(conn)
         try:
-            if self.path != ":memory:":
-                self._db.enable_wal()
             self._db.execute("PRAGMA foreign_keys = ON")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._refuse_newer_schema()
+            if self.path == ":memory:":
+                migrations.apply(self._db)
+            else:
+                # Several processes may open (and create) the same file at once: WAL switching
+                # and the check-then-apply of migrations happen under one cross-process lock.
+                prepare_database(self._db, self.path)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreOpenError(f"{self.path}: cannot open the database ({exc})") from None
         except StoreOpenError:
             conn.close()
             raise
-        # Each migration runs in its own transaction (sqlite-utils' migration runner).
-        migrations.apply(self._db)
 
     def _refuse_newer_schema(self) -> None:
         """A database written by a newer Morphscope (migrations this version does not know) is
@@ -213,6 +217,7 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
             "seed": endpoint.seed,
             "concurrency": endpoint.concurrency,
             "timeout_s": endpoint.timeout_s,
+            "retries": endpoint.retries,
         }
         with self._write():
             self._db["endpoints"].upsert(
@@ -338,9 +343,9 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
             existing = self._query("SELECT id FROM runs WHERE id = ?", [run_id])
             if existing:
                 self._db.execute(
-                    "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ? "
-                    "WHERE id = ?",
-                    [n_planned, run_id],
+                    "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ?, "
+                    "owner = ?, heartbeat_at = ? WHERE id = ?",
+                    [n_planned, RUN_OWNER, now(), run_id],
                 )
                 return
             self._db["runs"].insert(
@@ -349,6 +354,8 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
                     "created_at": created_at or now(),
                     "finished_at": None,
                     "status": "running",
+                    "owner": RUN_OWNER,
+                    "heartbeat_at": now(),
                     "endpoint_name": endpoint.name,
                     "model": endpoint.model,
                     "task_id": task_id,
@@ -367,19 +374,75 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
                 "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", [status, now(), run_id]
             )
 
+    def heartbeat(self, run_id: str) -> None:
+        """The running process is alive and working on ``run_id`` (see ``run_is_stale``)."""
+
+        def write() -> None:
+            with self._write():
+                self._db.execute(
+                    "UPDATE runs SET heartbeat_at = ?, owner = ? WHERE id = ?",
+                    [now(), RUN_OWNER, run_id],
+                )
+
+        _retry_when_busy(write)
+
     def runs(self) -> list[dict[str, Any]]:
-        return self._query(
+        """Every run, newest first, with ``n_cases``; a dead "running" run reads "interrupted"."""
+        rows = self._query(
             "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS n_cases "
             "FROM runs r ORDER BY r.created_at DESC, r.id"
         )
+        return [_with_live_status(row) for row in rows]
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = self._query("SELECT * FROM runs WHERE id = ?", [run_id])
         if not rows:
             return None
-        row = rows[0]
+        row = _with_live_status(rows[0])
         row["config"] = json.loads(row["config"])
         return row
+
+    def run_samples(self, run_id: str) -> list[Sample]:
+        """The run's samples in their original order (to resume or repeat it)."""
+        rows = self._query(
+            "SELECT s.* FROM run_samples rs JOIN samples s ON s.id = rs.sample_id "
+            "WHERE rs.run_id = ? ORDER BY rs.position",
+            [run_id],
+        )
+        return [
+            Sample(
+                fields=json.loads(row["fields"]),
+                reference=row["reference"],
+                reference_steps=tuple(json.loads(row["reference_steps"])),
+                meta=json.loads(row["meta"]),
+            )
+            for row in rows
+        ]
+
+    def delete_run(self, run_id: str) -> int:
+        """Delete a run with its cases (their labels and verdict history go with them).
+
+        Samples and cached calls stay: other runs share them. Returns how many cases went.
+        """
+        with self._write():
+            n_cases = self._db.execute(
+                "SELECT count(*) FROM cases WHERE run_id = ?", [run_id]
+            ).fetchone()[0]
+            # Children first, explicitly: the cascade needs foreign keys on, and a database
+            # written by another tool may hold rows that predate them.
+            self._db.execute(
+                "DELETE FROM labels WHERE case_id IN (SELECT id FROM cases WHERE run_id = ?)",
+                [run_id],
+            )
+            self._db.execute(
+                "DELETE FROM verdict_history WHERE case_id IN "
+                "(SELECT id FROM cases WHERE run_id = ?)",
+                [run_id],
+            )
+            self._db.execute("DELETE FROM cases WHERE run_id = ?", [run_id])
+            self._db.execute("DELETE FROM run_samples WHERE run_id = ?", [run_id])
+            self._db.execute("DELETE FROM runs WHERE id = ?", [run_id])
+        return n_cases
 
     # ------------------------------------------------------------ cases
 
@@ -398,12 +461,30 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
             rows.append(tuple(row[column] for column in _CASE_COLUMNS))
         if not rows:
             return
-        with self._write():
-            self._db.conn.executemany(_UPSERT_CASE, rows)
+
+        def write() -> None:
+            with self._write():
+                self._db.conn.executemany(_UPSERT_CASE, rows)
+
+        _retry_when_busy(write)
 
     def recorded_case_ids(self, run_id: str) -> set[str]:
         rows = self._db.execute("SELECT id FROM cases WHERE run_id = ?", [run_id]).fetchall()
         return {row[0] for row in rows}
+
+    def recorded_case_verdicts(self, run_id: str) -> dict[str, str]:
+        """Each stored case of the run: its id → its verdict."""
+        rows = self._db.execute(
+            "SELECT id, verdict FROM cases WHERE run_id = ?", [run_id]
+        ).fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def run_error_reasons(self, run_id: str) -> list[str]:
+        """The reasons of the run's ERROR cases."""
+        rows = self._db.execute(
+            "SELECT reason FROM cases WHERE run_id = ? AND verdict = 'ERROR'", [run_id]
+        ).fetchall()
+        return [row[0] for row in rows]
 
     def run_verdict_counts(self, run_id: str) -> dict[str, int]:
         """How many cases of the run have each verdict (verdicts without cases left out)."""
@@ -490,22 +571,24 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
         """Only successful calls are cached: a failed call is retried on the next run."""
         if not completion.ok:
             return
-        with self._write():
-            self._db["calls"].insert(
-                {
-                    "key": key,
-                    "base_url": base_url,
-                    "model": model,
-                    "params": json_text(params),
-                    "messages": json_text(messages),
-                    "repeat_index": repeat_index,
-                    "response": completion.text,
-                    "latency_ms": completion.latency_ms,
-                    "usage": json_text(completion.usage),
-                    "created_at": now(),
-                },
-                replace=True,
-            )
+        row = {
+            "key": key,
+            "base_url": base_url,
+            "model": model,
+            "params": json_text(params),
+            "messages": json_text(messages),
+            "repeat_index": repeat_index,
+            "response": completion.text,
+            "latency_ms": completion.latency_ms,
+            "usage": json_text(completion.usage),
+            "created_at": now(),
+        }
+
+        def write() -> None:
+            with self._write():
+                self._db["calls"].insert(row, replace=True)
+
+        _retry_when_busy(write)
 
     def count_calls(self) -> int:
         return self._db.execute("SELECT count(*) FROM calls").fetchone()[0]
@@ -549,6 +632,70 @@ _UPSERT_CASE = (
         if column != "id"
     )
 )
+
+
+# Who runs a run: "host:pid". A run whose owner is a dead process on this host, or whose
+# heartbeat is older than STALE_AFTER_S (a process elsewhere, or frozen), is not running any more.
+RUN_OWNER = f"{socket.gethostname()}:{os.getpid()}"
+HEARTBEAT_EVERY_S = 5.0
+STALE_AFTER_S = 120.0
+
+
+def run_is_stale(row: dict[str, Any], at: datetime | None = None) -> bool:
+    """True when a run stored as "running" has no live process behind it any more."""
+    if row.get("status") != "running":
+        return False
+    owner = row.get("owner") or ""
+    host, _, pid = owner.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit() and not _process_alive(int(pid)):
+        return True
+    beat = row.get("heartbeat_at")
+    if not beat:
+        return True  # written before runs had heartbeats: no process of this version owns it
+    try:
+        age = ((at or datetime.now(UTC)) - datetime.fromisoformat(beat)).total_seconds()
+    except ValueError:
+        return True
+    return age > STALE_AFTER_S
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists, owned by someone else (or the check is not possible here)
+    return True
+
+
+def _with_live_status(row: dict[str, Any]) -> dict[str, Any]:
+    if run_is_stale(row):
+        row["status"] = "interrupted"
+    return row
+
+
+# A write that still finds the database locked after the connection's busy timeout (another
+# process holding a long transaction) is tried again a few times before giving up.
+BUSY_RETRIES = 5
+BUSY_PAUSE_S = 0.2
+
+
+def is_busy_error(exc: BaseException) -> bool:
+    """True for SQLite's transient "database is locked" / "busy" failures."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def _retry_when_busy(write: Callable[[], None]) -> None:
+    for attempt in range(BUSY_RETRIES):
+        try:
+            write()
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy_error(exc) or attempt == BUSY_RETRIES - 1:
+                raise
+            time.sleep(BUSY_PAUSE_S * (attempt + 1))
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

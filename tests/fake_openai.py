@@ -1,9 +1,11 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
 
 It is a real server because respx cannot intercept the openai client (its own HTTP stack).
-Behaviour is configurable: how to answer, added latency, and injected faults (429 with
-Retry-After, 500, hanging past a timeout, non-JSON bodies), all counted so tests can assert how
-many calls really reached the server. Unit tests of the runner use the in-process mock client
+Behaviour is configurable: how to answer, added latency, and injected faults, all counted so
+tests can assert how many calls really reached the server. Faults come at random
+(``fault_rate``), as a script for the next chat calls (``scripted_faults``) or on every call
+(``always_fault``); the kinds are in ``FAULT_KINDS``. The server can also be stopped and started
+again on the same port (a dead endpoint that comes back). Unit tests of the runner use the in-process mock client
 (``app.clients.mock``) instead.
 """
 
@@ -12,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +23,18 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 Responder = Callable[[list[dict[str, str]]], str]
+
+# What a fault does to one chat call:
+FAULT_KINDS = (
+    "429",  # 429 with Retry-After: retry_after_s
+    "429-bare",  # 429 without Retry-After
+    "500",
+    "hang",  # sleeps hang_s, then answers (past the client's timeout: a timeout)
+    "reset",  # starts a 200 answer and resets the connection halfway through the body
+    "malformed",  # 200 with a body that is not valid JSON
+    "empty",  # 200 with "choices": []
+    "401",
+)
 
 
 def echo_sentiment(messages: list[dict[str, str]]) -> str:
@@ -39,6 +55,9 @@ class FakeBehaviour:
     fault_seed: int = 0
     non_openai: bool = False  # answer HTML instead of JSON
     models: tuple[str, ...] = ("fake-model",)
+    scripted_faults: list[str] = field(default_factory=list)  # for the next chat calls, in order
+    always_fault: str | None = None  # every chat call (and the models list for "401")
+    lists_models: bool = True  # False: /v1/models answers 404, as on some servers
 
 
 @dataclass
@@ -51,7 +70,7 @@ class FakeServerStats:
 
 
 class FakeOpenAIServer:
-    def __init__(self, behaviour: FakeBehaviour | None = None) -> None:
+    def __init__(self, behaviour: FakeBehaviour | None = None, port: int = 0) -> None:
         self.behaviour = behaviour or FakeBehaviour()
         self.stats = FakeServerStats()
         self._rng = random.Random(self.behaviour.fault_seed)
@@ -74,12 +93,63 @@ class FakeOpenAIServer:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
 
+            def _reset(self) -> None:
+                """Promise a body, send half of it, and drop the connection with a reset."""
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "400")
+                self.end_headers()
+                with contextlib.suppress(OSError):
+                    self.wfile.write(b'{"id": "chatcmpl-test", "choices": [')
+                    self.wfile.flush()
+                    linger = struct.pack("ii", 1, 0)  # close with RST, not FIN
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.connection.close()
+                self.close_connection = True
+
+            def _fault(self, kind: str) -> bool:
+                """Answer with fault ``kind``; False for "hang" (the call then goes on)."""
+                behaviour = server.behaviour
+                if kind == "429":
+                    headers = {"Retry-After": f"{behaviour.retry_after_s:g}"}
+                    self._send(429, {"error": {"message": "slow down"}}, headers)
+                elif kind == "429-bare":
+                    self._send(429, {"error": {"message": "slow down"}})
+                elif kind == "500":
+                    self._send(500, {"error": {"message": "boom"}})
+                elif kind == "401":
+                    self._send(401, {"error": {"message": "invalid api key"}})
+                elif kind == "reset":
+                    self._reset()
+                elif kind == "malformed":
+                    self._send_raw(200, b'{"id": "chatcmpl-test", "choices": [{"index": 0,')
+                elif kind == "empty":
+                    self._send(200, {"id": "chatcmpl-test", "object": "chat.completion",
+                                     "created": 0, "model": "x", "choices": []})  # fmt: skip
+                elif kind == "hang":
+                    time.sleep(behaviour.hang_s)
+                    return False
+                else:
+                    raise ValueError(f"unknown fault {kind!r}")
+                return True
+
+            def _send_raw(self, code: int, data: bytes) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)
+
             def do_GET(self) -> None:
                 behaviour = server.behaviour
+                if behaviour.always_fault == "401":
+                    self._fault("401")
+                    return
                 if behaviour.non_openai:
                     self._send(200, "<html><body>Hello, not an API</body></html>")
                     return
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/models") and behaviour.lists_models:
                     with server.stats.lock:
                         server.stats.model_listings += 1
                     data = [
@@ -106,19 +176,17 @@ class FakeOpenAIServer:
                     return
                 with server.stats.lock:
                     server.stats.chat_calls += 1
-                    fault = server._rng.random() < behaviour.fault_rate
-                    kind = server._rng.choice(["429", "500", "hang"]) if fault else None
-                    if fault:
+                    if behaviour.scripted_faults:
+                        kind = behaviour.scripted_faults.pop(0)
+                    elif behaviour.always_fault:
+                        kind = behaviour.always_fault
+                    else:
+                        fault = server._rng.random() < behaviour.fault_rate
+                        kind = server._rng.choice(["429", "500", "hang"]) if fault else None
+                    if kind:
                         server.stats.faults += 1
-                if kind == "429":
-                    headers = {"Retry-After": f"{behaviour.retry_after_s:g}"}
-                    self._send(429, {"error": {"message": "slow down"}}, headers)
+                if kind and self._fault(kind):
                     return
-                if kind == "500":
-                    self._send(500, {"error": {"message": "boom"}})
-                    return
-                if kind == "hang":
-                    time.sleep(behaviour.hang_s)
                 if behaviour.latency_s:
                     time.sleep(behaviour.latency_s)
                 messages = request.get("messages", [])
@@ -147,21 +215,38 @@ class FakeOpenAIServer:
             # The stdlib default backlog (5) drops concurrent connects and stalls clients ~1 s.
             request_queue_size = 256
 
-        self.httpd = Server(("127.0.0.1", 0), Handler)
+        class ReusableServer(Server):
+            allow_reuse_address = True
+
+        self._server_class = ReusableServer
+        self.httpd = (ReusableServer if port else Server)(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
+        self._handler = Handler
+        self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        """Stop serving and close the port: connections are refused until ``start``."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def start(self) -> None:
+        """Serve again on the same port (after ``stop``)."""
+        self.httpd = self._server_class(("127.0.0.1", self.port), self._handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
 
     def __enter__(self) -> FakeOpenAIServer:
         self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.stop()
 
 
 def main() -> None:
@@ -171,8 +256,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--always-fault", choices=FAULT_KINDS)
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
     args = parser.parse_args()
-    with FakeOpenAIServer(FakeBehaviour(latency_s=args.latency, fault_rate=args.fault_rate)) as srv:
+    behaviour = FakeBehaviour(
+        latency_s=args.latency, fault_rate=args.fault_rate, always_fault=args.always_fault
+    )
+    with FakeOpenAIServer(behaviour, port=args.port) as srv:
         print(srv.base_url, flush=True)
         srv.thread.join()
 

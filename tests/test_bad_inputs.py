@@ -374,7 +374,7 @@ def raw_server():
     [
         (b'{"data": [', b"{}", "the models list is not valid JSON"),
         (b"[1, 2]", b"{}", "the models list has an unexpected shape"),
-        (b'{"data": [{"id": "m"}]}', b'{"choices": ', "the chat completion is not valid JSON"),
+        (b'{"data": [{"id": "m"}]}', b'{"choices": ', "the body is not valid JSON"),
         (b'{"data": [{"nope": 1}]}', b"{}", "no choices"),
     ],
 )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from app.cli import main
+from core.types import Verdict
 from storage import Store
 
 
@@ -159,3 +161,119 @@ def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_f
     assert code == 0 and "<html" in html.read_text().lower()
     code, _, err = _run(capsys, "import", "--db", str(other), "--format", "llmorph", str(csv_path))
     assert code == 2 and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ errors, retries, pre-flight
+
+
+def _run_args(server_url, inputs_file, db, *extra):
+    return (
+        "run", "--endpoint", server_url, "--model", "fake-model", "--task", "sentiment",
+        "--relations", "si.identity,sentence.uppercase", "--inputs", str(inputs_file),
+        "--db", str(db), "--quiet", *extra,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def bow(monkeypatch):
+    """The fast offline embedder (``make_runner`` binds its default when it is defined)."""
+    import functools
+
+    from app import workspace
+    from tests.conftest import BagOfWordsEmbedder
+
+    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(workspace, "make_runner", fast)
+
+
+def test_errored_cases_exit_3_and_a_rerun_resends_exactly_their_calls(
+    capsys, tmp_path, inputs_file, bow
+):
+    """An outage that passes the pre-flight (every chat answers 500) leaves ERROR cases: the run
+    exits 3 and says so first. Once the endpoint is back, the same command re-sends exactly the
+    calls behind those cases and ends with none left; a third run sends nothing."""
+    from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+    db = tmp_path / "e.db"
+    behaviour = FakeBehaviour(always_fault="500")
+    with FakeOpenAIServer(behaviour) as server:
+        args = _run_args(server.base_url, inputs_file, db, "--retries", "0", "--json")
+        code, out, err = _run(capsys, *args)
+        first = json.loads(out)
+        assert code == 3
+        assert err.startswith("warning: every case (40) ended ERROR — 40× HTTP 500: boom")
+        assert first["verdicts"] == {"ERROR": 40} and first["calls_made"] == 60
+        behaviour.always_fault = None
+        code, out, err = _run(capsys, *args)
+        second = json.loads(out)
+        assert code == 0, err
+        assert second["run_id"] == first["run_id"] and second["retried_errors"] == 40
+        assert "ERROR" not in second["verdicts"] and second["cases"] == 40
+        # 20 sources, 20 identity follow-ups (a separate sample of the same prompt) and 20
+        # upper-cased follow-ups: the 60 distinct calls that failed, each sent once more.
+        assert second["calls_made"] == server.stats.chat_calls - 60 == 60
+        code, out, _ = _run(capsys, *args)
+        assert code == 0 and json.loads(out)["calls_made"] == 0
+
+
+def test_an_endpoint_failing_preflight_stops_the_run_with_one_line(capsys, tmp_path, inputs_file):
+    from tests.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        pass  # closed: connection refused
+    db = tmp_path / "p.db"
+    code, out, err = _run(capsys, *_run_args(server.base_url, inputs_file, db))
+    assert code == 2 and out == ""
+    assert err.startswith("error: cannot reach") and "connection refused" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert Store(db).runs() == []
+
+
+def test_delete_run_removes_the_run_its_cases_and_labels(
+    capsys, tmp_path, fake_server, inputs_file, bow
+):
+    db = tmp_path / "d.db"
+    code, out, _ = _run(capsys, *_run_args(fake_server.base_url, inputs_file, db, "--json"))
+    run_id = json.loads(out)["run_id"]
+    store = Store(db)
+    case = store.cases_for([run_id])[0]
+    store.record_cases([dataclasses.replace(case, verdict=Verdict.FAIL)])  # labels need a FAIL
+    store.add_label(case.id, "confirmed")
+    code, out, _ = _run(capsys, "delete-run", run_id, "--db", str(db))
+    assert code == 0 and out == f"deleted run {run_id} and its 40 cases (with their labels)\n"
+    store = Store(db)
+    assert store.runs() == [] and store.cases_for() == []
+    assert store._query("SELECT count(*) AS n FROM labels")[0]["n"] == 0
+    assert store.count_calls() > 0  # the call cache is shared and stays
+    code, _, err = _run(capsys, "delete-run", run_id, "--db", str(db))
+    assert code == 2 and "no run" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--timeout", "nan"), "--timeout"),
+        (("--timeout", "0"), "--timeout"),
+        (("--retries", "-1"), "--retries"),
+        (("--stall-minutes", "0"), "--stall-minutes"),
+    ],
+)
+def test_time_limit_flags_are_checked(capsys, tmp_path, inputs_file, extra, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(_run_args("http://127.0.0.1:9/v1", inputs_file, tmp_path / "t.db", *extra)))
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_timeout_and_retries_bound_a_hanging_endpoint(capsys, tmp_path, inputs_file, bow):
+    """--timeout 0.2 --retries 1 against a server that hangs 3 s: each call gives up after two
+    short attempts with a reason that says it timed out, instead of 5 × 60 s."""
+    from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+    with FakeOpenAIServer(FakeBehaviour(always_fault="hang", hang_s=3.0)) as server:
+        inputs = tmp_path / "one.csv"
+        inputs.write_text("text\nThe food was good.\n")
+        args = _run_args(server.base_url, inputs, tmp_path / "h.db", "--timeout", "0.2",
+                         "--retries", "1", "--json")  # fmt: skip
+        code, _out, err = _run(capsys, *args)
+    assert code == 3
+    assert "timed out after 0.2 s" in err and server.stats.chat_calls <= 6

@@ -87,3 +87,47 @@ def test_connection_to_a_non_openai_server_is_a_message():
 def test_connection_to_nothing_is_a_message():
     report = test_connection(Endpoint(name="d", base_url="http://127.0.0.1:9/v1", model="m"))
     assert not report.ok and "connection" in report.message.lower()
+
+
+# ------------------------------------------------------------------ pre-flight before a run
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "model", "message"),
+    [
+        (FakeBehaviour(always_fault="401"), "fake-model", "refused the key — HTTP 401"),
+        (FakeBehaviour(), "no-such-model", "model 'no-such-model' is not served"),
+        (FakeBehaviour(non_openai=True), "fake-model", "not an OpenAI-compatible server"),
+        (FakeBehaviour(lists_models=False, always_fault="malformed"), "fake-model",
+         "does not answer chat completions"),
+    ],
+)  # fmt: skip
+def test_preflight_stops_a_run_that_cannot_work(behaviour, model, message):
+    """What would otherwise become a run of ERROR cases is one line before anything is sent."""
+    from app.endpoints import preflight
+
+    with FakeOpenAIServer(behaviour) as server:
+        problem = preflight(Endpoint(name="p", base_url=server.base_url, model=model))
+    assert problem and message in problem, problem
+
+
+def test_preflight_reports_a_refused_connection():
+    from app.endpoints import preflight
+
+    with FakeOpenAIServer() as server:
+        pass
+    problem = preflight(Endpoint(name="p", base_url=server.base_url, model="fake-model"))
+    assert problem and problem.startswith("cannot reach") and "connection refused" in problem
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [FakeBehaviour(), FakeBehaviour(lists_models=False), FakeBehaviour(always_fault="500")],
+)
+def test_preflight_lets_a_working_or_hiccuping_endpoint_run(behaviour):
+    """No models list: one tiny chat decides. A 500 is a hiccup the run's retries handle."""
+    from app.endpoints import preflight
+
+    with FakeOpenAIServer(behaviour) as server:
+        endpoint = Endpoint(name="p", base_url=server.base_url, model="fake-model")
+        assert preflight(endpoint) is None

@@ -156,3 +156,70 @@ def test_the_sync_rewriter_uses_the_factory_and_the_call_cache(store):
     assert rewrite("Rewrite: hi") == "hello"
     assert rewrite("Rewrite: hi") == "hello"
     assert len(mock.calls) == 1 and mock.calls[0].params["temperature"] == 0.7
+
+
+def test_a_failed_cache_write_keeps_the_answer(store, embeddings, monkeypatch):
+    """A storage hiccup while caching an answer (another writer held the database past every
+    retry) loses only the cache entry: the case keeps its verdict instead of becoming ERROR
+    "database is locked", as it did when the cache write failure was treated as a failed call."""
+    import sqlite3
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "cache_call", locked)
+    summary = _run(store, embeddings, MockClient(sentiment_model))
+    assert "ERROR" not in summary.verdicts and summary.cases == 4 and summary.calls_made == 8
+
+
+def test_a_rerun_resends_only_the_calls_behind_error_cases(store, embeddings):
+    """Two answers fail (their cases are ERROR); the rerun sends exactly those two prompts and
+    replaces the ERROR cases, leaving PASS cases and cached answers alone."""
+    failing = {_prompt("Bad food."), _prompt("Fine. Honestly good.")}
+
+    def flaky(messages):
+        if messages[-1]["content"] in failing:
+            return RuntimeError("HTTP 503: overloaded")
+        return sentiment_model(messages)
+
+    first = _run(store, embeddings, MockClient(flaky))
+    assert first.verdicts["ERROR"] == 2 and first.cases == 4
+    assert first.error_kinds == {"RuntimeError: HTTP 503: overloaded": 2}
+    assert first.error_line() == (
+        "2 of 4 cases ended ERROR — 2× RuntimeError: HTTP 503: overloaded"
+    )
+    settled = {c.id: c.created_at for c in store.cases_for(verdicts=["PASS", "FAIL"])}
+    again = MockClient(sentiment_model)
+    second = _run(store, embeddings, again)
+    assert sorted(call.prompt for call in again.calls) == sorted(failing)
+    assert second.retried_errors == 2 and "ERROR" not in second.verdicts and second.cases == 4
+    kept = {c.id: c.created_at for c in store.cases_for() if c.id in settled}
+    assert kept == settled
+    assert _run(store, embeddings, MockClient(sentiment_model)).calls_made == 0
+
+
+def test_a_run_with_no_progress_stops_as_interrupted(store, embeddings):
+    """Calls that never come back: after ``stall_after_s`` with no finished case the run stops,
+    is marked interrupted (resumable), and says why."""
+    runner = Runner(
+        store,
+        embeddings,
+        custom_relations=[ADD_GOOD],
+        client_factory=MockClient(sentiment_model, latency_s=30).factory,
+        stall_after_s=0.3,
+    )
+    summary = runner.run_sync(
+        RunConfig(ENDPOINT, "sentiment", ("test.add_good",)), SENTIMENT, SAMPLES
+    )
+    assert summary.status == "interrupted" and "no case finished for" in summary.stop_reason
+    assert store.run(summary.run_id)["status"] == "interrupted"
+
+
+def test_time_limits_do_not_change_the_run_id():
+    """A rerun with other --timeout/--retries is the same run (it resumes, it is not a new one)."""
+    import dataclasses
+
+    patient = dataclasses.replace(ENDPOINT, timeout_s=300.0, retries=0)
+    assert RunConfig(patient, "sentiment", ("test.add_good",)).run_id(SAMPLES) == RunConfig(
+        ENDPOINT, "sentiment", ("test.add_good",)
+    ).run_id(SAMPLES)

@@ -7,6 +7,7 @@ import below (importing a kind's module registers it).
 
 from app.clients import embedded, mock, openai_compatible  # noqa: F401
 from app.clients.base import (
+    DEFAULT_CALL_BUDGET_S,
     ClientFactory,
     Messages,
     ModelClient,
@@ -17,6 +18,7 @@ from app.clients.base import (
 )
 
 __all__ = [
+    "DEFAULT_CALL_BUDGET_S",
     "ClientFactory",
     "Messages",
     "ModelClient",

@@ -32,12 +32,21 @@ class ModelClient(Protocol):
         ...
 
 
+# The most one call may take, all attempts and waits together, unless a policy says otherwise.
+DEFAULT_CALL_BUDGET_S = 120.0
+
+
 @dataclass
 class RetryPolicy:
-    """How often a client retries a retryable failure, with exponential backoff and jitter."""
+    """How often a client retries a retryable failure, with exponential backoff and jitter.
+
+    ``total_s`` bounds one call: every attempt, backoff and Retry-After wait together. A call
+    that would run past it gives up with the last error instead of waiting.
+    """
 
     max_retries: int = 4
     base_delay_s: float = 0.5
+    total_s: float = DEFAULT_CALL_BUDGET_S
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         return min(MAX_BACKOFF_S, self.base_delay_s * (2**attempt)) * (0.5 + rng.random() / 2)

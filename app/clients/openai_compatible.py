@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 import time
 from typing import Any
@@ -38,17 +39,59 @@ def retry_after_seconds(headers: Any) -> float | None:
     return max(0.0, parsed.timestamp() - time.time())
 
 
-def describe_error(exc: BaseException) -> str:
-    """A short readable message for a failed call (HTTP status, timeout, connection)."""
+def describe_error(exc: BaseException, timeout_s: float | None = None) -> str:
+    """A short, specific message for a failed call (HTTP status, timeout, connection)."""
     if isinstance(exc, openai.APIStatusError):
-        message = getattr(exc, "message", str(exc))
+        message = str(getattr(exc, "message", exc))
+        # The SDK prefixes "Error code: 401 - "; the status is said once already.
+        message = message.removeprefix(f"Error code: {exc.status_code} - ")
         return f"HTTP {exc.status_code}: {message}"[:500]
     if isinstance(exc, openai.APITimeoutError):
-        return "timed out"
+        return f"timed out after {timeout_s:g} s" if timeout_s else "timed out"
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return f"connection failed: {cause}"[:500]
-    return f"{type(exc).__name__}: {exc}"[:500]
+        return f"connection failed: {root_cause(exc)}"[:500]
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not an OpenAI-compatible response: the body is not valid JSON ({exc})"[:500]
+    if isinstance(exc, openai.APIResponseValidationError | ValueError):
+        return f"not an OpenAI-compatible response: {root_cause(exc)}"[:500]
+    return root_cause(exc)[:500]
+
+
+_PLAIN_CAUSES = {
+    ConnectionRefusedError: "connection refused",
+    ConnectionResetError: "connection reset by the server",
+    ConnectionAbortedError: "connection aborted",
+    TimeoutError: "timed out",
+}
+
+
+def root_cause(exc: BaseException) -> str:
+    """The innermost cause of ``exc`` as readable text, never empty.
+
+    The HTTP stack wraps the real failure (refused, reset, DNS) in layers, sometimes in an
+    exception group, and some layers have an empty message: the innermost one with something to
+    say is the useful one.
+    """
+    seen: set[int] = set()
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        if isinstance(current, BaseExceptionGroup) and current.exceptions:
+            current = current.exceptions[0]
+        else:
+            current = current.__cause__ or current.__context__
+    # json's scanner leaves a StopIteration behind its JSONDecodeError: an implementation detail.
+    chain = [layer for layer in chain if not isinstance(layer, StopIteration)] or chain
+    for layer in reversed(chain):
+        for kind, text in _PLAIN_CAUSES.items():
+            if isinstance(layer, kind):
+                return text
+        message = str(layer).strip()
+        if message and not isinstance(layer, BaseExceptionGroup):
+            return message if len(chain) == 1 else f"{message} ({type(layer).__name__})"
+    return type(chain[-1]).__name__
 
 
 def async_openai(endpoint: Endpoint, timeout_s: float | None = None) -> AsyncOpenAI:
@@ -66,7 +109,7 @@ class OpenAIClient:
 
     def __init__(self, endpoint: Endpoint, retry: RetryPolicy | None = None) -> None:
         self.endpoint = endpoint
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or RetryPolicy(max_retries=endpoint.retries)
         self._client = async_openai(endpoint)
         self._limit = asyncio.Semaphore(max(1, endpoint.concurrency))
         self._jitter = random.Random(0)  # backoff jitter only; not a follow-up choice
@@ -76,29 +119,47 @@ class OpenAIClient:
 
     async def complete(self, messages: Messages, params: dict[str, Any]) -> Completion:
         attempt = 0
+        # One full attempt always fits, even when the endpoint's timeout exceeds the budget.
+        budget_s = max(self.retry.total_s, self.endpoint.timeout_s)
+        deadline = time.monotonic() + budget_s
         while True:
-            started = time.perf_counter()
             wait: float | None = None
-            try:
-                async with self._limit:
+            async with self._limit:
+                # Time spent queueing for a slot is not the server's fault: the budget and the
+                # attempt's timeout count from here.
+                if attempt == 0:
+                    deadline = time.monotonic() + budget_s
+                attempt_timeout = max(
+                    0.1, min(self.endpoint.timeout_s, deadline - time.monotonic())
+                )
+                started = time.perf_counter()
+                try:
                     response = await self._client.chat.completions.create(
-                        model=self.endpoint.model, messages=messages, **params
+                        model=self.endpoint.model,
+                        messages=messages,
+                        timeout=attempt_timeout,
+                        **params,
                     )
-                latency_ms = (time.perf_counter() - started) * 1000
-                return _completion_from(response, latency_ms)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in RETRYABLE_STATUS:
+                    latency_ms = (time.perf_counter() - started) * 1000
+                    return _completion_from(response, latency_ms)
+                except openai.APIStatusError as exc:
+                    if exc.status_code not in RETRYABLE_STATUS:
+                        return Completion(text=None, error=describe_error(exc))
+                    wait = retry_after_seconds(exc.response.headers)
+                    error = describe_error(exc)
+                except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                    error = describe_error(exc, attempt_timeout)
+                except Exception as exc:  # e.g. a non-OpenAI server's body, malformed JSON
                     return Completion(text=None, error=describe_error(exc))
-                wait = retry_after_seconds(exc.response.headers)
-                error = describe_error(exc)
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                error = describe_error(exc)
-            except openai.OpenAIError as exc:  # e.g. a non-OpenAI server's body
-                return Completion(text=None, error=describe_error(exc))
+            attempts = f"after {attempt + 1} attempt{'s' if attempt else ''}"
             if attempt >= self.retry.max_retries:
-                return Completion(text=None, error=f"{error} (after {attempt + 1} attempts)")
+                return Completion(text=None, error=f"{error} ({attempts})")
             delay = wait if wait is not None else self.retry.backoff(attempt, self._jitter)
-            await asyncio.sleep(min(delay, MAX_BACKOFF_S))
+            delay = min(delay, MAX_BACKOFF_S)
+            if time.monotonic() + delay >= deadline:
+                budget = f"{budget_s:g} s time limit per call"
+                return Completion(text=None, error=f"{error} ({attempts}; {budget})")
+            await asyncio.sleep(delay)
             attempt += 1
 
 

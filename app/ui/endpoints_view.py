@@ -45,12 +45,20 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         temperature = cols[0].number_input("Temperature", 0.0, 2.0, base.temperature, 0.1)
         top_p = cols[1].number_input("top_p", 0.0, 1.0, base.top_p, 0.05)
         max_tokens = cols[2].number_input("Max tokens", 1, 32768, base.max_tokens)
-        cols = st.columns(3)
+        cols = st.columns(4)
         seed_text = cols[0].text_input(
             "Seed (optional)", value="" if base.seed is None else str(base.seed)
         )
         concurrency = cols[1].number_input("Concurrency", 1, 64, base.concurrency)
-        timeout_s = cols[2].number_input("Timeout (s)", 1.0, 600.0, float(base.timeout_s))
+        timeout_s = cols[2].number_input(
+            "Timeout (s)", 1.0, 600.0, float(base.timeout_s),
+            help="How long one attempt of a call may take",
+        )  # fmt: skip
+        retries = cols[3].number_input(
+            "Retries", 0, 10, int(base.retries),
+            help="Retries of a failed call (429, 5xx, timeouts); all attempts of one call stop "
+            "after 2 minutes, or one timeout if that is longer",
+        )  # fmt: skip
         submitted = st.form_submit_button("Save endpoint", type="primary")
     if not submitted:
         return None
@@ -89,6 +97,7 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         seed=seed,
         concurrency=int(concurrency),
         timeout_s=float(timeout_s),
+        retries=int(retries),
         kind=base.kind,
     )
 
@@ -115,7 +124,8 @@ def describe(endpoint: Endpoint) -> str:
     return (
         f"`{endpoint.base_url}` · model `{endpoint.model}` · {key_status(endpoint)} · "
         f"T={endpoint.temperature:g}, top_p={endpoint.top_p:g}, max_tokens={endpoint.max_tokens}, "
-        f"concurrency {endpoint.concurrency}, timeout {endpoint.timeout_s:g} s"
+        f"concurrency {endpoint.concurrency}, timeout {endpoint.timeout_s:g} s, "
+        f"{endpoint.retries} retries"
     )
 
 

@@ -6,7 +6,9 @@ The checks and the config a run is made of come from ``app.run_setup``, as for t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -190,16 +192,60 @@ def execute_with_progress(runner, config: RunConfig, task: Task, samples) -> Run
 def summary_line(summary: RunSummary) -> str:
     """The verdict counts of a finished run and what it cost (calls, cache hits, time)."""
     counts = " · ".join(f"{verdict_badge(k)} {v}" for k, v in sorted(summary.verdicts.items()))
-    if summary.new_cases == 0 and summary.calls_made == 0:
-        return (
-            f"Run `{summary.run_id}` — {summary.cases} cases: {counts}  \n"
-            "Every case of this configuration was already stored: 0 model calls."
-        )
-    return (
-        f"Run `{summary.run_id}` — {summary.cases} cases: {counts}  \n"
-        f"{summary.calls_made} model calls, {summary.cache_hits} answered from the cache, "
-        f"{summary.elapsed_s:.1f} s"
+    head = f"Run `{summary.run_id}` — {summary.cases} cases: {counts}  \n"
+    if summary.new_cases == 0 and summary.calls_made == 0 and not summary.retried_errors:
+        return head + "Every case of this configuration was already stored: 0 model calls."
+    retried = (
+        f"{summary.retried_errors} errored case(s) sent again, " if summary.retried_errors else ""
     )
+    return head + (
+        f"{retried}{summary.calls_made} model calls, {summary.cache_hits} answered from the "
+        f"cache, {summary.elapsed_s:.1f} s"
+    )
+
+
+def error_notice(summary: RunSummary) -> str | None:
+    """A warning for a run with ERROR cases (shown above its results), or None."""
+    line = summary.error_line()
+    if not line:
+        return None
+    # The error kinds quote server replies: shown as text, never as live Markdown.
+    text = _markdown_literal(line[0].upper() + line[1:])
+    if summary.stop_reason:
+        text += f". {summary.stop_reason[0].upper()}{summary.stop_reason[1:]}"
+    return f"{text}. Press **Run probe** again with the same settings to retry them."
+
+
+def _markdown_literal(text: str) -> str:
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", text)
+
+
+def endpoint_problem(config: RunConfig) -> str | None:
+    """The pre-flight check of the run's endpoints: None when they answer, else why not."""
+    from app.endpoints import preflight
+
+    endpoints = [config.endpoint]
+    if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
+        endpoints.append(config.transformation_endpoint)
+    for endpoint in endpoints:
+        problem = preflight(endpoint)
+        if problem:
+            return problem
+    return None
+
+
+def run_and_remember(store: Store, config: RunConfig, task: Task, samples, key: str) -> None:
+    """Pre-flight, then run with progress; the summary and run id stay in the session."""
+    problem = endpoint_problem(config)
+    if problem:
+        st.error(f"Not run: {_markdown_literal(problem)}")
+        return
+    # Any click re-runs the script, which interrupts the run; finished work is kept.
+    st.button("Cancel run", key=f"{key}_cancel", help="Stop now; run again to resume")
+    summary = execute_with_progress(make_runner(store), config, task, list(samples))
+    st.session_state[f"{key}_summary"] = summary
+    st.session_state[f"{key}_run_id"] = summary.run_id
+    data_changed()
 
 
 # Above this share of rejected follow-ups, the rewriter is the problem, not the inputs.
@@ -433,33 +479,87 @@ def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
         return
     if config is None:
         return
-    # Any click re-runs the script, which interrupts the run; finished work is kept.
-    st.button("Cancel run", key=f"{key}_cancel", help="Stop now; run again to resume")
-    summary = execute_with_progress(make_runner(store), config, choices.task, list(choices.samples))
-    st.session_state[f"{key}_summary"] = summary
-    st.session_state[f"{key}_run_id"] = summary.run_id
-    data_changed()
+    run_and_remember(store, config, choices.task, choices.samples, key)
+
+
+def resume_config(store: Store, run: dict, resolve=resolve_embedded):
+    """The stored run rebuilt to continue it: (config, task, samples), or None when its
+    embedded endpoint cannot be started (``resolve`` has said so on the page)."""
+    from app.workspace import get_task
+
+    config_data = run["config"]
+    if isinstance(config_data, str):  # ``Store.runs`` rows keep it as JSON text
+        config_data = json.loads(config_data)
+    stored = RunConfig.from_dict(config_data)
+    endpoint = resolve(stored.endpoint)
+    if endpoint is None:
+        return None
+    transformation = stored.transformation_endpoint
+    if transformation is not None:
+        transformation = resolve(transformation)
+        if transformation is None:
+            return None
+    config = replace(stored, endpoint=endpoint, transformation_endpoint=transformation)
+    return config, get_task(store, stored.task_id), store.run_samples(run["id"])
 
 
 def render_interrupted_notice(store: Store, key: str) -> None:
-    """Say so when the latest run stopped early; its partial results become the ones shown."""
+    """Say so when the latest run stopped early (a killed process included), with Resume."""
     latest = store.runs()[:1]
     if latest and latest[0]["status"] in ("interrupted", "cancelled"):
         run = latest[0]
         st.warning(
             f"Run `{run['id']}` was interrupted after {run['n_cases']} of {run['n_planned']} "
-            "cases. Press **Run probe** with the same settings to resume; finished calls are "
-            "not repeated."
+            "cases. **Resume** it; finished calls are not repeated."
         )
         st.session_state.setdefault(f"{key}_run_id", run["id"])
+        if st.button("Resume", key=f"{key}_resume_{run['id']}"):
+            try:
+                rebuilt = resume_config(store, run)
+            except (KeyError, ValueError, TypeError) as exc:
+                st.error(f"Cannot resume: {exc}")
+                return
+            if rebuilt is not None:
+                config, task, samples = rebuilt
+                run_and_remember(store, config, task, samples, key)
+
+
+def render_delete_run(store: Store, run_id: str, key: str) -> None:
+    """A Delete button that asks first; deleting removes the run, its cases and their labels."""
+    pending = f"{key}_confirm_{run_id}"
+    if not st.session_state.get(pending):
+        if st.button("Delete this run…", key=f"{key}_delete_{run_id}"):
+            st.session_state[pending] = True
+            st.rerun()
+        return
+    run = store.run(run_id)
+    n_cases = len(store.recorded_case_verdicts(run_id)) if run else 0
+    st.warning(
+        f"Delete run `{run_id}` with its {n_cases} cases and their labels? This cannot be undone."
+    )
+    cols = st.columns(2)
+    if cols[0].button("Yes, delete", type="primary", key=f"{key}_delete_yes_{run_id}"):
+        store.delete_run(run_id)
+        st.session_state.pop(pending, None)
+        for suffix in ("summary", "run_id"):
+            st.session_state.pop(f"{key}_{suffix}", None)
+        data_changed()
+        st.rerun()
+    if cols[1].button("Keep it", key=f"{key}_delete_no_{run_id}"):
+        st.session_state.pop(pending, None)
+        st.rerun()
 
 
 def render_latest_results(store: Store, key: str) -> None:
     """The summary line of this session's last run and its cases side by side."""
     summary = st.session_state.get(f"{key}_summary")
     if summary is not None:
+        notice = error_notice(summary)
+        if notice:
+            st.warning(notice)
         st.markdown(summary_line(summary))
     run_id = st.session_state.get(f"{key}_run_id")
     if run_id and store.run(run_id) is not None:
         st.subheader("Source and follow-up, side by side")
         render_results(store, run_id, key=f"{key}_results")
+        render_delete_run(store, run_id, key=f"{key}_manage")
