@@ -277,19 +277,15 @@ EXIT_ERRORS = 3
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from app.endpoints import preflight
+    from app.run_setup import endpoint_problem
     from app.workspace import make_runner
 
     check_run_options(args)
     store = _store(args.db)
     config, task, samples = run_config_from_args(args, store)
-    endpoints = [config.endpoint]
-    if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
-        endpoints.append(config.transformation_endpoint)
-    for endpoint in endpoints:
-        problem = preflight(endpoint)
-        if problem:
-            raise CliError(f"{problem}; nothing was run")
+    problem = endpoint_problem(config)
+    if problem:
+        raise CliError(f"{problem}; nothing was run")
     runner = make_runner(store)
     runner.stall_after_s = args.stall_minutes * 60
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))

@@ -130,3 +130,18 @@ def with_sampling(
     return replace(
         endpoint, **{name: value for name, value in options.items() if value is not None}
     )
+
+
+def endpoint_problem(config: RunConfig) -> str | None:
+    """The pre-flight check of a run's endpoints (the one under test and, when it differs, the
+    transformation endpoint): None when they answer, else one line saying why not."""
+    from app.endpoints import preflight
+
+    endpoints = [config.endpoint]
+    if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
+        endpoints.append(config.transformation_endpoint)
+    for endpoint in endpoints:
+        problem = preflight(endpoint)
+        if problem:
+            return problem
+    return None

@@ -23,7 +23,13 @@ from app.inputs import (
     suggest_mapping,
     suggest_reference_column,
 )
-from app.run_setup import RunSetupError, plan_run, require_samples, with_sampling
+from app.run_setup import (
+    RunSetupError,
+    endpoint_problem,
+    plan_run,
+    require_samples,
+    with_sampling,
+)
 from app.runner import RunConfig, RunSummary
 from app.tasks import Task, custom_task
 from app.ui.components import (
@@ -218,20 +224,6 @@ def error_notice(summary: RunSummary) -> str | None:
 
 def _markdown_literal(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", text)
-
-
-def endpoint_problem(config: RunConfig) -> str | None:
-    """The pre-flight check of the run's endpoints: None when they answer, else why not."""
-    from app.endpoints import preflight
-
-    endpoints = [config.endpoint]
-    if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
-        endpoints.append(config.transformation_endpoint)
-    for endpoint in endpoints:
-        problem = preflight(endpoint)
-        if problem:
-            return problem
-    return None
 
 
 def run_and_remember(store: Store, config: RunConfig, task: Task, samples, key: str) -> None:

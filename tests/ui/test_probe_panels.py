@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.tasks import BUILTIN_TASKS
 from app.ui.probe_view import ProbeChoices
-from core.types import Endpoint, Sample
+from core.types import Sample
 from storage import Store
 from tests.triage_data import make_case, save_runs
-
-FAKE = Endpoint(name="fake", base_url="http://127.0.0.1:9/v1", model="fake-model")
-
-
-@pytest.fixture
-def db_path(tmp_path, monkeypatch):
-    path = tmp_path / "panels.db"
-    monkeypatch.setenv("MORPHSCOPE_DB", str(path))
-    return path
-
-
-def _run_panel(choices):
-    from app.ui.data import get_store
-    from app.ui.probe_view import render_run
-
-    render_run(get_store(), choices, key="probe")
+from tests.ui.panels import FAKE, run_panel
 
 
 def test_run_panel_waits_for_choices_and_reports_a_bad_one(db_path) -> None:
     empty = ProbeChoices(FAKE, BUILTIN_TASKS["sentiment"], (), (), None, 1, 0, FAKE)
-    at = AppTest.from_function(_run_panel, args=(empty,)).run()
+    at = AppTest.from_function(run_panel, args=(empty,)).run()
     assert not at.exception, at.exception
     assert at.button(key="probe_run").disabled
     assert at.info[0].value.startswith("Choose at least one relation")
@@ -40,7 +24,7 @@ def test_run_panel_waits_for_choices_and_reports_a_bad_one(db_path) -> None:
         FAKE, BUILTIN_TASKS["sentiment"], ("custom.gone",), (Sample({"text": "Hi."}),),
         "pasted", 1, 0, FAKE,
     )  # fmt: skip
-    at = AppTest.from_function(_run_panel, args=(stale,)).run()
+    at = AppTest.from_function(run_panel, args=(stale,)).run()
     at.button(key="probe_run").click().run()
     assert not at.exception, at.exception
     assert at.error[0].value == "Cannot run: unknown relation(s): custom.gone"

@@ -3,7 +3,6 @@ confirmation; and the endpoint form's time limits."""
 
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.tasks import BUILTIN_TASKS
@@ -11,22 +10,7 @@ from app.ui.probe_view import ProbeChoices
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.triage_data import make_case, save_runs
-
-FAKE = Endpoint(name="fake", base_url="http://127.0.0.1:9/v1", model="fake-model")
-
-
-@pytest.fixture
-def db_path(tmp_path, monkeypatch):
-    path = tmp_path / "panels.db"
-    monkeypatch.setenv("MORPHSCOPE_DB", str(path))
-    return path
-
-
-def _run_panel(choices):
-    from app.ui.data import get_store
-    from app.ui.probe_view import render_run
-
-    render_run(get_store(), choices, key="probe")
+from tests.ui.panels import FAKE, run_panel
 
 
 def _results_panels():
@@ -51,7 +35,7 @@ def test_a_dead_endpoint_is_reported_before_anything_runs(db_path) -> None:
         FAKE, BUILTIN_TASKS["sentiment"], ("si.identity",), (Sample({"text": "Hi."}),),
         "pasted", 1, 0, FAKE,
     )  # fmt: skip
-    at = AppTest.from_function(_run_panel, args=(choices,)).run()
+    at = AppTest.from_function(run_panel, args=(choices,)).run()
     at.button(key="probe_run").click().run()
     assert not at.exception, at.exception
     assert at.error[0].value.startswith("Not run: cannot reach")
