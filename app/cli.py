@@ -151,7 +151,6 @@ def check_run_options(args: argparse.Namespace) -> None:
 
 
 def cmd_transform(args: argparse.Namespace) -> int:
-    from app.runner import make_sync_rewriter
     from app.tasks import BUILTIN_TASKS
     from app.workspace import all_relations, get_task
     from relations.apply import SkippedFollowUp, generate_followups
@@ -171,6 +170,8 @@ def cmd_transform(args: argparse.Namespace) -> int:
     partners = [Sample({**fields, field: args.partner})] if args.partner is not None else []
     rewrite = None
     if args.endpoint or relation.kind == "llm":
+        from app.runner import make_sync_rewriter  # the model clients only when a model rewrites
+
         rewrite = make_sync_rewriter(store, _endpoint_from_args(args, args.endpoint, args.model))
     results = generate_followups(
         relation, Sample(fields), task, [field], run_seed=args.seed, partners=partners,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from app.embeddings import EmbeddingCache, default_embedder
-from app.runner import Runner
 from app.tasks import BUILTIN_TASKS, Task, custom_task
 from relations.base import Relation
 from storage import Store
+
+if TYPE_CHECKING:
+    from app.runner import Runner
 
 
 def all_tasks(store: Store) -> dict[str, Task]:
@@ -47,5 +50,9 @@ def all_relations(store: Store, task_id: str | None = None) -> list[Relation]:
 
 
 def make_runner(store: Store, embedder_factory: Callable = default_embedder) -> Runner:
+    # Imported here: the runner pulls in the model clients (openai) and scipy, which the
+    # listing commands (`relations`, `transform`) never need.
+    from app.runner import Runner
+
     embeddings = EmbeddingCache(embedder_factory(), store)
     return Runner(store, embeddings, custom_relations=custom_relations(store))

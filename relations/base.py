@@ -209,7 +209,7 @@ class Relation:
         from relations.oracles import source_precondition_of
         from relations.requirements import availability
 
-        available, why = availability(self.requires)
+        available, why = availability(self.requires, quick=True)  # a listing: no NLTK import
         source_precondition = source_precondition_of(self)
         return {
             "id": self.id,
