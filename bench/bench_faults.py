@@ -7,11 +7,14 @@
 2. The same kind of run killed with SIGKILL part-way, then started again: the resumed run must
    send only the prompts that were not answered before the kill.
 
-    .venv/bin/python bench/bench_faults.py
+    .venv/bin/python bench/bench_faults.py [--inputs N] [--json]
+
+``--json`` prints one JSON object of the figures instead of the text.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -71,17 +74,24 @@ def cli(db: Path, inputs: Path, url: str, *extra: str) -> subprocess.Popen:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", type=int, default=N_INPUTS, help="inputs per run")
+    parser.add_argument("--json", action="store_true", help="print one JSON object of figures")
+    args = parser.parse_args()
+    n_inputs = args.inputs
+    say = (lambda *_: None) if args.json else print
     with tempfile.TemporaryDirectory() as tmp:
         inputs = Path(tmp) / "inputs.jsonl"
         inputs.write_text(
-            "\n".join(json.dumps({"text": f"Review {i}: it was good."}) for i in range(N_INPUTS))
+            "\n".join(json.dumps({"text": f"Review {i}: it was good."}) for i in range(n_inputs))
         )
-        expected = N_INPUTS * len(RELATIONS.split(","))
+        expected = n_inputs * len(RELATIONS.split(","))
 
         server, url = start_server("--fault-rate", "0.3")
         db = Path(tmp) / "faults.db"
         started = time.perf_counter()
         out, _ = cli(db, inputs, url).communicate(timeout=600)
+        faults_s = time.perf_counter() - started
         server.terminate()
         summary = json.loads(out)
         cases = Store(db).cases_for()
@@ -89,11 +99,9 @@ def main() -> None:
         for case in cases:
             verdicts[case.verdict] = verdicts.get(case.verdict, 0) + 1
         errors_explained = all(c.reason for c in cases if c.verdict == "ERROR")
-        print(
-            f"30% faults: {len(cases)}/{expected} cases stored in {time.perf_counter() - started:.1f} s"
-        )
-        print(f"  verdicts {verdicts}; every ERROR has a reason: {errors_explained}")
-        print(f"  none lost: {len(cases) == expected and summary['cases'] == expected}")
+        say(f"30% faults: {len(cases)}/{expected} cases stored in {faults_s:.1f} s")
+        say(f"  verdicts {verdicts}; every ERROR has a reason: {errors_explained}")
+        say(f"  none lost: {len(cases) == expected and summary['cases'] == expected}")
 
         server, url = start_server("--latency", "0.05")
         db = Path(tmp) / "killed.db"
@@ -107,16 +115,35 @@ def main() -> None:
         out, _ = cli(db, inputs, url).communicate(timeout=600)
         server.terminate()
         resumed = json.loads(out)
-        distinct_prompts = N_INPUTS * 2 + N_INPUTS * (len(RELATIONS.split(",")) - 1)
-        print(
+        distinct_prompts = n_inputs * 2 + n_inputs * (len(RELATIONS.split(",")) - 1)
+        say(
             f"kill -9 after 4 s: {cases_before} cases and {answered_before_kill} answered calls "
             "were already saved"
         )
-        print(
+        say(
             f"  resumed run: {resumed['calls_made']} calls (expected "
             f"{distinct_prompts - answered_before_kill} = not yet answered); "
             f"{resumed['cases']}/{expected} cases; status {resumed['status']}"
         )
+        if args.json:
+            figures = {
+                "inputs": n_inputs,
+                "fault_rate": 0.3,
+                "expected_cases": expected,
+                "stored_cases": len(cases),
+                "verdicts": verdicts,
+                "every_error_has_a_reason": errors_explained,
+                "none_lost": len(cases) == expected and summary["cases"] == expected,
+                "faults_run_s": round(faults_s, 1),
+                "killed_after_s": 4.0,
+                "answered_before_kill": answered_before_kill,
+                "resumed_calls": resumed["calls_made"],
+                "resumed_calls_expected": distinct_prompts - answered_before_kill,
+                "resume_sends_only_unanswered": resumed["calls_made"]
+                == distinct_prompts - answered_before_kill,
+                "resumed_cases": resumed["cases"],
+            }
+            print(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":
