@@ -15,6 +15,7 @@ import pytest
 from app.cli import StderrProgress, main
 from app.clients import make_client
 from app.clients.limiter import (
+    PROBE_MIN_WINDOW,
     PROBE_SLOWDOWN,
     AdaptiveLimiter,
     AimdWindow,
@@ -130,6 +131,28 @@ def test_probing_past_the_last_overload_is_slow():
         answer_busy(window, in_flight, 1)
         answers += 1
     assert answers >= 8 * PROBE_SLOWDOWN * 0.9
+
+
+def test_a_small_window_probes_no_more_often_than_a_window_of_eight():
+    """At a server taking 3, probing at the pace of 3 × 10 answers would refuse one call in 30
+    (over the 5 % target); the floor keeps it to one in about 80."""
+    window = AimdWindow(initial=4)
+    in_flight = deque(fill(window))
+    window.finish(in_flight.pop(), Outcome.OVERLOADED)
+    assert window.window == 3
+    answers = 0
+    while window.window == 3:
+        answer_busy(window, in_flight, 1)
+        answers += 1
+    assert answers >= PROBE_MIN_WINDOW * PROBE_SLOWDOWN * 0.9
+
+
+def test_well_past_the_last_overload_growth_is_fast_again():
+    window = AimdWindow(initial=4, ceiling=40)
+    window.overload_mark = 2.0  # long ago, at a server that has since grown
+    in_flight = deque(fill(window))
+    answer_busy(window, in_flight, 5)
+    assert window.window == 5
 
 
 # ------------------------------------------------------------ budgets
@@ -281,10 +304,8 @@ def test_budgets_are_saved_and_do_not_change_the_run_id(store: Store):
     plain = Endpoint(name="n", base_url="http://x/v1", model="m")
     assert "rpm_limit" not in plain.to_dict()  # stored configs of old runs read the same
     samples = [Sample({"text": "good"})]
-    assert (
-        RunConfig(endpoint, "sentiment", ("si.identity",)).run_id(samples)
-        == RunConfig(plain, "sentiment", ("si.identity",)).run_id(samples)
-    )
+    budgeted, unbudgeted = (RunConfig(e, "sentiment", ("si.identity",)) for e in (endpoint, plain))
+    assert budgeted.run_id(samples) == unbudgeted.run_id(samples)
     assert Endpoint.from_dict(endpoint.to_dict()) == endpoint
 
 

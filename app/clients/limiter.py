@@ -5,7 +5,7 @@ default that same value). When the endpoint says it is overloaded (429, 503) the
 to the calls it still has in flight, at most to 90 % of the window, once per round of calls; a
 timeout halves it. While every slot is busy and answers keep coming, the window grows by one per
 round of answers — slowly (a tenth of that pace) near the point where the last overload came, so
-probing past a hard concurrency limit costs about one retried call per ten rounds. A Retry-After pauses new calls
+probing past a hard concurrency limit costs about one retried call per eighty answers. A Retry-After pauses new calls
 to the endpoint until it has passed. Optional requests-per-minute and tokens-per-minute budgets
 pace calls the way hosted APIs count them (a call reserves its prompt plus ``max_tokens``; what
 it did not use is given back).
@@ -30,8 +30,11 @@ Clock = Callable[[], float]
 OVERLOAD_FACTOR = 0.9
 # The window after a timeout: a slow endpoint gets half the load (once per round of calls).
 TIMEOUT_FACTOR = 0.5
-# Growth near the last overload point is this many times slower than elsewhere.
+# Growth near the last overload point is this many times slower than elsewhere...
 PROBE_SLOWDOWN = 10
+# ...and never faster than one step per this many rounds of a window of 8: a small window would
+# otherwise probe (and be refused) after only a few dozen answers.
+PROBE_MIN_WINDOW = 8
 # The rolling window over which calls/s is measured.
 RATE_WINDOW_S = 5.0
 # Characters per token, for estimating a prompt's size before it is sent.
@@ -111,8 +114,12 @@ class AimdWindow:
             self._shrink_to(self.limit * TIMEOUT_FACTOR)
 
     def _grow(self) -> None:
-        near_mark = self.overload_mark is not None and self.limit + 1 >= self.overload_mark
-        step = 1 / self.limit / (PROBE_SLOWDOWN if near_mark else 1)
+        # Past the mark by more than a step or two, the endpoint has grown: fast again.
+        mark = self.overload_mark
+        if mark is not None and mark - 1 <= self.limit < mark + 2:
+            step = 1 / (max(self.limit, PROBE_MIN_WINDOW) * PROBE_SLOWDOWN)
+        else:
+            step = 1 / self.limit
         self.limit = min(float(self.ceiling), self.limit + step)
 
     def _shrink_to(self, limit: float) -> None:
