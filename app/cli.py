@@ -222,11 +222,17 @@ class StderrProgress:
         bar = "#" * filled + "-" * (width - filled)
         sys.stderr.write(
             f"\r[{bar}] {progress.done}/{progress.total} cases · {progress.calls_made} calls · "
-            f"{progress.cache_hits} cached"
+            f"{progress.cache_hits} cached{_load_text(progress)}"
         )
         sys.stderr.flush()
         if progress.done >= progress.total:
             sys.stderr.write("\n")
+
+
+def _load_text(progress) -> str:
+    """`` · concurrency 8/24 · 75.2 calls/s`` while an adaptive client reports its load."""
+    load = getattr(progress, "load", None)
+    return f" · {load.describe()}" if load is not None else ""
 
 
 def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Task, list[Sample]]:
@@ -252,7 +258,12 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
         )
         if args.timeout is not None:
             endpoint = replace(endpoint, timeout_s=args.timeout)
-        endpoint = replace(endpoint, retries=args.retries)
+        endpoint = replace(
+            endpoint,
+            retries=args.retries,
+            rpm_limit=getattr(args, "rpm", None),
+            tpm_limit=getattr(args, "tpm", None),
+        )
         transformation = None
         if args.transformation_endpoint or plan.needs_transformation_endpoint:
             # LLM-prompted relations rewrite through the embedded model unless told otherwise.
@@ -429,6 +440,14 @@ def build_parser() -> argparse.ArgumentParser:
         "all attempts of one call together stop after 120 s or one --timeout",
     )
     p.add_argument(
+        "--rpm", type=int, help="requests per minute the endpoint allows (calls are paced)"
+    )
+    p.add_argument(
+        "--tpm",
+        type=int,
+        help="tokens per minute the endpoint allows (a call counts its prompt and max tokens)",
+    )
+    p.add_argument(
         "--stall-minutes",
         type=float,
         default=5.0,
@@ -512,6 +531,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be at least 1")
     if args.command == "run" and args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    for flag in ("rpm", "tpm"):
+        if args.command == "run" and getattr(args, flag) is not None and getattr(args, flag) < 1:
+            parser.error(f"--{flag} must be at least 1")
     if args.command == "run" and args.retries < 0:
         parser.error("--retries must be 0 or more")
     if args.command == "run" and args.timeout is not None and not 0 < args.timeout <= 3600:

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
+from app.clients.base import live_load
+from app.clients.limiter import LiveLoad
 from app.embeddings import EmbeddingCache
 from app.tasks import Task
 from core.types import Case, Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
@@ -89,6 +91,8 @@ class RunConfig:
                 endpoint.pop("concurrency", None)
                 endpoint.pop("timeout_s", None)
                 endpoint.pop("retries", None)
+                endpoint.pop("rpm_limit", None)
+                endpoint.pop("tpm_limit", None)
                 if endpoint.get("embedded"):
                     endpoint["base_url"] = "embedded://local"
         identity["samples"] = [s.id for s in samples]
@@ -103,6 +107,7 @@ class Progress:
     cache_hits: int = 0
     verdicts: Counter = field(default_factory=Counter)
     retried_errors: int = 0  # stored ERROR cases this run sends again
+    load: LiveLoad | None = None  # the endpoint's live concurrency and calls/s, if it adapts
 
 
 @dataclass
@@ -195,6 +200,7 @@ class CallCache:
             else:
                 result = await self.client.complete(messages, self.params)
                 self.progress.calls_made += 1
+                self.progress.load = live_load(self.client)
                 self._remember(key, messages, repeat_index, result)
         except Exception as exc:
             result = Completion(text=None, error=f"{type(exc).__name__}: {exc}")

@@ -39,6 +39,10 @@ EMBEDDED_KIND = "embedded"
 _LEGACY_KINDS = (OPENAI_KIND, EMBEDDED_KIND)
 
 
+# Endpoint fields that pace calls and say nothing about what is asked.
+_BUDGET_FIELDS = ("rpm_limit", "tpm_limit")
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """A model endpoint of some kind (OpenAI-compatible by default). Holds the *name* of the
@@ -58,6 +62,10 @@ class Endpoint:
     timeout_s: float = 60.0
     kind: str = OPENAI_KIND
     retries: int = 4  # of a failed call; all attempts of one call stop after 2 minutes
+    # Budgets a hosted API enforces (requests / tokens per minute); None: no budget. Calls are
+    # paced to stay within them; neither changes what a run is (its id) nor the call cache.
+    rpm_limit: int | None = None
+    tpm_limit: int | None = None
 
     @property
     def embedded(self) -> bool:
@@ -86,6 +94,10 @@ class Endpoint:
         run ids and stored configs do not change; any other kind is written out by name.
         """
         data = asdict(self)
+        # Unset budgets are left out: configs stored before budgets existed read the same.
+        for budget in _BUDGET_FIELDS:
+            if data[budget] is None:
+                del data[budget]
         kind = data.pop("kind")
         data["embedded"] = kind == EMBEDDED_KIND
         if kind not in _LEGACY_KINDS:

@@ -218,6 +218,8 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
             "concurrency": endpoint.concurrency,
             "timeout_s": endpoint.timeout_s,
             "retries": endpoint.retries,
+            "rpm_limit": endpoint.rpm_limit,
+            "tpm_limit": endpoint.tpm_limit,
         }
         with self._write():
             self._db["endpoints"].upsert(

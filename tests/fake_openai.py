@@ -4,9 +4,10 @@ It is a real server because respx cannot intercept the openai client (its own HT
 Behaviour is configurable: how to answer, added latency, and injected faults, all counted so
 tests can assert how many calls really reached the server. Faults come at random
 (``fault_rate``), as a script for the next chat calls (``scripted_faults``) or on every call
-(``always_fault``); the kinds are in ``FAULT_KINDS``. The server can also be stopped and started
-again on the same port (a dead endpoint that comes back). Unit tests of the runner use the in-process mock client
-(``app.clients.mock``) instead.
+(``always_fault``); the kinds are in ``FAULT_KINDS``. ``max_concurrent`` gives it a hard capacity:
+a chat call beyond that many at once gets a 429. The server can also be stopped and started again
+on the same port (a dead endpoint that comes back). Unit tests of the runner use the in-process
+mock client (``app.clients.mock``) instead.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class FakeBehaviour:
     scripted_faults: list[str] = field(default_factory=list)  # for the next chat calls, in order
     always_fault: str | None = None  # every chat call (and the models list for "401")
     lists_models: bool = True  # False: /v1/models answers 404, as on some servers
+    # At most this many chat calls at once; beyond it, 429 with Retry-After: retry_after_s.
+    max_concurrent: int | None = None
 
 
 @dataclass
@@ -65,6 +68,9 @@ class FakeServerStats:
     chat_calls: int = 0
     faults: int = 0
     model_listings: int = 0
+    over_capacity: int = 0  # chat calls refused by max_concurrent
+    active: int = 0  # chat calls being answered now
+    peak_active: int = 0
     prompts: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -149,6 +155,9 @@ class FakeOpenAIServer:
                 if behaviour.non_openai:
                     self._send(200, "<html><body>Hello, not an API</body></html>")
                     return
+                if self.path.rstrip("/").endswith("/stats"):  # for benchmarks in another process
+                    self._send(200, server.counts())
+                    return
                 if self.path.rstrip("/").endswith("/models") and behaviour.lists_models:
                     with server.stats.lock:
                         server.stats.model_listings += 1
@@ -187,11 +196,18 @@ class FakeOpenAIServer:
                         server.stats.faults += 1
                 if kind and self._fault(kind):
                     return
-                if behaviour.latency_s:
-                    time.sleep(behaviour.latency_s)
-                messages = request.get("messages", [])
-                with server.stats.lock:
-                    server.stats.prompts.append(messages[-1]["content"] if messages else "")
+                if not server._admit():
+                    headers = {"Retry-After": f"{behaviour.retry_after_s:g}"}
+                    self._send(429, {"error": {"message": "too many concurrent calls"}}, headers)
+                    return
+                try:
+                    if behaviour.latency_s:
+                        time.sleep(behaviour.latency_s)
+                    messages = request.get("messages", [])
+                    with server.stats.lock:
+                        server.stats.prompts.append(messages[-1]["content"] if messages else "")
+                finally:
+                    server._leave()
                 text = behaviour.responder(messages)
                 self._send(
                     200,
@@ -224,6 +240,33 @@ class FakeOpenAIServer:
         self._handler = Handler
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def _admit(self) -> bool:
+        """Count a chat call as being answered, unless max_concurrent are already."""
+        limit = self.behaviour.max_concurrent
+        with self.stats.lock:
+            if limit is not None and self.stats.active >= limit:
+                self.stats.over_capacity += 1
+                return False
+            self.stats.active += 1
+            self.stats.peak_active = max(self.stats.peak_active, self.stats.active)
+            return True
+
+    def _leave(self) -> None:
+        # Before the answer is written: the client may send its next call as soon as it reads
+        # this one, and that call must find the place free.
+        with self.stats.lock:
+            self.stats.active -= 1
+
+    def counts(self) -> dict[str, int]:
+        """The call counters (not the prompts), e.g. for ``GET /v1/stats``."""
+        with self.stats.lock:
+            return {
+                "chat_calls": self.stats.chat_calls,
+                "faults": self.stats.faults,
+                "over_capacity": self.stats.over_capacity,
+                "peak_active": self.stats.peak_active,
+            }
 
     @property
     def base_url(self) -> str:
@@ -258,9 +301,13 @@ def main() -> None:
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--always-fault", choices=FAULT_KINDS)
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument("--max-concurrent", type=int, help="429 beyond this many calls at once")
     args = parser.parse_args()
     behaviour = FakeBehaviour(
-        latency_s=args.latency, fault_rate=args.fault_rate, always_fault=args.always_fault
+        latency_s=args.latency,
+        fault_rate=args.fault_rate,
+        always_fault=args.always_fault,
+        max_concurrent=args.max_concurrent,
     )
     with FakeOpenAIServer(behaviour, port=args.port) as srv:
         print(srv.base_url, flush=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from app.clients.limiter import LiveLoad
 from core.types import Completion, Endpoint
 
 MAX_BACKOFF_S = 30.0
@@ -50,6 +51,12 @@ class RetryPolicy:
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         return min(MAX_BACKOFF_S, self.base_delay_s * (2**attempt)) * (0.5 + rng.random() / 2)
+
+
+def live_load(client: ModelClient) -> LiveLoad | None:
+    """The client's live concurrency and calls/s, for clients that adapt (else None)."""
+    report = getattr(client, "live_load", None)
+    return report() if callable(report) else None
 
 
 ClientFactory = Callable[[Endpoint, RetryPolicy | None], ModelClient]

@@ -16,10 +16,13 @@ import openai
 from openai import AsyncOpenAI
 
 from app.clients.base import MAX_BACKOFF_S, Messages, RetryPolicy, client_kind
+from app.clients.limiter import AdaptiveLimiter, LiveLoad, estimate_tokens
 from app.endpoints import resolve_api_key, validate_base_url
 from core.types import OPENAI_KIND, Completion, Endpoint
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# Statuses that mean "too many calls": the adaptive window shrinks.
+OVERLOAD_STATUS = {429, 503}
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -111,20 +114,27 @@ class OpenAIClient:
         self.endpoint = endpoint
         self.retry = retry or RetryPolicy(max_retries=endpoint.retries)
         self._client = async_openai(endpoint)
-        self._limit = asyncio.Semaphore(max(1, endpoint.concurrency))
+        self._limit = AdaptiveLimiter(
+            endpoint.concurrency, rpm_limit=endpoint.rpm_limit, tpm_limit=endpoint.tpm_limit
+        )
         self._jitter = random.Random(0)  # backoff jitter only; not a follow-up choice
 
     async def close(self) -> None:
         await self._client.close()
+
+    def live_load(self) -> LiveLoad:
+        """The adaptive concurrency and calls/s right now."""
+        return self._limit.live_load()
 
     async def complete(self, messages: Messages, params: dict[str, Any]) -> Completion:
         attempt = 0
         # One full attempt always fits, even when the endpoint's timeout exceeds the budget.
         budget_s = max(self.retry.total_s, self.endpoint.timeout_s)
         deadline = time.monotonic() + budget_s
+        tokens = estimate_tokens(messages, params.get("max_tokens", 0)) if self._limit.tokens else 0
         while True:
             wait: float | None = None
-            async with self._limit:
+            async with self._limit.slot(tokens) as slot:
                 # Time spent queueing for a slot is not the server's fault: the budget and the
                 # attempt's timeout count from here.
                 if attempt == 0:
@@ -141,13 +151,20 @@ class OpenAIClient:
                         **params,
                     )
                     latency_ms = (time.perf_counter() - started) * 1000
-                    return _completion_from(response, latency_ms)
+                    completion = _completion_from(response, latency_ms)
+                    slot.answered(sum(completion.usage.values()) if completion.usage else None)
+                    return completion
                 except openai.APIStatusError as exc:
                     if exc.status_code not in RETRYABLE_STATUS:
                         return Completion(text=None, error=describe_error(exc))
                     wait = retry_after_seconds(exc.response.headers)
+                    if exc.status_code in OVERLOAD_STATUS:
+                        slot.overloaded(wait)
                     error = describe_error(exc)
-                except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                except openai.APITimeoutError as exc:
+                    slot.timed_out()
+                    error = describe_error(exc, attempt_timeout)
+                except openai.APIConnectionError as exc:
                     error = describe_error(exc, attempt_timeout)
                 except Exception as exc:  # e.g. a non-OpenAI server's body, malformed JSON
                     return Completion(text=None, error=describe_error(exc))

@@ -59,6 +59,17 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
             help="Retries of a failed call (429, 5xx, timeouts); all attempts of one call stop "
             "after 2 minutes, or one timeout if that is longer",
         )  # fmt: skip
+        cols = st.columns(2)
+        rpm_text = cols[0].text_input(
+            "Requests per minute (optional)", value=_budget_text(base.rpm_limit),
+            help="The endpoint's request budget, as hosted APIs enforce it; calls are paced to "
+            "stay within it. Concurrency also adapts by itself to 429/503 answers and timeouts, "
+            "never above the value set here.",
+        )  # fmt: skip
+        tpm_text = cols[1].text_input(
+            "Tokens per minute (optional)", value=_budget_text(base.tpm_limit),
+            help="The endpoint's token budget: each call counts its prompt plus max tokens.",
+        )  # fmt: skip
         submitted = st.form_submit_button("Save endpoint", type="primary")
     if not submitted:
         return None
@@ -82,6 +93,9 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
             seed = int(seed_text)
         except ValueError:
             errors.append("the seed must be a whole number")
+    rpm_limit, rpm_error = parse_budget(rpm_text, "requests per minute")
+    tpm_limit, tpm_error = parse_budget(tpm_text, "tokens per minute")
+    errors += [error for error in (rpm_error, tpm_error) if error]
     if errors:
         for error in errors:
             st.error(error)
@@ -99,7 +113,27 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         timeout_s=float(timeout_s),
         retries=int(retries),
         kind=base.kind,
+        rpm_limit=rpm_limit,
+        tpm_limit=tpm_limit,
     )
+
+
+def parse_budget(text: str, what: str) -> tuple[int | None, str | None]:
+    """An optional per-minute budget from a form field: (value or None, error or None)."""
+    text = text.strip().replace(",", "").replace("_", "")
+    if not text:
+        return None, None
+    try:
+        value = int(text)
+    except ValueError:
+        return None, f"{what} must be a whole number (or empty for no budget)"
+    if value < 1:
+        return None, f"{what} must be at least 1 (or empty for no budget)"
+    return value, None
+
+
+def _budget_text(value: int | None) -> str:
+    return "" if value is None else str(value)
 
 
 def connection_test(endpoint: Endpoint, key: str) -> None:
@@ -125,8 +159,17 @@ def describe(endpoint: Endpoint) -> str:
         f"`{endpoint.base_url}` · model `{endpoint.model}` · {key_status(endpoint)} · "
         f"T={endpoint.temperature:g}, top_p={endpoint.top_p:g}, max_tokens={endpoint.max_tokens}, "
         f"concurrency {endpoint.concurrency}, timeout {endpoint.timeout_s:g} s, "
-        f"{endpoint.retries} retries"
+        f"{endpoint.retries} retries{_budgets(endpoint)}"
     )
+
+
+def _budgets(endpoint: Endpoint) -> str:
+    budgets = [
+        f"{value:,} {unit}/min"
+        for value, unit in ((endpoint.rpm_limit, "requests"), (endpoint.tpm_limit, "tokens"))
+        if value is not None
+    ]
+    return "".join(f", {budget}" for budget in budgets)
 
 
 def render_embedded_model() -> None:

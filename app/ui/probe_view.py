@@ -187,7 +187,8 @@ def execute_with_progress(runner, config: RunConfig, task: Task, samples) -> Run
         bar.progress(
             min(1.0, fraction),
             text=f"{progress.done}/{progress.total} cases · {progress.calls_made} calls · "
-            f"{progress.cache_hits} from cache",
+            f"{progress.cache_hits} from cache"
+            + (f" · {progress.load.describe()}" if progress.load else ""),
         )
 
     summary = runner.run_sync(config, task, samples, progress=on_progress)
