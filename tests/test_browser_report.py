@@ -129,8 +129,16 @@ def test_report_reads_well_offline_on_screen_and_in_print(report_file, tmp_path)
         widest = max(c["box"][2] - c["box"][0] for c in charts)
         assert widest <= 186 / 25.4 * 96  # A4 minus 12 mm margins (letter is wider)
         page.emulate_media(media="print")
-        page.set_viewport_size({"width": 794, "height": 1123})  # A4 at 96 dpi
+        # A4's printable width between 12 mm margins, at 96 dpi: what a printout lays out in.
+        a4_printable = round(186 / 25.4 * 96)
+        page.set_viewport_size({"width": a4_printable, "height": 1000})
+        page.wait_for_timeout(300)
         page.screenshot(path=str(artifacts / "report-print-a4.png"), full_page=True)
+        widest_block = page.evaluate(
+            "Math.max(...[...document.querySelectorAll('table, .js-plotly-plot')]"
+            ".map(e => e.getBoundingClientRect().right))"
+        )
+        assert widest_block <= a4_printable + 1  # no table or chart runs off the paper
         for paper in ("A4", "Letter"):
             page.pdf(path=str(artifacts / f"report-{paper.lower()}.pdf"), format=paper)
         browser.close()

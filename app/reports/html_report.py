@@ -36,7 +36,8 @@ th{{background:#f5f5f5}} td.text,th.text{{text-align:left}}
 @media print{{
   body{{margin:0;padding:0;max-width:none;font-size:10pt}}
   h2{{break-after:avoid;page-break-after:avoid}}
-  table{{font-size:7.5pt}} th,td{{padding:.1rem .25rem}}
+  table{{font-size:6.5pt;width:100%}} th,td{{padding:.1rem .2rem}}
+  td{{white-space:nowrap}} td.text{{white-space:normal;overflow-wrap:anywhere}}
   .table-wrap{{overflow:visible}}
   tr{{break-inside:avoid;page-break-inside:avoid}}
   .modebar-container{{display:none !important}}
