@@ -200,13 +200,15 @@ class DemoJob:
             weights_before[part.title] = running
             running += part.weight
         weight_of = {part.title: part.weight for part in self.parts}
+        number_of = {part.title: index for index, part in enumerate(self.parts, start=1)}
 
         def on_progress(title: str, progress: Progress) -> None:
             part_fraction = progress.done / progress.total if progress.total else 0.0
             overall = (weights_before[title] + part_fraction * weight_of[title]) / total_weight
             self._update(
                 fraction=min(1.0, overall),
-                message=f"{title}: {progress.done}/{progress.total} cases",
+                message=f"{overall:.0%} overall · part {number_of[title]} of {len(self.parts)}, "
+                f"{title}: {progress.done}/{progress.total} cases",
             )
 
         def on_part_done(summary: RunSummary) -> None:

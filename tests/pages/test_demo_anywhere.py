@@ -109,3 +109,23 @@ def test_stop_ends_the_demo_and_its_status_says_so(app_db):
     assert status.runs == 0
     at.run()
     assert any("Stopped" in i.value for i in at.info)
+
+
+def test_progress_is_overall_across_the_parts(app_db):
+    """The bar covers the whole demo: it never goes back when the next part starts, and ends at
+    100 % with one run per part."""
+    parts = (
+        DemoPart("Sentiment labels", "sentiment", "sentiment", 2, ("si.identity",)),
+        DemoPart("Sentiment again", "sentiment", "sentiment", 2, ("si.identity",), repeats=1),
+    )
+    seen: list[tuple[float, str]] = []
+    job = DEMO_JOBS.start(str(app_db), parts=parts)
+    while job.status().active:
+        status = job.status()
+        seen.append((status.fraction, status.message))
+        threading.Event().wait(0.01)
+    final = job.status()
+    assert final.state is DemoState.FINISHED and final.fraction == 1.0
+    assert final.runs == 2
+    fractions = [fraction for fraction, _ in seen]
+    assert fractions == sorted(fractions)
