@@ -233,7 +233,7 @@ class AnalysisQueries:
         served by two or more endpoints — the same rows with ``model`` reading "endpoint · model"
         for those models, so each endpoint is its own row (a broken endpoint's ERROR cases do not
         merge into a working endpoint's). Unambiguous models keep their plain name."""
-        if not self._query(_SHARED_MODELS + " LIMIT 1"):
+        if not self._models_shared():
             return "cases"
         columns = [row["name"] for row in self._query("PRAGMA table_info(cases)")]
         selected = ", ".join(
@@ -241,6 +241,16 @@ class AnalysisQueries:
             for column in columns
         )
         return f"(SELECT {selected} FROM cases c) AS cases"
+
+    def _models_shared(self) -> bool:
+        return bool(self._query(_SHARED_MODELS + " LIMIT 1"))
+
+    def _model_column(self, alias: str) -> str:
+        """SQL for a case's model as the analysis names it (see ``_cases``), on ``alias``'s row
+        of the bare cases table."""
+        if not self._models_shared():
+            return f"{alias}.model"
+        return _MODEL_LABEL_OF_ROW.format(m=f"{alias}.model", r=f"{alias}.run_id")
 
     # ------------------------------------------------------------ options & counts
 

@@ -80,3 +80,14 @@ def test_runs_are_listed_by_endpoint(store):
     assert listed == {"run-a": "ep-A · A", "run-b": "ep-B · B", "run-broken": "ep-broken · A"}
     options = {run["id"]: run["endpoint"] for run in store.filter_options()["runs"]}
     assert options == listed
+
+
+def test_triage_label_counts_use_the_same_endpoint_rows(store):
+    """The labels' false-positive counts (which feed Analysis) are keyed like Analysis's rows."""
+    seed_dataset(store)
+    _add_broken_endpoint_run(store)
+    rows = {(r["model"], r["relation_id"]): r for r in store.false_positive_counts()}
+    assert ("ep-A · A", "si.paraphrase") in rows and ("A", "si.paraphrase") not in rows
+    # The broken endpoint's cases are all ERRORs: no PASS/FAIL, so no row of its own.
+    assert not any(model == "ep-broken · A" for model, _ in rows)
+    assert (rows[("ep-A · A", "si.paraphrase")]["n_fail"]) == 2
