@@ -19,11 +19,16 @@ def _db_path() -> str:
     return str(get_store().path)
 
 
-def _refresh_if_new_runs(status: DemoStatus) -> None:
-    # Each finished part is a new run: cached tables must see it without a manual refresh.
-    if status.parts_done != st.session_state.get(_SEEN_KEY, 0):
-        st.session_state[_SEEN_KEY] = status.parts_done
-        data_changed()
+def _refresh_if_new_runs(status: DemoStatus) -> bool:
+    """Whether a demo part finished since this session last looked (its caches are then cleared).
+
+    Each finished part is a new run: cached tables must see it without a manual refresh.
+    """
+    if status.parts_done == st.session_state.get(_SEEN_KEY, 0):
+        return False
+    st.session_state[_SEEN_KEY] = status.parts_done
+    data_changed()
+    return True
 
 
 def start_demo() -> None:
@@ -54,8 +59,8 @@ def _outcome(status: DemoStatus) -> None:
 def _live_panel(key: str) -> None:
     # Re-polls by itself while the demo runs; a full rerun when it ends refreshes every table.
     status = DEMO_JOBS.status(_db_path())
-    _refresh_if_new_runs(status)
-    if not status.active:
+    # A whole-page rerun when a part has finished (the page shows its run) or the demo ended.
+    if _refresh_if_new_runs(status) or not status.active:
         st.rerun()
     _progress(status, key)
 
@@ -99,8 +104,8 @@ def render_demo_offer(key: str, empty: bool = True) -> None:
 @st.fragment(run_every=_POLL_S)
 def _live_sidebar() -> None:
     status = DEMO_JOBS.status(_db_path())
-    _refresh_if_new_runs(status)
-    if not status.active:
+    # A whole-page rerun when a part has finished (the page shows its run) or the demo ended.
+    if _refresh_if_new_runs(status) or not status.active:
         st.rerun()
     st.markdown("**Demo** :orange-badge[running]")
     _progress(status, "sb")
