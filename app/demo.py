@@ -246,15 +246,19 @@ class DemoJob:
         if self._cancel.is_set():
             self._update(
                 state=DemoState.STOPPED,
-                message=f"Stopped: {done.runs} runs, {done.cases} cases kept (run it again to "
-                "resume; finished cases come from the cache).",
+                message=f"Stopped: {_count(done.runs, 'run')}, {_count(done.cases, 'case')} "
+                "kept (run it again to resume; finished cases come from the cache).",
             )
         else:
             self._update(
                 state=DemoState.FINISHED,
                 fraction=1.0,
-                message=f"Demo finished: {done.runs} runs, {done.cases} cases.",
+                message=f"Demo finished: {_count(done.runs, 'run')}, {_count(done.cases, 'case')}.",
             )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 class DemoJobs:
