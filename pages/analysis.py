@@ -24,6 +24,7 @@ if not opts["n_cases"]:
         "here for heatmaps, box plots and statistics."
     )
     st.stop()
+render_demo_offer(key="analysis", empty=False)
 
 flt = render_filters(opts)
 summary = view.summary(path, version, flt)

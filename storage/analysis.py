@@ -153,7 +153,15 @@ class CaseFilter:
             if not values:
                 clauses.append("0")
                 continue
-            clauses.append(f"{prefix}{column} IN ({','.join('?' * len(values))})")
+            marks = ",".join("?" * len(values))
+            if column == "model" and any(" · " in value for value in values):
+                # An "endpoint · model" label (a model name two endpoints share) also matches
+                # rows of the bare cases table, as the labels' queries read it.
+                label = _MODEL_LABEL_OF_ROW.format(m=f"{prefix}model", r=f"{prefix}run_id")
+                clauses.append(f"({prefix}model IN ({marks}) OR {label} IN ({marks}))")
+                params.extend([*values, *values])
+                continue
+            clauses.append(f"{prefix}{column} IN ({marks})")
             params.extend(values)
         if self.date_from or self.date_to:
             run_clauses = []
@@ -167,6 +175,12 @@ class CaseFilter:
                 f"{prefix}run_id IN (SELECT id FROM runs WHERE {' AND '.join(run_clauses)})"
             )
         return clauses, params
+
+
+def with_endpoint_label(row: dict[str, Any]) -> dict[str, Any]:
+    """Add ``endpoint`` = "endpoint-name · model" to a run row (runs are listed by endpoint)."""
+    row["endpoint"] = f"{row.get('endpoint_name') or '?'} · {row.get('model') or '?'}"
+    return row
 
 
 def _day(value: str | date) -> date:
@@ -194,10 +208,49 @@ def _select_group(by: tuple[str, ...]) -> tuple[str, str]:
     return columns + ", ", f"GROUP BY {columns} ORDER BY {columns}"
 
 
+# Model names that more than one endpoint served (runs remember both).
+_SHARED_MODELS = (
+    "SELECT model FROM runs GROUP BY model HAVING count(DISTINCT coalesce(endpoint_name, '')) > 1"
+)
+# A case's model label: "endpoint · model" when its model name is shared, else the model name.
+_ENDPOINT_MODEL = (
+    f"CASE WHEN c.model IN ({_SHARED_MODELS}) THEN coalesce((SELECT r.endpoint_name FROM runs r "
+    "WHERE r.id = c.run_id), '?') || ' · ' || c.model ELSE c.model END"
+)
+# The same label computed from a bare ``model``/``run_id`` pair (filters on the cases table).
+_MODEL_LABEL_OF_ROW = _ENDPOINT_MODEL.replace("c.model", "{m}").replace("c.run_id", "{r}")
+
+
 class AnalysisQueries:
     """Aggregation verbs; every query groups in SQL rather than loading rows into pandas."""
 
     _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
+
+    # ------------------------------------------------------------ endpoint grouping
+
+    def _cases(self) -> str:
+        """The cases the analysis reads: the ``cases`` table itself, or — when one model name is
+        served by two or more endpoints — the same rows with ``model`` reading "endpoint · model"
+        for those models, so each endpoint is its own row (a broken endpoint's ERROR cases do not
+        merge into a working endpoint's). Unambiguous models keep their plain name."""
+        if not self._models_shared():
+            return "cases"
+        columns = [row["name"] for row in self._query("PRAGMA table_info(cases)")]
+        selected = ", ".join(
+            f"{_ENDPOINT_MODEL} AS model" if column == "model" else f"c.{column}"
+            for column in columns
+        )
+        return f"(SELECT {selected} FROM cases c) AS cases"
+
+    def _models_shared(self) -> bool:
+        return bool(self._query(_SHARED_MODELS + " LIMIT 1"))
+
+    def _model_column(self, alias: str) -> str:
+        """SQL for a case's model as the analysis names it (see ``_cases``), on ``alias``'s row
+        of the bare cases table."""
+        if not self._models_shared():
+            return f"{alias}.model"
+        return _MODEL_LABEL_OF_ROW.format(m=f"{alias}.model", r=f"{alias}.run_id")
 
     # ------------------------------------------------------------ options & counts
 
@@ -207,9 +260,15 @@ class AnalysisQueries:
             "SELECT id, created_at, status, model, task_id, endpoint_name, dataset "
             "FROM runs ORDER BY created_at DESC, id"
         )
-        models = [r["model"] for r in self._query("SELECT DISTINCT model FROM cases ORDER BY 1")]
-        tasks = [r["task_id"] for r in self._query("SELECT DISTINCT task_id FROM cases ORDER BY 1")]
-        relation_rows = self._query("SELECT DISTINCT relation_id FROM cases ORDER BY 1")
+        runs = [with_endpoint_label(run) for run in runs]
+        source = self._cases()
+        models = [
+            r["model"] for r in self._query(f"SELECT DISTINCT model FROM {source} ORDER BY 1")
+        ]
+        tasks = [
+            r["task_id"] for r in self._query(f"SELECT DISTINCT task_id FROM {source} ORDER BY 1")
+        ]
+        relation_rows = self._query(f"SELECT DISTINCT relation_id FROM {source} ORDER BY 1")
         relations = [r["relation_id"] for r in relation_rows]
         (bounds,) = self._query(
             "SELECT min(created_at) AS first, max(created_at) AS last FROM runs"
@@ -226,7 +285,9 @@ class AnalysisQueries:
     def count_cases(self, flt: CaseFilter | None = None) -> int:
         """Number of cases matching the filter."""
         where, params = (flt or CaseFilter()).where()
-        return self._db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
+        return self._db.execute(f"SELECT count(*) FROM {self._cases()} {where}", params).fetchone()[
+            0
+        ]
 
     # ------------------------------------------------------------ verdicts, Δ and similarity
 
@@ -253,7 +314,7 @@ class AnalysisQueries:
             f"total(CASE WHEN {_JUDGED} THEN output_similarity END) AS sum_similarity, "
             f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered, "
             f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END) AS n_changed "
-            f"FROM cases {where} {group}",
+            f"FROM {self._cases()} {where} {group}",
             params,
         )
         # invalid_followup SKIPs are rare: count them with a separate query that walks the
@@ -262,7 +323,8 @@ class AnalysisQueries:
         invalid = {
             tuple(r[c] for c in by): r["n"]
             for r in self._query(
-                f"SELECT {select}count(*) AS n FROM cases {where_skip} {group}", params_skip
+                f"SELECT {select}count(*) AS n FROM {self._cases()} {where_skip} {group}",
+                params_skip,
             )
         }
         for row in rows:
@@ -309,7 +371,7 @@ class AnalysisQueries:
         sql = (
             f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
             "total(abs(delta)) AS sum_abs, total(abs(delta) < ?) AS n_stable "
-            f"FROM cases {where} GROUP BY {cell_key}) "
+            f"FROM {self._cases()} {where} GROUP BY {cell_key}) "
             f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta"
         )
         args: list[Any] = [threshold, *params]
@@ -375,7 +437,7 @@ class AnalysisQueries:
             f"SELECT {select}count(*) AS n, avg(step_score_source) AS step_score_source, "
             "avg(step_score_followup) AS step_score_followup, "
             "avg(step_score_followup - step_score_source) AS step_score_delta "
-            f"FROM cases {where} {group}",
+            f"FROM {self._cases()} {where} {group}",
             params,
         )
         return [row for row in rows if row["n"]]
@@ -384,7 +446,7 @@ class AnalysisQueries:
         """(model, relation_id, cell Δ) for every cell with a judged Δ (the statistical tests)."""
         where, params = (flt or CaseFilter()).where(["delta IS NOT NULL", _WHERE_JUDGED])
         return self._db.execute(
-            "SELECT model, relation_id, avg(delta) FROM cases "
+            f"SELECT model, relation_id, avg(delta) FROM {self._cases()} "
             f"{where} GROUP BY model, relation_id, task_id, sample_id",
             params,
         ).fetchall()
@@ -401,13 +463,15 @@ class AnalysisQueries:
             raise ValueError(f"no distribution for column {column!r}")
         flt = flt or CaseFilter()
         where, params = flt.where([f"{column} IS NOT NULL", _WHERE_JUDGED])
-        total = self._db.execute(f"SELECT count(*) FROM cases {where}", params).fetchone()[0]
+        total = self._db.execute(
+            f"SELECT count(*) FROM {self._cases()} {where}", params
+        ).fetchone()[0]
         stride = max(1, -(-total // max_rows)) if max_rows else 1
         extra = [f"{column} IS NOT NULL", _WHERE_JUDGED]
         extra += [f"rowid % {stride} = 0"] if stride > 1 else []
         where, params = flt.where(extra)
         rows = self._db.execute(
-            f"SELECT model, relation_id, {column} FROM cases {where}", params
+            f"SELECT model, relation_id, {column} FROM {self._cases()} {where}", params
         ).fetchall()
         return rows, stride
 
@@ -444,7 +508,7 @@ class AnalysisQueries:
         per_original = self._query(
             "SELECT model, task_id, relation_id, side, sample_id, count(*) AS n, "
             "sum(verdict = 'FAIL') AS n_fail "
-            f"FROM cases {where} GROUP BY model, task_id, relation_id, side, sample_id",
+            f"FROM {self._cases()} {where} GROUP BY model, task_id, relation_id, side, sample_id",
             params,
         )
         return _gap_rows(per_original, by)
@@ -470,7 +534,7 @@ class AnalysisQueries:
             "WITH observations AS (SELECT model, task_id, relation_id, run_id, verdict, "
             f"{_ANSWERED} AS answered, {_CHANGED} AS changed, row_number() OVER ("
             "PARTITION BY run_id, model, task_id, relation_id, sample_id, repeat_index "
-            f"ORDER BY followup_index, id) AS nth FROM cases {where}) "
+            f"ORDER BY followup_index, id) AS nth FROM {self._cases()} {where}) "
             f"SELECT {select}count(*) AS n, sum(verdict = 'PASS') AS n_pass, "
             "sum(verdict = 'FAIL') AS n_fail, sum(answered) AS n_answered, "
             f"total(changed) AS n_changed FROM observations WHERE nth = 1 {group}",
@@ -517,7 +581,7 @@ class AnalysisQueries:
             f"AS n_delta, total(CASE WHEN {_JUDGED} THEN delta END) AS sum_delta, "
             f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered, "
             f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END) AS n_changed "
-            f"FROM cases {where} GROUP BY model, relation_id, task_id, sample_id), "
+            f"FROM {self._cases()} {where} GROUP BY model, relation_id, task_id, sample_id), "
             "sample_values AS MATERIALIZED (SELECT id, json_extract(meta, '$.' || ?) AS value "
             "FROM samples) "
             f"SELECT {', '.join(f'c.{col} AS {col}' for col in by)}{', ' if by else ''}"
@@ -568,7 +632,7 @@ class AnalysisQueries:
             "sample_id, followup_index, repeat_index, id"
         )
         rows = self._query(
-            f"SELECT {DRILLDOWN_COLUMNS} FROM cases {where} ORDER BY {order} LIMIT {int(limit)}",
+            f"SELECT {DRILLDOWN_COLUMNS} FROM {self._cases()} {where} ORDER BY {order} LIMIT {int(limit)}",
             [*params, *params_extra],
         )
         return [decode_case_columns(row) for row in rows]
@@ -583,7 +647,7 @@ class AnalysisQueries:
         rows = self._query(
             "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
             "source_answer, followup_answer, delta, output_similarity, details "
-            f"FROM cases {where} ORDER BY id LIMIT {int(limit)}",
+            f"FROM {self._cases()} {where} ORDER BY id LIMIT {int(limit)}",
             params,
         )
         return [decode_case_columns(row) for row in rows]
@@ -602,7 +666,7 @@ class AnalysisQueries:
         """
         where, params = (flt or CaseFilter()).where()
         cursor = self._db.conn.execute(
-            f"SELECT {columns} FROM cases {where} "
+            f"SELECT {columns} FROM {self._cases()} {where} "
             "ORDER BY model, task_id, relation_id, sample_id, followup_index, repeat_index, id",
             params,
         )

@@ -411,8 +411,9 @@ class LabelVerbs:
         """
         flt = CaseFilter.make(run_ids=run_ids, models=models, relations=relation_ids)
         where, filter_params = flt.where(alias="c")
-        group = "c.model, c.relation_id" if by_model else "c.relation_id"
-        model_column = "c.model" if by_model else "NULL"
+        model = self._model_column("c")  # "endpoint · model" where endpoints share a model name
+        group = f"{model}, c.relation_id" if by_model else "c.relation_id"
+        model_column = model if by_model else "NULL"
         # No verdict condition in WHERE: unfiltered, SQLite then scans the covering
         # (model, relation_id, verdict) index instead of looking up every PASS/FAIL row.
         rows = self._query(

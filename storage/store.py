@@ -24,7 +24,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from core.types import Case, Completion, Endpoint, Sample, content_hash, json_text
-from storage.analysis import AnalysisQueries, CaseFilter
+from storage.analysis import AnalysisQueries, CaseFilter, with_endpoint_label
 from storage.gate_verbs import GateVerbs
 from storage.labels import LabelVerbs
 from storage.migrations import migrations, prepare_database
@@ -389,12 +389,14 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
         _retry_when_busy(write)
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every run, newest first, with ``n_cases``; a dead "running" run reads "interrupted"."""
+        """Every run, newest first, with ``n_cases`` and ``endpoint`` ("endpoint · model", what
+        lists show: two endpoints may serve models of the same name); a dead "running" run reads
+        "interrupted"."""
         rows = self._query(
             "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS n_cases "
             "FROM runs r ORDER BY r.created_at DESC, r.id"
         )
-        return [_with_live_status(row) for row in rows]
+        return [with_endpoint_label(_with_live_status(row)) for row in rows]
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = self._query("SELECT * FROM runs WHERE id = ?", [run_id])

@@ -11,7 +11,8 @@ from collections import Counter
 
 import pytest
 
-from app import reports
+from app import figures, reports
+from app.reports.html_report import filter_items, for_print, render_html_report
 from core.types import Endpoint
 from storage import Store
 from storage.analysis import CaseFilter
@@ -321,3 +322,37 @@ def test_export_bytes_for_downloads(seeded):
         assert archive.namelist() == ["log__B__reasoning__si.paraphrase.json"]
     csv_text = reports.export_bytes(seeded, "csv", CaseFilter.make(models=["A"])).decode()
     assert len(csv_text.strip().splitlines()) == 1 + 18
+
+
+def test_html_report_shows_filters_as_text_and_prints(seeded):
+    """Regression: the filters were printed as raw JSON; the page had no print layout."""
+    page = render_html_report(seeded, CaseFilter.make(models=["A"], date_from="2026-11-01"))
+    assert "<li>models: A</li>" in page and "<li>from 2026-11-01</li>" in page
+    assert '"run_ids"' not in page and "null" not in page.split("<script")[0]
+    assert "@media print" in page and "@page" in page
+    unfiltered = render_html_report(seeded)
+    assert "no filters (every case)" in unfiltered
+
+
+def test_report_figures_keep_their_labels_and_colours_under_streamlits_template(monkeypatch):
+    """Regression: built inside the dashboard (plotly's default template is Streamlit's), the MAD
+    bars were all black and tick labels were cut (no colour cycle, no automargin)."""
+    import plotly.io as pio
+
+    # Recorded first, so the test gives back the default it found (importing Streamlit's chart
+    # module sets its template as plotly's default for the whole process).
+    monkeypatch.setattr(pio.templates, "default", pio.templates.default)
+    import streamlit.elements.plotly_chart  # noqa: F401  (registers the "streamlit" template)
+
+    monkeypatch.setattr(pio.templates, "default", "streamlit")
+    models = [
+        {"model": "A", "mad": 0.1, "stability": 0.6, "stability_excl_identity": 0.5},
+        {"model": "B", "mad": 0.2, "stability": 0.9, "stability_excl_identity": 0.8},
+    ]
+    fig = for_print(figures.mad_stability_bars(models))
+    colours = [trace.marker.color for trace in fig.data]
+    assert len(set(colours)) == 3 and None not in colours
+    assert fig.layout.xaxis.automargin and fig.layout.yaxis.automargin
+    assert fig.layout.width <= 703  # A4 between 12 mm margins, at 96 px per inch
+    assert fig.layout.legend.yanchor == "bottom"  # above the plot, clear of the tick labels
+    assert list(filter_items(CaseFilter())) == []

@@ -6,7 +6,6 @@ Tables are laid out by the catalogue in :mod:`app.columns`; charts come from :mo
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,13 +14,34 @@ from app.columns import Shown, Unit, format_text
 from app.reports.common import now
 from storage.analysis import CaseFilter
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#222}
-h1{margin-bottom:.2rem} h2{margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-table{border-collapse:collapse;font-size:.85rem;margin:.6rem 0}
-th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
-th{background:#f5f5f5} td.text,th.text{text-align:left}
-.note{color:#555;font-size:.9rem} .sig{color:#b00020;font-weight:600}
+# Charts are laid out once at a width that fits a printed A4 page between 12 mm margins
+# (186 mm ≈ 703 px; letter is wider), so they print exactly as they show on screen.
+_PAGE_WIDTH_PX = 980
+_FIGURE_WIDTH_PX = 690
+
+_CSS = f"""
+body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#222;
+  max-width:{_PAGE_WIDTH_PX}px;margin:2rem auto;padding:0 1rem;line-height:1.4}}
+h1{{margin-bottom:.2rem}} h2{{margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}}
+.table-wrap{{overflow-x:auto;max-width:100%}}
+table{{border-collapse:collapse;font-size:.8rem;margin:.6rem 0}}
+th,td{{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;vertical-align:top}}
+th{{background:#f5f5f5}} td.text,th.text{{text-align:left}}
+.note{{color:#555;font-size:.9rem}} .sig{{color:#b00020;font-weight:600}}
+.filters{{margin:.3rem 0 0;padding:0;list-style:none;font-size:.9rem;color:#333}}
+.filters li{{display:inline-block;margin:0 .4rem .2rem 0;padding:.05rem .45rem;
+  border:1px solid #ddd;border-radius:.6rem;background:#fafafa}}
+.figure{{margin:.8rem 0;break-inside:avoid;page-break-inside:avoid}}
+@page{{margin:12mm}}
+@media print{{
+  body{{margin:0;padding:0;max-width:none;font-size:10pt}}
+  h2{{break-after:avoid;page-break-after:avoid}}
+  table{{font-size:6.5pt;width:100%}} th,td{{padding:.1rem .2rem}}
+  td{{white-space:nowrap}} td.text{{white-space:normal;overflow-wrap:anywhere}}
+  .table-wrap{{overflow:visible}}
+  tr{{break-inside:avoid;page-break-inside:avoid}}
+  .modebar-container{{display:none !important}}
+}}
 """
 
 
@@ -38,11 +58,70 @@ def html_table(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> str:
         body.append(f"<tr>{cells}</tr>")
     if not body:
         return '<p class="note">Nothing to show.</p>'
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="table-wrap">{table}</div>'
 
 
 def _align(unit: Unit) -> str:
     return "text" if unit is Unit.TEXT else ""
+
+
+# Distinct colours for traces that name none (the MAD / stability bars, one trace per model).
+REPORT_COLOURS = (
+    "#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d",
+)  # fmt: skip
+_FILTER_LABELS = {
+    "run_ids": "runs",
+    "models": "models",
+    "tasks": "tasks",
+    "relations": "relations",
+    "date_from": "from",
+    "date_to": "to",
+}
+
+
+def filter_items(flt: CaseFilter) -> list[str]:
+    """The filters as short readable phrases ("models: A, B", "from 2026-11-02"); empty for none."""
+    items = []
+    for key, value in flt.as_dict().items():
+        if value is None:
+            continue
+        label = _FILTER_LABELS.get(key, key.replace("_", " "))
+        if isinstance(value, list):
+            items.append(f"{label}: {', '.join(map(str, value)) if value else '(none)'}")
+        else:
+            items.append(f"{label} {value}")
+    return items
+
+
+def for_print(fig):
+    """Lay a dashboard figure out for the report: a fixed, printable width; room for every tick
+    label (automargin, so relation names under the bars and model names on the y axis are never
+    cut); a white template; and a distinct colour for each trace that sets none."""
+    fig.update_layout(
+        template="plotly_white",
+        colorway=list(REPORT_COLOURS),
+        width=_FIGURE_WIDTH_PX,
+        height=max(fig.layout.height or 0, 380) + 60,
+        autosize=False,
+        margin={"l": 70, "r": 70, "t": 70, "b": 70, "pad": 4},
+        font={"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12},
+    )
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    if fig.layout.legend.orientation == "h":
+        # Above the plot: below it, the legend ran into the rotated relation labels.
+        fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"})
+        fig.update_layout(title={"y": 0.98, "yanchor": "top"}, margin={"t": 100})
+    if "yaxis2" in fig.layout and fig.layout.yaxis2.overlaying:
+        # A right-hand axis in shares (stability): round ticks, and no second grid.
+        fig.update_layout(
+            yaxis2={"tickmode": "linear", "tick0": 0, "dtick": 0.25, "showgrid": False}
+        )
+    for index, trace in enumerate(fig.data):
+        if trace.type == "bar" and trace.marker.color is None:
+            trace.marker.color = REPORT_COLOURS[index % len(REPORT_COLOURS)]
+    return fig
 
 
 def render_html_report(
@@ -65,21 +144,25 @@ def render_html_report(
 
     def figure(fig) -> None:
         nonlocal plotly_included
-        parts.append(
-            fig.to_html(
-                full_html=False,
-                include_plotlyjs=not plotly_included,
-                config={"displaylogo": False, "responsive": True},
-            )
+        chart = for_print(fig).to_html(
+            full_html=False,
+            include_plotlyjs=not plotly_included,
+            config={"displaylogo": False, "responsive": False},
         )
+        parts.append(f'<div class="figure">{chart}</div>')
         plotly_included = True
 
     esc = html.escape
     parts.append(f"<h1>{esc(title)}</h1>")
+    items = filter_items(flt)
     parts.append(
-        f'<p class="note">Generated {esc(now())} · {n_cases} cases · filters: '
-        f"{esc(json.dumps(flt.as_dict(), ensure_ascii=False))}</p>"
+        f'<p class="note">Generated {esc(now())} · {n_cases} cases · '
+        + ("filters:</p>" if items else "no filters (every case).</p>")
     )
+    if items:
+        parts.append(
+            '<ul class="filters">' + "".join(f"<li>{esc(item)}</li>" for item in items) + "</ul>"
+        )
     parts.append("<h2>Summary per model</h2>")
     parts.append(html_table(summary["models"], columns.REPORT_MODEL_TABLE))
     if summary["rows"]:
@@ -136,5 +219,6 @@ def render_html_report(
     body = "\n".join(parts)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{_CSS}</style></head>\n<body>\n{body}\n</body></html>\n"
     )

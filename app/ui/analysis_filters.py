@@ -39,7 +39,7 @@ def render_filters(opts: dict[str, Any]) -> CaseFilter:
             list(runs_by_id),
             key="analysis_runs",
             format_func=lambda run_id: (
-                f"{runs_by_id[run_id]['model']} · {runs_by_id[run_id]['task_id']} · "
+                f"{runs_by_id[run_id]['endpoint']} · {runs_by_id[run_id]['task_id']} · "
                 f"{runs_by_id[run_id]['created_at'][:16].replace('T', ' ')} · {run_id}"
             ),
             placeholder="All runs",

@@ -21,10 +21,32 @@ PRESETS = {
 }
 
 
+_FLASH_KEY = "endpoints_flash"
+_CONFIRM_DELETE_KEY = "endpoints_confirm_delete"
+
+
+def preset_of(endpoint: Endpoint) -> str:
+    """The preset whose base URL the endpoint uses, else "Other OpenAI-compatible"."""
+    wanted = endpoint.base_url.rstrip("/")
+    for preset, (url, _, _) in PRESETS.items():
+        if url and url.rstrip("/") == wanted:
+            return preset
+    return "Other OpenAI-compatible"
+
+
 def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
-    """A form; returns the validated Endpoint when submitted, else None (errors shown)."""
+    """A form; returns the validated Endpoint when saved, else None (errors shown).
+
+    Its "Test connection" button contacts the endpoint as filled in, without saving it.
+    """
+    presets = list(PRESETS)
     preset = st.selectbox(
-        "Preset", list(PRESETS), key=f"{key}_preset", disabled=existing is not None
+        "Preset",
+        presets,
+        # The edit form shows the preset the saved endpoint matches (it cannot be changed).
+        index=presets.index(preset_of(existing)) if existing is not None else 0,
+        key=f"{key}_preset",
+        disabled=existing is not None,
     )
     url, model, key_env = PRESETS[preset]
     if existing is not None:
@@ -70,8 +92,10 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
             "Tokens per minute (optional)", value=_budget_text(base.tpm_limit),
             help="The endpoint's token budget: each call counts its prompt plus max tokens.",
         )  # fmt: skip
-        submitted = st.form_submit_button("Save endpoint", type="primary")
-    if not submitted:
+        buttons = st.columns([1, 1, 3])
+        save = buttons[0].form_submit_button("Save endpoint", type="primary")
+        try_it = buttons[1].form_submit_button("Test connection", help="Contact it before saving")
+    if not (save or try_it):
         return None
     errors = []
     name = (existing.name if existing else name).strip()
@@ -100,7 +124,7 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         for error in errors:
             st.error(error)
         return None
-    return Endpoint(
+    endpoint = Endpoint(
         name=name,
         base_url=base_url,
         model=model_name.strip(),
@@ -116,6 +140,10 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         rpm_limit=rpm_limit,
         tpm_limit=tpm_limit,
     )
+    if try_it:
+        show_connection_report(endpoint)
+        return None
+    return endpoint
 
 
 def parse_budget(text: str, what: str) -> tuple[int | None, str | None]:
@@ -139,18 +167,23 @@ def _budget_text(value: int | None) -> str:
 def connection_test(endpoint: Endpoint, key: str) -> None:
     """A button that contacts the endpoint and reports what it found (models, a sample reply)."""
     if st.button("Test connection", key=key):
-        with st.spinner(f"Contacting {endpoint.base_url}…"):
-            report = test_connection(endpoint)
-        if report.ok:
-            st.success(report.message)
-            if report.sample_reply is not None:
-                st.caption("Sample reply:")
-                st.text(report.sample_reply)
-        else:
-            st.error(report.message)
-        if report.models:
-            st.caption("Models listed by the server:")
-            st.text("\n".join(report.models))
+        show_connection_report(endpoint)
+
+
+def show_connection_report(endpoint: Endpoint) -> None:
+    """Contact the endpoint and show what was found (models, a sample reply) or why it failed."""
+    with st.spinner(f"Contacting {endpoint.base_url}…"):
+        report = test_connection(endpoint)
+    if report.ok:
+        st.success(report.message)
+        if report.sample_reply is not None:
+            st.caption("Sample reply:")
+            st.text(report.sample_reply)
+    else:
+        st.error(report.message)
+    if report.models:
+        st.caption("Models listed by the server:")
+        st.text("\n".join(report.models))
 
 
 def describe(endpoint: Endpoint) -> str:
@@ -188,25 +221,51 @@ def render_embedded_model() -> None:
             (st.success if report.ok else st.error)(report.message)
 
 
+def _saved(message: str) -> None:
+    # The list above the form was drawn before the save: rerun so it shows the change at once,
+    # and carry the confirmation over the rerun.
+    data_changed()
+    st.session_state[_FLASH_KEY] = message
+    st.rerun()
+
+
+def _delete_controls(store: Store, endpoint: Endpoint) -> None:
+    """Delete, then an explicit confirmation (runs keep their stored results)."""
+    if st.session_state.get(_CONFIRM_DELETE_KEY) != endpoint.name:
+        if st.button("Delete", key=f"endpoints_delete_{endpoint.name}"):
+            st.session_state[_CONFIRM_DELETE_KEY] = endpoint.name
+            st.rerun()
+        return
+    st.warning(f"Delete the endpoint {endpoint.name!r}? Its runs and results stay in the database.")
+    cols = st.columns([1, 1, 4])
+    if cols[0].button("Yes, delete", key=f"endpoints_confirm_{endpoint.name}", type="primary"):
+        st.session_state.pop(_CONFIRM_DELETE_KEY, None)
+        store.delete_endpoint(endpoint.name)
+        _saved(f"Deleted {endpoint.name}.")
+    if cols[1].button("Cancel", key=f"endpoints_cancel_{endpoint.name}"):
+        st.session_state.pop(_CONFIRM_DELETE_KEY, None)
+        st.rerun()
+
+
 def render_saved_endpoints(store: Store) -> None:
     """Each saved endpoint in an expander: its settings, a connection test, edit and delete."""
     st.subheader("Saved endpoints")
+    flash = st.session_state.pop(_FLASH_KEY, None)
+    if flash:
+        st.success(flash)
     endpoints = store.endpoints()
     if not endpoints:
         st.info("No endpoints saved yet. Add one below — keys stay in environment variables.")
     for endpoint in endpoints:
-        with st.expander(endpoint.name):
+        confirming = st.session_state.get(_CONFIRM_DELETE_KEY) == endpoint.name
+        with st.expander(endpoint.name, expanded=confirming):
             st.markdown(describe(endpoint))
             connection_test(endpoint, key=f"endpoints_test_{endpoint.name}")
             edited = endpoint_form(endpoint, key=f"endpoints_edit_{endpoint.name}")
             if edited is not None:
                 store.save_endpoint(edited)
-                data_changed()
-                st.success(f"Saved {edited.name}")
-            if st.button("Delete", key=f"endpoints_delete_{endpoint.name}"):
-                store.delete_endpoint(endpoint.name)
-                data_changed()
-                st.rerun()
+                _saved(f"Saved {edited.name}.")
+            _delete_controls(store, endpoint)
 
 
 def render_new_endpoint(store: Store) -> None:
@@ -219,5 +278,4 @@ def render_new_endpoint(store: Store) -> None:
         st.error(f"An endpoint named {new.name!r} exists already; edit it above.")
     else:
         store.save_endpoint(new)
-        data_changed()
-        st.success(f"Saved {new.name}. Test it above, then pick it on the Probe page.")
+        _saved(f"Saved {new.name}. Pick it on the Probe page.")

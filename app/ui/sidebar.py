@@ -8,6 +8,7 @@ import streamlit as st
 
 from app.embedded import ServerState, get_server
 from app.ui.data import data_changed
+from app.ui.demo import render_demo_sidebar
 from storage import default_db_path
 
 STATE_BADGES = {
@@ -55,6 +56,8 @@ def render_sidebar() -> None:
                 st.rerun()
             with st.expander("Server log"):
                 st.code(status.log_tail or "(empty)", language="text")
+        st.divider()
+        render_demo_sidebar()
         st.divider()
         st.caption(f"Database: `{default_db_path()}`")
         if st.button("Refresh data", key="sb_refresh", help="Clear cached tables and charts"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.types import Endpoint
 from storage import Store
 from tests.pages.conftest import open_page
 
@@ -28,11 +29,51 @@ def test_add_test_and_delete_an_endpoint(app_db, fake_server):
     assert not at.exception
     saved = Store(app_db).endpoint("local vllm")
     assert saved is not None and saved.base_url == fake_server.base_url
-    at.run()
     next(b for b in at.button if b.label == "Test connection").click().run()
     assert any("connected" in s.value for s in at.success)
     next(b for b in at.button if b.label == "Delete").click().run()
+    next(b for b in at.button if b.label == "Yes, delete").click().run()
     assert Store(app_db).endpoint("local vllm") is None
+
+
+def test_the_list_shows_a_saved_endpoint_at_once(app_db, fake_server):
+    """Regression: after Save the page said "No endpoints saved yet" until the next reload."""
+    at = open_page(PAGE)
+    _fill(at, Name="local", **{"Base URL": fake_server.base_url, "Model": "fake-model"})
+    _save(at)
+    assert not at.exception
+    assert [e.label for e in at.expander] == ["local"]
+    assert not any("No endpoints saved yet" in i.value for i in at.info)
+    assert any("Saved local" in s.value for s in at.success)
+
+
+def test_an_endpoint_can_be_tested_before_it_is_saved(app_db, fake_server):
+    at = open_page(PAGE)
+    _fill(at, Name="trial", **{"Base URL": fake_server.base_url, "Model": "fake-model"})
+    next(b for b in at.button if b.label == "Test connection").click().run()
+    assert not at.exception
+    assert any("connected" in s.value for s in at.success)
+    assert Store(app_db).endpoints() == []
+
+
+def test_the_edit_form_shows_the_endpoints_preset(app_db):
+    """Regression: the (disabled) preset box of a saved vLLM endpoint read "OpenAI"."""
+    Store(app_db).save_endpoint(
+        Endpoint(name="vllm box", base_url="http://127.0.0.1:8000/v1", model="m")
+    )
+    at = open_page(PAGE)
+    assert at.selectbox(key="endpoints_edit_vllm box_preset").value == "vLLM"
+
+
+def test_delete_asks_for_confirmation_and_cancel_keeps_it(app_db):
+    Store(app_db).save_endpoint(Endpoint(name="keep", base_url="http://127.0.0.1:9/v1", model="m"))
+    at = open_page(PAGE)
+    next(b for b in at.button if b.label == "Delete").click().run()
+    assert Store(app_db).endpoint("keep") is not None
+    assert any("Delete the endpoint 'keep'?" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == "Cancel").click().run()
+    assert Store(app_db).endpoint("keep") is not None
+    assert not at.warning
 
 
 def test_bad_url_and_a_pasted_key_are_rejected(app_db):
