@@ -111,6 +111,24 @@ def compare(path: str, version: int, run_a: str, run_b: str) -> list[dict]:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+def run_relations(path: str, version: int) -> dict[str, tuple[str, ...]]:
+    """Run id → the relations its configuration asked for (for run labels)."""
+
+    def run(store: Store) -> dict[str, tuple[str, ...]]:
+        out = {}
+        for row in store.runs():
+            try:
+                config = json.loads(row.get("config") or "{}")
+            except (TypeError, ValueError):
+                config = {}
+            chosen = config.get("relation_ids") or config.get("relations") or []
+            out[row["id"]] = tuple(str(r) for r in chosen) if isinstance(chosen, list) else ()
+        return out
+
+    return _with_store(path, run)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
 def triage_feedback(path: str, version: int, flt: CaseFilter) -> list[dict]:
     """Per model × relation false-positive rates from Triage labels (empty when none exist)."""
 
@@ -162,6 +180,44 @@ def frame(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> pd.DataFrame:
             df[column] = df[column].round(3)
     headers = {c.key: c.label + (" %" if c.unit is Unit.PERCENT else "") for c in layout}
     return df.rename(columns=headers)
+
+
+# ------------------------------------------------------------------ runs
+
+
+def relation_set_text(relations: Sequence[str], shown: int = 3) -> str:
+    """A run's relation set in a few words: "si.identity, si.paraphrase +2 more"."""
+    if not relations:
+        return "relations unknown"
+    head = ", ".join(relations[:shown])
+    return head if len(relations) <= shown else f"{head} +{len(relations) - shown} more"
+
+
+def run_label(run: dict[str, Any], relations: Sequence[str] = ()) -> str:
+    """A run as people know it: endpoint (model) · task · start time · relation set · short id.
+
+    The short id stays so that two runs alike in everything else remain distinct."""
+    endpoint = run.get("endpoint_name") or "?"
+    model = run.get("model") or "?"
+    who = endpoint if endpoint == model else f"{endpoint} ({model})"
+    started = str(run.get("created_at") or "")[:16].replace("T", " ")
+    return (
+        f"{who} · {run.get('task_id') or '?'} · {started} · {relation_set_text(relations)}"
+        f" · {str(run['id'])[:6]}"
+    )
+
+
+def default_run_pair(runs: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+    """Two runs to compare first: the newest run whose task has another run, and the newest
+    earlier run of that task (A older, B newer); else the two newest runs. ``runs`` are newest
+    first, as ``Store.filter_options`` gives them."""
+    if len(runs) < 2:
+        return None
+    for index, newer in enumerate(runs):
+        for older in runs[index + 1 :]:
+            if older.get("task_id") == newer.get("task_id"):
+                return str(older["id"]), str(newer["id"])
+    return str(runs[1]["id"]), str(runs[0]["id"])
 
 
 # ------------------------------------------------------------------ drill-down helpers

@@ -72,14 +72,22 @@ def test_statistics_tab_reads_each_result(tmp_path) -> None:
     at = _render(tmp_path, "Statistics")
     tests = _table_with(at, "BH-adjusted p")
     assert list(tests.columns)[:3] == ["compared", "measure", "statistic"]
-    readings = " ".join(t.value for t in at.text)
+    readings = " ".join(m.value for m in at.markdown)
     assert "could be chance" in readings or "unlikely to be chance" in readings
+    assert "badge[significant]" in readings or "badge[n.s.]" in readings
 
 
-def test_compare_runs_tab_defaults_to_the_two_newest_runs(tmp_path) -> None:
+def test_compare_runs_tab_defaults_to_two_runs_of_the_same_task(tmp_path) -> None:
+    """Issue 12 item 7: both runs are of task "reasoning"; A is the older (model A, 2 of 4 =
+    50%), B the newer (model B, 1 of 3 = 33.3%), each listed by endpoint, task, date and
+    relation set rather than a bare id."""
     at = _render(tmp_path, "Compare runs")
     compared = _table_with(at, "B − A %")
     para = compared[compared["relation"] == "si.paraphrase"].iloc[0]
-    assert round(para["A violation %"], 1) == 33.3 and para["B violation %"] == 50.0
+    assert para["A violation %"] == 50.0 and round(para["B violation %"], 1) == 33.3
+    run_a, run_b = at.selectbox(key="analysis_run_a"), at.selectbox(key="analysis_run_b")
+    assert (run_a.value, run_b.value) == ("run-a", "run-b")
+    shown = run_b.format_func(run_b.value)
+    assert shown.startswith("ep-B (B) · reasoning · 2026-11-05 09:00 · si.paraphrase")
     at.selectbox(key="analysis_run_b").set_value(at.selectbox(key="analysis_run_a").value).run()
     assert "Pick two different runs." in [w.value for w in at.warning]
