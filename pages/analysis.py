@@ -25,7 +25,7 @@ if not opts["n_cases"]:
     )
     st.stop()
 
-flt = render_filters(opts)
+flt = render_filters(opts, view.run_relations(path, version))
 summary = view.summary(path, version, flt)
 if not summary["n_cases"]:
     st.warning("No cases match these filters.")

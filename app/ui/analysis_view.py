@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from app import metrics, reports, stats
-from app.columns import Shown, Unit
+from app.columns import Shown, Unit, format_shown
 from app.embeddings import EmbeddingCache, default_embedder
 from app.triage import false_positive_rates
 from app.ui.components import inert, side_by_side, verdict_badge
@@ -172,7 +172,12 @@ def frame(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> pd.DataFrame:
     units = {c.key: c.unit for c in layout}
     df = df[[c.key for c in layout if c.key in df]].copy()
     for column in df.columns:
-        if units[column] is Unit.PERCENT:
+        if units[column] is Unit.TEXT and df[column].dtype == object:
+            # sample metadata mixes numbers and text across samples: show both as text
+            df[column] = df[column].map(
+                lambda v: v if v is None or isinstance(v, str | bool) else str(v)
+            )
+        elif units[column] is Unit.PERCENT:
             df[column] = (pd.to_numeric(df[column], errors="coerce") * 100).round(1)
         elif units[column] is Unit.P_VALUE:
             df[column] = df[column].map(_significant)
@@ -255,8 +260,7 @@ def fields_text(value: Any) -> str:
 
 def render_case(case: dict[str, Any]) -> None:
     """One case: verdict, measured value and reason, then inputs and outputs side by side."""
-    value = case.get("value")
-    value_text = f"{value:.3f}" if isinstance(value, int | float) else "—"
+    value_text = format_shown(case.get("value"), Unit.DECIMAL)
     st.markdown(
         f"{verdict_badge(case['verdict'])} value **{value_text}** · oracle "
         f"{inert(case.get('oracle') or '—')} · sample {inert(case['sample_id'])} · repeat "
@@ -276,6 +280,13 @@ def render_case(case: dict[str, Any]) -> None:
         case.get("followup_output") or "",
     )
     st.text(
-        f"Answers: {case.get('source_answer')!s} → {case.get('followup_answer')!s} · "
-        f"Δ = {case.get('delta')!s} · output similarity = {case.get('output_similarity')!s}"
+        f"Answers: {format_shown(case.get('source_answer'), Unit.TEXT)} → "
+        f"{format_shown(case.get('followup_answer'), Unit.TEXT)} · "
+        f"Δ = {format_shown(case.get('delta'), Unit.DECIMAL)} · output similarity = "
+        f"{format_shown(case.get('output_similarity'), Unit.DECIMAL)}"
     )
+    if any(case.get(k) is None for k in ("source_answer", "followup_answer", "delta")):
+        st.caption(
+            "— = not recorded: no answer was extracted, or no Δ (it needs a reference answer "
+            "and a judged PASS/FAIL case)."
+        )
