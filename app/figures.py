@@ -118,11 +118,12 @@ def heatmap_cells(
 
 
 def _cell_text(cell: HeatmapCell, fmt: str) -> str:
-    """What a cell prints: the value, then n and the interval on a second line."""
-    detail = f"n={cell.n:,}"
+    """What a cell prints: the value, then n, then the interval, one short line each (narrow
+    enough for a cell on a 390 px phone screen)."""
+    lines = [f"<b>{format_value(cell.value, fmt)}</b>", f"n={cell.n:,}"]
     if cell.interval_text():
-        detail += f" · {cell.interval_text()}"
-    return f"{format_value(cell.value, fmt)}<br><span style='font-size:0.8em'>{detail}</span>"
+        lines.append(cell.interval_text())
+    return "<br>".join(lines)
 
 
 def heatmap(
@@ -202,6 +203,7 @@ def heatmap(
         hoverinfo="skip",  # the click layer below carries the tooltip
         colorbar={k: v for k, v in colour_bar.items() if v is not None},
         hoverongaps=False,
+        textfont={"size": 11},
         xgap=2,
         ygap=2,
     )
@@ -220,7 +222,7 @@ def heatmap(
                 x1=x + 0.5,
                 y0=y - 0.5,
                 y1=y + 0.5,
-                fillcolor="rgba(255,255,255,0.55)",
+                fillcolor="rgba(255,255,255,0.5)",
                 line={"color": "#888", "width": 1, "dash": "dot"},
                 layer="above",
                 name="uncertain",
@@ -262,9 +264,8 @@ def heatmap(
             "automargin": True,
         },
         plot_bgcolor="white",  # missing cells show as blank, not as a coloured value
-        height=max(300, 200 + 2 * _HEIGHT_PER_ROW * len(models)),
+        height=max(300, 210 + 2 * _HEIGHT_PER_ROW * len(models)),
         margin={"l": 10, "r": 10, "t": 110, "b": 10},
-        uniformtext={"minsize": 8, "mode": "hide"},
     )
     return fig
 
