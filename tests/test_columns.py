@@ -141,3 +141,27 @@ def test_human_labels_and_header_tooltips():
     assert columns.metric_label("some_meta_key") == "some meta key"
     tip = columns.column_help("mean_delta", columns.Unit.DECIMAL)
     assert tip.startswith("mean over (sample, relation) cells") and "— = no case carries" in tip
+
+
+def test_styled_table_shows_dashes_colours_verdicts_and_cuts_long_text():
+    """Issue 12 item 8: no "None" in a table (the grid would draw one for a missing number, so a
+    column with gaps becomes its formatted text), the verdict coloured, long reasons cut."""
+    import pandas as pd
+
+    from app.ui.analysis_view import frame
+    from app.ui.components import styled_table
+
+    rows = [
+        {"id": "c1", "verdict": "FAIL", "reason": "x" * 200, "delta": -0.123456, "value": None},
+        {"id": "c2", "verdict": "PASS", "reason": "ok", "delta": 0.5, "value": 1.0},
+    ]
+    df = frame(rows, columns.CASE_TABLE)
+    styler, config = styled_table(df, columns.CASE_TABLE)
+    shown = styler.data
+    assert list(shown["value"]) == ["—", "1.00"]  # a gap: the column is shown as text
+    assert list(shown["Δ"]) == [-0.123, 0.5]  # no gap: numbers stay (sorting by value)
+    html = styler.to_html()
+    assert "-0.123" in html and "x" * 79 + "…" in html and "x" * 80 not in html
+    assert "color: #c62828" in html  # FAIL in red
+    assert "— = " in config["value"]["help"]
+    assert isinstance(pd.DataFrame(shown), pd.DataFrame)

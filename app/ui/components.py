@@ -103,6 +103,7 @@ def styled_table(df: pd.DataFrame, layout: Sequence[Shown]) -> tuple[Any, dict[s
     }
     formats: dict[str, Any] = {}
     config: dict[str, Any] = {}
+    df = df.copy()
     for header in df.columns:
         shown = by_header.get(header)
         if shown is None:
@@ -111,6 +112,11 @@ def styled_table(df: pd.DataFrame, layout: Sequence[Shown]) -> tuple[Any, dict[s
             formats[header] = shorten
         else:
             formats[header] = lambda v, unit=shown.unit: format_shown(v, unit, scaled_percent=True)
+            if df[header].isna().any():
+                # The grid draws a missing number as "None" whatever the Styler says: a column
+                # with gaps is shown as its formatted text ("—" in the gaps); a full column
+                # keeps its numbers, so it still sorts by value.
+                df[header] = df[header].map(formats[header])
         config[header] = st.column_config.Column(help=column_help(shown.key, shown.unit))
     styler = df.style.format(formats, na_rep=MISSING)
     verdict_header = next((h for h, s in by_header.items() if s.key == "verdict"), None)
