@@ -498,12 +498,23 @@ def compare_runs_bars(
     fig = go.Figure()
     if not df.empty:
         df = df.sort_values("relation_id")
-        for column, label in (("a_violation_rate", label_a), ("b_violation_rate", label_b)):
+        runs = (("a_violation_rate", label_a, "#7f8c9d"), ("b_violation_rate", label_b, "#ef553b"))
+        for column, label, colour in runs:
             values = [None if pd.isna(v) else float(v) for v in df[column]]
-            fig.add_trace(go.Bar(name=label, x=list(df["relation_id"]), y=values))
+            fig.add_trace(
+                go.Bar(
+                    name=label,
+                    x=list(df["relation_id"]),
+                    y=values,
+                    marker_color=colour,  # before in grey, after in colour: told apart at once
+                    text=[format_value(v, ".1%") for v in values],
+                    textposition="outside",
+                )
+            )
     fig.update_layout(
         title="Violation rate per relation: run A vs run B",
         barmode="group",
+        legend={"orientation": "h", "y": -0.35},
         yaxis={"title": "violation rate", "tickformat": ".0%"},
         xaxis={"title": "relation", "tickangle": -45},
         margin={"l": 10, "r": 10, "t": 50, "b": 10},

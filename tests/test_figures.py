@@ -193,6 +193,22 @@ def test_breakdown_and_compare_bars():
     fig = figures.compare_runs_bars(compare, "run A", "run B")
     assert [t.name for t in fig.data] == ["run A", "run B"]
     assert list(fig.data[0].x) == ["r0", "r1"] and list(fig.data[0].y) == [None, 0.1]
+    assert fig.data[0].marker.color != fig.data[1].marker.color  # issue 12 item 7: distinct
+
+
+def test_compare_legend_entries_are_distinct_even_for_alike_runs():
+    """Issue 12 item 7: two runs of one endpoint started in the same minute still get two
+    different legend entries (the short run id is added)."""
+    from app.ui.analysis_tabs import compare_legend
+
+    run = {"endpoint_name": "local", "model": "smol", "created_at": "2026-11-12T09:00:10"}
+    a, b = compare_legend({**run, "id": "aaaaaa11"}, {**run, "id": "bbbbbb22"})
+    assert (a, b) == (
+        "A: local · 2026-11-12 09:00 · aaaaaa",
+        "B: local · 2026-11-12 09:00 · bbbbbb",
+    )
+    other = compare_legend({**run, "id": "x"}, {**run, "id": "y", "endpoint_name": "office"})
+    assert other == ("A: local · 2026-11-12 09:00", "B: office · 2026-11-12 09:00")
 
 
 def test_breakdown_bars_order_mixed_metadata_values_without_comparing_str_and_float():

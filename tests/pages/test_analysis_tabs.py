@@ -91,3 +91,19 @@ def test_compare_runs_tab_defaults_to_two_runs_of_the_same_task(tmp_path) -> Non
     assert shown.startswith("ep-B (B) · reasoning · 2026-11-05 09:00 · si.paraphrase")
     at.selectbox(key="analysis_run_b").set_value(at.selectbox(key="analysis_run_a").value).run()
     assert "Pick two different runs." in [w.value for w in at.warning]
+
+
+def test_default_run_pair_prefers_two_runs_of_one_task() -> None:
+    """Runs come newest first; the newest run with an older sibling of its task is B, that
+    sibling A. Without any two runs of one task: the two newest runs."""
+    from app.ui.analysis_view import default_run_pair
+
+    runs = [
+        {"id": "r4", "task_id": "qa"},
+        {"id": "r3", "task_id": "reasoning"},
+        {"id": "r2", "task_id": "sentiment"},
+        {"id": "r1", "task_id": "reasoning"},
+    ]
+    assert default_run_pair(runs) == ("r1", "r3")
+    assert default_run_pair(runs[:3]) == ("r3", "r4")
+    assert default_run_pair(runs[:1]) is None
