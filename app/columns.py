@@ -634,3 +634,103 @@ def format_fraction(value: float | None, missing: str = "—") -> str:
 def format_interval(low: float | None, high: float | None) -> str:
     """A confidence interval as the ``report`` command prints it: ``[0.21, 0.94]``."""
     return f"[{format_fraction(low)}, {format_fraction(high)}]"
+
+
+# ------------------------------------------------------------------ sample metadata values
+
+
+MISSING_META = "(none)"
+"""How a breakdown names the samples that lack the metadata key."""
+
+
+def meta_value_order(value: Any) -> tuple[int, float, str]:
+    """A sort key for sample metadata values, which mix types across samples (a "score" may be
+    0.5 in one sample, "high" in another and missing in a third): numbers by value first, then
+    text, then missing values — never a comparison between a number and a string."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return (0, float(value), "")
+    if value is None or value == MISSING_META or isinstance(value, float):
+        return (2, 0.0, "")
+    return (1, 0.0, str(value))
+
+
+# ------------------------------------------------------------------ on-screen formats (Analysis)
+
+WIDE_INTERVAL = 0.30
+"""A 95% interval wider than this (30 percentage points) marks a rate as uncertain: too few
+cases to tell it apart from its neighbours (e.g. 100% from 4 cases spans 51–100%)."""
+
+FEW_CASES = 10
+"""Below this many cases a value without an interval is marked uncertain too."""
+
+MISSING = "—"
+"""What a table cell shows for a value that cannot be measured."""
+
+_MISSING_WHY = {
+    Unit.PERCENT: "no PASS or FAIL cases to count (only SKIP or ERROR, or no such cases)",
+    Unit.DECIMAL: "no case carries this value (e.g. no reference answer, no embeddings, or "
+    "only SKIP/ERROR cases)",
+    Unit.P_VALUE: "the test needs more data",
+    Unit.COUNT: "not counted here",
+    Unit.TEXT: "not recorded",
+}
+
+
+def metric_label(key: str) -> str:
+    """A human name for ``key``: its chart title, else its long label, else the key with the
+    underscores made spaces (never snake_case on screen)."""
+    found = METRICS.get(key)
+    if found is None:
+        return key.replace("_", " ")
+    return found.title or found.long_label
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits, written without an exponent for the
+    magnitudes Analysis shows (0.000123, 0.158, 12.3, 1,230)."""
+    if value == 0 or not math.isfinite(value):
+        return "0" if value == 0 else str(value)
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - magnitude)
+    rounded = round(value, decimals)
+    if decimals == 0:
+        return f"{rounded:,.0f}"
+    return f"{rounded:.{decimals}f}"
+
+
+def format_p_value(value: float) -> str:
+    """A p-value: "p < 0.001" below a thousandth, else three significant digits."""
+    return "p < 0.001" if value < 0.001 else f"p = {significant(value)}"
+
+
+def format_shown(value: Any, unit: Unit, *, scaled_percent: bool = False) -> str:
+    """One value as the Analysis tables show it: percentages with one decimal, other decimals
+    with three significant digits, p-values as "p < 0.001", counts with thousands separators,
+    "—" when missing. ``scaled_percent``: a percent value already multiplied by 100."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return MISSING
+    if isinstance(value, str) or unit is Unit.TEXT:
+        return str(value)
+    if unit is Unit.PERCENT:
+        return f"{value:.1f}%" if scaled_percent else f"{value:.1%}"
+    if unit is Unit.P_VALUE:
+        return format_p_value(float(value))
+    if unit is Unit.COUNT:
+        return f"{int(value):,}"
+    return significant(float(value))
+
+
+def column_help(key: str, unit: Unit) -> str:
+    """The tooltip of a table header: what the column means and why a cell may read "—"."""
+    found = METRICS.get(key)
+    meaning = found.definition if found and found.definition else metric_label(key)
+    if unit in (Unit.TEXT, Unit.COUNT):
+        return meaning
+    return f"{meaning}. {MISSING} = {_MISSING_WHY[unit]}."
+
+
+def format_interval_percent(low: float | None, high: float | None) -> str:
+    """A 95% interval of a rate for a chart label: "34–60%" ("" when unknown)."""
+    if low is None or high is None:
+        return ""
+    return f"{low * 100:.0f}–{high * 100:.0f}%"

@@ -9,12 +9,25 @@ colour scales and number formats come from the catalogue in ``app.columns``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.columns import HEATMAP_METRICS, SEVERITY_PROXIES, heatmap_title
+from app.columns import (
+    FEW_CASES,
+    HEATMAP_METRICS,
+    METRICS,
+    SEVERITY_PROXIES,
+    WIDE_INTERVAL,
+    Unit,
+    format_interval_percent,
+    heatmap_title,
+    meta_value_order,
+    metric_label,
+)
+from app.proportions import wilson_interval
 
 _HEIGHT_PER_ROW = 38
 
@@ -30,17 +43,103 @@ def format_value(value: Any, fmt: str) -> str:
     return format(float(value), fmt)
 
 
+@dataclass(frozen=True)
+class HeatmapCell:
+    """One model × relation cell: the value, how many cases it rests on (``n``: the denominator
+    of the rate, or the observations behind a mean) and its 95% interval where one is known."""
+
+    model: str
+    relation_id: str
+    value: float | None
+    n: int
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def uncertain(self) -> bool:
+        """Too few cases to read the colour at face value: the interval is wider than
+        ``WIDE_INTERVAL``, or (no interval) fewer than ``FEW_CASES`` cases."""
+        if self.low is not None and self.high is not None:
+            return self.high - self.low > WIDE_INTERVAL
+        return self.n < FEW_CASES
+
+    def interval_text(self) -> str:
+        return format_interval_percent(self.low, self.high)
+
+
+def _number(row: Mapping[str, Any], key: str) -> float | None:
+    value = row.get(key)
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def _count(row: Mapping[str, Any], *keys: str) -> int:
+    return sum(int(row.get(key) or 0) for key in keys)
+
+
+def heatmap_cell(row: Mapping[str, Any], metric: str) -> HeatmapCell:
+    """The cell of ``metric`` for one model × relation row of ``app.metrics.summarize``.
+
+    Rates carry a Wilson 95% interval: the violation rate its own (``ci_low``/``ci_high``), the
+    net rate that interval less the noise floor (clipped at 0, the floor taken as fixed), the
+    inconsistency rate one over the cases with both answers. Means carry n only.
+    """
+    value = _number(row, metric)
+    # n behind a rate is its denominator, the judged (PASS + FAIL) cases, not SKIPs and ERRORs
+    judged = _count(row, "pass", "fail") if "pass" in row else _count(row, "n")
+    low = high = None
+    n = judged
+    if metric == "violation_rate":
+        low, high = _number(row, "ci_low"), _number(row, "ci_high")
+    elif metric == "net_violation_rate":
+        floor = _number(row, "noise_floor")
+        ci_low, ci_high = _number(row, "ci_low"), _number(row, "ci_high")
+        if value is not None and floor is not None and ci_low is not None and ci_high is not None:
+            low, high = max(0.0, ci_low - floor), max(0.0, ci_high - floor)
+    elif metric == "inconsistency_rate":
+        n = _count(row, "n_answered")
+        if value is not None and n:
+            low, high = wilson_interval(round(value * n), n)
+    elif metric == "mean_delta":
+        n = _count(row, "n_observations") or judged
+    if value is None:
+        low = high = None
+    return HeatmapCell(str(row["model"]), str(row["relation_id"]), value, n, low, high)
+
+
+def heatmap_cells(
+    rows: pd.DataFrame | Iterable[Mapping[str, Any]], metric: str
+) -> list[HeatmapCell]:
+    """Every filled cell of a heatmap of ``metric`` (rows without a value are left out)."""
+    return [
+        cell
+        for cell in (heatmap_cell(row, metric) for row in _frame(rows).to_dict("records"))
+        if cell.value is not None
+    ]
+
+
+def _cell_text(cell: HeatmapCell, fmt: str) -> str:
+    """What a cell prints: the value, then n, then the interval, one short line each (narrow
+    enough for a cell on a 390 px phone screen)."""
+    lines = [f"<b>{format_value(cell.value, fmt)}</b>", f"n={cell.n:,}"]
+    if cell.interval_text():
+        lines.append(cell.interval_text())
+    return "<br>".join(lines)
+
+
 def heatmap(
     rows: pd.DataFrame | Iterable[Mapping[str, Any]],
     metric: str = "violation_rate",
     *,
     title: str | None = None,
 ) -> go.Figure:
-    """Model (y) × relation (x) heatmap of ``metric`` with the value printed in every cell.
+    """Model (y) × relation (x) heatmap of ``metric``; every cell prints its value, its n and
+    its 95% interval (where one is known), and so does its tooltip.
 
-    Missing cells stay empty (z None, text ""). ``customdata`` holds [model, relation_id, n] per
-    cell; a second, invisible marker trace ("cells", one point per filled cell, same customdata)
-    makes cells clickable in Streamlit. Models and relations are sorted by name.
+    Cells whose interval is wide (few cases) are faded behind a translucent white layer with a
+    dotted outline, so 100% from 4 cases does not read like 47% from 60. Missing cells stay
+    empty (z None, text ""). ``customdata`` holds [model, relation_id, n, interval] per cell; a
+    second, invisible marker trace ("cells", one point per filled cell, same customdata) makes
+    cells clickable in Streamlit. Models and relations are sorted by name.
     """
     label = heatmap_title(metric)  # raises ValueError for a metric a heatmap cannot show
     scale = HEATMAP_METRICS[metric].heatmap
@@ -51,25 +150,48 @@ def heatmap(
     if df.empty:
         fig.update_layout(title=title or label)
         return fig
-    models = sorted(df["model"].unique())
-    relations = sorted(df["relation_id"].unique())
-    lookup = {(r["model"], r["relation_id"]): r for r in df.to_dict("records")}
+    models = sorted(df["model"].astype(str).unique())
+    relations = sorted(df["relation_id"].astype(str).unique())
+    cells = {(c.model, c.relation_id): c for c in heatmap_cells(df, metric)}
     z, text, custom = [], [], []
     for model in models:
         z_row, text_row, custom_row = [], [], []
         for relation_id in relations:
-            row = lookup.get((model, relation_id))
-            value = row.get(metric) if row else None
-            value = None if value is None or pd.isna(value) else float(value)
-            z_row.append(value)
-            text_row.append(format_value(value, fmt))
-            custom_row.append([model, relation_id, int(row["n"]) if row and "n" in row else 0])
+            cell = cells.get((model, relation_id))
+            z_row.append(cell.value if cell else None)
+            text_row.append(_cell_text(cell, fmt) if cell else "")
+            custom_row.append(
+                [model, relation_id, cell.n if cell else 0, cell.interval_text() if cell else ""]
+            )
         z.append(z_row)
         text.append(text_row)
         custom.append(custom_row)
-    hover = (
-        "model %{y}<br>relation %{x}<br>" + label + " %{text}<br>n=%{customdata[2]}<extra></extra>"
+    interval_line = (
+        "95% interval %{customdata[3]}<br>"
+        if any(c.interval_text() for c in cells.values())
+        else ""
     )
+    hover = (
+        "model %{y}<br>relation %{x}<br>"
+        + label
+        + " %{hovertext}<br>n = %{customdata[2]}<br>"
+        + interval_line
+        + "<extra></extra>"
+    )
+    percent = scale.value_range == (0.0, 1.0) and fmt.endswith("%")
+    colour_bar = {
+        "title": {"text": label, "side": "top"},
+        "orientation": "h",
+        "y": 1.0,
+        "yanchor": "bottom",
+        "yref": "paper",
+        "x": 0.5,
+        "xanchor": "center",
+        "len": 1.0,
+        "lenmode": "fraction",
+        "thickness": 12,
+        "tickformat": ".0%" if percent else None,
+    }
     trace = go.Heatmap(
         z=z,
         x=relations,
@@ -79,30 +201,46 @@ def heatmap(
         customdata=custom,
         colorscale=scale.colours,
         hoverinfo="skip",  # the click layer below carries the tooltip
-        colorbar={"title": {"text": label}},
+        colorbar={k: v for k, v in colour_bar.items() if v is not None},
         hoverongaps=False,
+        textfont={"size": 11},
+        xgap=2,
+        ygap=2,
     )
     if scale.value_range is not None:
         trace.update(zmin=scale.value_range[0], zmax=scale.value_range[1])
     if scale.midpoint is not None:
         trace.update(zmid=scale.midpoint)
     fig.add_trace(trace)
+    # Fade uncertain cells: a translucent white square over the colour, outlined dotted.
+    for (model, relation_id), cell in cells.items():
+        if cell.uncertain:
+            x, y = relations.index(relation_id), models.index(model)
+            fig.add_shape(
+                type="rect",
+                x0=x - 0.5,
+                x1=x + 0.5,
+                y0=y - 0.5,
+                y1=y + 0.5,
+                fillcolor="rgba(255,255,255,0.5)",
+                line={"color": "#888", "width": 1, "dash": "dot"},
+                layer="above",
+                name="uncertain",
+            )
     # Streamlit reports no selection for heatmap traces (streamlit/streamlit#8760), so every
     # filled cell also gets an invisible square marker: clicking it selects the point, whose
     # customdata names the cell.
     filled = [
-        (model, relation_id, custom[i][j])
-        for i, model in enumerate(models)
-        for j, relation_id in enumerate(relations)
-        if z[i][j] is not None
+        (i, j) for i in range(len(models)) for j in range(len(relations)) if z[i][j] is not None
     ]
     fig.add_trace(
         go.Scatter(
             name="cells",
-            x=[relation_id for _, relation_id, _ in filled],
-            y=[model for model, _, _ in filled],
-            customdata=[data for _, _, data in filled],
-            text=[text[models.index(m)][relations.index(r)] for m, r, _ in filled],
+            x=[relations[j] for _, j in filled],
+            y=[models[i] for i, _ in filled],
+            customdata=[custom[i][j] for i, j in filled],
+            text=[text[i][j] for i, j in filled],
+            hovertext=[format_value(z[i][j], fmt) for i, j in filled],
             mode="markers",
             marker={"symbol": "square", "size": 28, "color": "rgba(0,0,0,0)"},
             hovertemplate=hover,
@@ -111,11 +249,23 @@ def heatmap(
     )
     fig.update_layout(
         title=title or label,
-        xaxis={"title": "relation", "tickangle": -45, "type": "category", "showgrid": False},
-        yaxis={"title": "model", "type": "category", "autorange": "reversed", "showgrid": False},
+        xaxis={
+            "title": "relation",
+            "tickangle": -45,
+            "type": "category",
+            "showgrid": False,
+            "automargin": True,
+        },
+        yaxis={
+            "title": "model",
+            "type": "category",
+            "autorange": "reversed",
+            "showgrid": False,
+            "automargin": True,
+        },
         plot_bgcolor="white",  # missing cells show as blank, not as a coloured value
-        height=max(260, 160 + _HEIGHT_PER_ROW * len(models)),
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        height=max(300, 210 + 2 * _HEIGHT_PER_ROW * len(models)),
+        margin={"l": 10, "r": 10, "t": 110, "b": 10},
     )
     return fig
 
@@ -307,16 +457,34 @@ def breakdown_bars(
     """``metric`` per value of a sample metadata key (x), one bar trace per model."""
     df = _frame(rows)
     fig = go.Figure()
+    order: list[str] = []
     if not df.empty:
+        # Metadata values mix types across samples (0.5, "high", missing): order them with one
+        # key that never compares a number with a string, and plot them as text categories.
+        values_in_order = sorted(
+            {str(v): v for v in df[key]}.items(), key=lambda item: meta_value_order(item[1])
+        )
+        order = [text for text, _ in values_in_order]
         for model in sorted(df["model"].unique()):
-            part = df[df["model"] == model].sort_values(key)
-            values = [None if pd.isna(v) else float(v) for v in part[metric]]
-            fig.add_trace(go.Bar(name=str(model), x=[str(v) for v in part[key]], y=values))
+            part = df[df["model"] == model]
+            by_value = {str(v): y for v, y in zip(part[key], part[metric], strict=True)}
+            ys = [by_value.get(text) for text in order]
+            fig.add_trace(
+                go.Bar(
+                    name=str(model),
+                    x=order,
+                    y=[None if y is None or pd.isna(y) else float(y) for y in ys],
+                )
+            )
+    shown = metric_label(metric)
+    axis = {"title": shown}
+    if METRICS.get(metric) is not None and METRICS[metric].unit is Unit.PERCENT:
+        axis["tickformat"] = ".0%"
     fig.update_layout(
-        title=f"{metric.replace('_', ' ')} by {key}",
+        title=f"{shown} by {key}",
         barmode="group",
-        xaxis={"title": key, "type": "category"},
-        yaxis={"title": metric.replace("_", " ")},
+        xaxis={"title": key, "type": "category", "categoryorder": "array", "categoryarray": order},
+        yaxis=axis,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
@@ -330,12 +498,23 @@ def compare_runs_bars(
     fig = go.Figure()
     if not df.empty:
         df = df.sort_values("relation_id")
-        for column, label in (("a_violation_rate", label_a), ("b_violation_rate", label_b)):
+        runs = (("a_violation_rate", label_a, "#7f8c9d"), ("b_violation_rate", label_b, "#ef553b"))
+        for column, label, colour in runs:
             values = [None if pd.isna(v) else float(v) for v in df[column]]
-            fig.add_trace(go.Bar(name=label, x=list(df["relation_id"]), y=values))
+            fig.add_trace(
+                go.Bar(
+                    name=label,
+                    x=list(df["relation_id"]),
+                    y=values,
+                    marker_color=colour,  # before in grey, after in colour: told apart at once
+                    text=[format_value(v, ".1%") for v in values],
+                    textposition="outside",
+                )
+            )
     fig.update_layout(
         title="Violation rate per relation: run A vs run B",
         barmode="group",
+        legend={"orientation": "h", "y": -0.35},
         yaxis={"title": "violation rate", "tickformat": ".0%"},
         xaxis={"title": "relation", "tickangle": -45},
         margin={"l": 10, "r": 10, "t": 50, "b": 10},

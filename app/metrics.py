@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from app.columns import MISSING_META, meta_value_order
 from app.proportions import Z95, wilson_interval
 from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
 
@@ -499,7 +500,7 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
     )
     rows = sorted(
         (row for part in found.values() for row in part),
-        key=lambda r: (r["model"], str(r["value"])),
+        key=lambda r: (r["model"], meta_value_order(r["value"])),
     )
     for row in rows:
         n_pass, n_fail = row["n_pass"], row["n_fail"]
@@ -507,7 +508,7 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
         out.append(
             {
                 "model": row["model"],
-                key: row["value"] if row["value"] is not None else "(none)",
+                key: row["value"] if row["value"] is not None else MISSING_META,
                 "samples": row["n_samples"],
                 "n": row["n"],
                 "pass": n_pass,

@@ -26,7 +26,7 @@ if not opts["n_cases"]:
     st.stop()
 render_demo_offer(key="analysis", empty=False)
 
-flt = render_filters(opts)
+flt = render_filters(opts, view.run_relations(path, version))
 summary = view.summary(path, version, flt)
 if not summary["n_cases"]:
     st.warning("No cases match these filters.")

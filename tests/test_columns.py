@@ -110,3 +110,58 @@ def test_definitions_tab_lists_every_formula():
     assert list(table.value.columns) == ["metric", "formula", "source", "definition"]
     assert len(table.value) == len(columns.FORMULAS)
     assert "AvgStepScore (source)" in set(table.value["metric"])
+
+
+def test_meta_value_order_puts_numbers_then_text_then_missing():
+    """Sample metadata mixes types; one key sorts them all (Python cannot compare 10 < "high")."""
+    values = ["low", None, 10, "(none)", 2.5, "high"]
+    ordered = sorted(values, key=columns.meta_value_order)
+    assert ordered == [2.5, 10, "high", "low", None, "(none)"]  # stable among the missing
+
+
+def test_on_screen_formats_one_per_unit():
+    """Issue 12 item 8: percentages with one decimal, decimals with three significant digits,
+    p-values as "p < 0.001", counts with separators, "—" for a missing value."""
+    shown = columns.format_shown
+    assert shown(0.12345, columns.Unit.PERCENT) == "12.3%"
+    assert shown(12.345, columns.Unit.PERCENT, scaled_percent=True) == "12.3%"
+    assert shown(0.15749, columns.Unit.DECIMAL) == "0.157"
+    assert shown(-0.1, columns.Unit.DECIMAL) == "-0.100"
+    assert shown(1234.5, columns.Unit.DECIMAL) == "1,234"
+    assert shown(0.000123456, columns.Unit.DECIMAL) == "0.000123"
+    assert shown(0.0004, columns.Unit.P_VALUE) == "p < 0.001"
+    assert shown(0.04567, columns.Unit.P_VALUE) == "p = 0.0457"
+    assert shown(12000, columns.Unit.COUNT) == "12,000"
+    assert shown(None, columns.Unit.DECIMAL) == shown(float("nan"), columns.Unit.PERCENT) == "—"
+
+
+def test_human_labels_and_header_tooltips():
+    assert columns.metric_label("violation_rate") == "Violation rate"
+    assert columns.metric_label("relation_id") == "relation"
+    assert columns.metric_label("some_meta_key") == "some meta key"
+    tip = columns.column_help("mean_delta", columns.Unit.DECIMAL)
+    assert tip.startswith("mean over (sample, relation) cells") and "— = no case carries" in tip
+
+
+def test_styled_table_shows_dashes_colours_verdicts_and_cuts_long_text():
+    """Issue 12 item 8: no "None" in a table (the grid would draw one for a missing number, so a
+    column with gaps becomes its formatted text), the verdict coloured, long reasons cut."""
+    import pandas as pd
+
+    from app.ui.analysis_view import frame
+    from app.ui.components import styled_table
+
+    rows = [
+        {"id": "c1", "verdict": "FAIL", "reason": "x" * 200, "delta": -0.123456, "value": None},
+        {"id": "c2", "verdict": "PASS", "reason": "ok", "delta": 0.5, "value": 1.0},
+    ]
+    df = frame(rows, columns.CASE_TABLE)
+    styler, config = styled_table(df, columns.CASE_TABLE)
+    shown = styler.data
+    assert list(shown["value"]) == ["—", "1.00"]  # a gap: the column is shown as text
+    assert list(shown["Δ"]) == [-0.123, 0.5]  # no gap: numbers stay (sorting by value)
+    html = styler.to_html()
+    assert "-0.123" in html and "x" * 79 + "…" in html and "x" * 80 not in html
+    assert "color: #c62828" in html  # FAIL in red
+    assert "— = " in config["value"]["help"]
+    assert isinstance(pd.DataFrame(shown), pd.DataFrame)

@@ -17,15 +17,20 @@ ROWS = [
 ]  # fmt: skip
 
 
+def _value_line(text: str) -> str:
+    """A cell's printed value (its first line; the second holds n and the interval)."""
+    return text.split("<br>")[0].removeprefix("<b>").removesuffix("</b>")
+
+
 def test_heatmap_values_text_and_drilldown_data():
     fig = figures.heatmap(ROWS, "violation_rate")
     trace, clicks = fig.data
     assert list(trace.x) == ["ad.format", "si.paraphrase"]
     assert list(trace.y) == ["m1", "m2"]
     assert [list(row) for row in trace.z] == [[0.0, 0.25], [None, 0.5]]
-    assert [list(row) for row in trace.text] == [["0%", "25%"], ["", "50%"]]
+    assert [[_value_line(t) for t in row] for row in trace.text] == [["0%", "25%"], ["", "50%"]]
     assert trace.texttemplate == "%{text}"
-    assert list(trace.customdata[1][1]) == ["m2", "si.paraphrase", 10]
+    assert list(trace.customdata[1][1])[:3] == ["m2", "si.paraphrase", 10]
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
     assert fig.layout.title.text == "Violation rate"
     # the invisible click layer: one marker per filled cell, naming it in customdata
@@ -35,17 +40,77 @@ def test_heatmap_values_text_and_drilldown_data():
         ("si.paraphrase", "m1"),
         ("si.paraphrase", "m2"),
     ]
-    assert [list(c) for c in clicks.customdata][2] == ["m2", "si.paraphrase", 10]
-    assert list(clicks.text) == ["0%", "25%", "50%"]
+    assert [list(c)[:3] for c in clicks.customdata][2] == ["m2", "si.paraphrase", 10]
+    assert [_value_line(t) for t in clicks.text] == ["0%", "25%", "50%"]
 
 
 def test_heatmap_delta_is_diverging_around_zero():
     fig = figures.heatmap(pd.DataFrame(ROWS), "mean_delta")
     trace = fig.data[0]
     assert trace.zmid == 0.0
-    assert [list(row) for row in trace.text] == [["", "+0.004"], ["", "-0.120"]]
+    assert [[_value_line(t) for t in row] for row in trace.text] == [
+        ["", "+0.004"],
+        ["", "-0.120"],
+    ]
     similarity = figures.heatmap(ROWS, "mean_similarity").data[0]
-    assert [list(row) for row in similarity.text] == [["0.90", ""], ["", "0.81"]]
+    assert [[_value_line(t) for t in row] for row in similarity.text] == [
+        ["0.90", ""],
+        ["", "0.81"],
+    ]
+
+
+# Wilson 95% intervals worked by hand (z = 1.96): 4 of 4 → [0.510, 1]; 28 of 60 → [0.347, 0.594].
+SMALL_AND_LARGE = [
+    {"model": "m", "relation_id": "few", "n": 4, "pass": 0, "fail": 4, "skip": 0,
+     "violation_rate": 1.0, "ci_low": 0.5101, "ci_high": 1.0},
+    {"model": "m", "relation_id": "many", "n": 63, "pass": 32, "fail": 28, "skip": 3,
+     "violation_rate": 28 / 60, "ci_low": 0.3469, "ci_high": 0.5935},
+]  # fmt: skip
+
+
+def test_heatmap_cells_print_n_and_the_95_percent_interval():
+    """Issue 12 item 5: a 100% from 4 cases must not look like 47% from 60 — every cell prints
+    and hovers its n (the judged PASS + FAIL cases) and its Wilson interval."""
+    fig = figures.heatmap(SMALL_AND_LARGE, "violation_rate")
+    trace, clicks = fig.data
+    few, many = trace.text[0]
+    assert few == "<b>100%</b><br>n=4<br>51–100%"
+    assert many == "<b>47%</b><br>n=60<br>35–59%"
+    assert [list(c) for c in clicks.customdata] == [
+        ["m", "few", 4, "51–100%"],
+        ["m", "many", 60, "35–59%"],
+    ]
+    assert "n = %{customdata[2]}" in clicks.hovertemplate
+    assert "95% interval %{customdata[3]}" in clicks.hovertemplate
+
+
+def test_heatmap_fades_only_cells_with_a_wide_interval():
+    """The 4-case cell (interval 49 points wide) is faded; the 60-case cell (25 points) is not."""
+    cells = figures.heatmap_cells(SMALL_AND_LARGE, "violation_rate")
+    assert [(c.relation_id, c.uncertain) for c in cells] == [("few", True), ("many", False)]
+    shapes = figures.heatmap(SMALL_AND_LARGE, "violation_rate").layout.shapes
+    assert [(s.x0, s.x1, s.y0, s.y1) for s in shapes] == [(-0.5, 0.5, -0.5, 0.5)]
+    assert "255,255,255" in shapes[0].fillcolor
+
+
+def test_heatmap_colour_bar_is_titled_and_in_percent():
+    bar = figures.heatmap(SMALL_AND_LARGE, "violation_rate").data[0].colorbar
+    assert bar.title.text == "Violation rate" and bar.tickformat == ".0%"
+    assert bar.orientation == "h"  # above the plot: keeps the width for cells on a phone
+
+
+def test_heatmap_interval_of_the_inconsistency_and_net_rates():
+    """Inconsistency: Wilson over the cases with both answers (2 of 4 → [0.150, 0.850]); net
+    rate: the violation interval less the noise floor, clipped at 0."""
+    row = {**SMALL_AND_LARGE[1], "inconsistency_rate": 0.5, "n_answered": 4,
+           "noise_floor": 0.4, "net_violation_rate": 28 / 60 - 0.4}  # fmt: skip
+    inconsistency = figures.heatmap_cell(row, "inconsistency_rate")
+    assert inconsistency.n == 4 and inconsistency.interval_text() == "15–85%"
+    net = figures.heatmap_cell(row, "net_violation_rate")
+    assert net.interval_text() == "0–19%"
+    mean = figures.heatmap_cell({"model": "m", "relation_id": "r", "n": 3, "mean_delta": 0.1},
+                                "mean_delta")  # fmt: skip
+    assert (mean.n, mean.interval_text(), mean.uncertain) == (3, "", True)
 
 
 def test_heatmap_empty_and_unknown_metric():
@@ -128,3 +193,34 @@ def test_breakdown_and_compare_bars():
     fig = figures.compare_runs_bars(compare, "run A", "run B")
     assert [t.name for t in fig.data] == ["run A", "run B"]
     assert list(fig.data[0].x) == ["r0", "r1"] and list(fig.data[0].y) == [None, 0.1]
+    assert fig.data[0].marker.color != fig.data[1].marker.color  # issue 12 item 7: distinct
+
+
+def test_compare_legend_entries_are_distinct_even_for_alike_runs():
+    """Issue 12 item 7: two runs of one endpoint started in the same minute still get two
+    different legend entries (the short run id is added)."""
+    from app.ui.analysis_tabs import compare_legend
+
+    run = {"endpoint_name": "local", "model": "smol", "created_at": "2026-11-12T09:00:10"}
+    a, b = compare_legend({**run, "id": "aaaaaa11"}, {**run, "id": "bbbbbb22"})
+    assert (a, b) == (
+        "A: local · 2026-11-12 09:00 · aaaaaa",
+        "B: local · 2026-11-12 09:00 · bbbbbb",
+    )
+    other = compare_legend({**run, "id": "x"}, {**run, "id": "y", "endpoint_name": "office"})
+    assert other == ("A: local · 2026-11-12 09:00", "B: office · 2026-11-12 09:00")
+
+
+def test_breakdown_bars_order_mixed_metadata_values_without_comparing_str_and_float():
+    """Issue 12 item 1: the demo's meta "score" mixes numbers, text and missing values; sorting
+    them raised ``TypeError: '<' not supported between 'str' and 'float'``. Numbers come first
+    by value (2 before 10, not as text), then text, then "(none)"."""
+    rows = [
+        {"model": "m", "score": value, "violation_rate": rate}
+        for value, rate in (("high", 0.5), (10, 0.1), ("(none)", 0.2), (2, 0.3), (0.5, 0.4))
+    ]
+    fig = figures.breakdown_bars(rows, "score")
+    (bars,) = fig.data
+    assert list(bars.x) == ["0.5", "2", "10", "high", "(none)"]
+    assert list(bars.y) == [0.4, 0.3, 0.1, 0.5, 0.2]
+    assert fig.layout.yaxis.title.text == "Violation rate" and fig.layout.yaxis.tickformat == ".0%"

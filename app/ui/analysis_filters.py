@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from app.metrics import violation_rate
+from app.ui.analysis_view import run_label
 from storage.analysis import CaseFilter
 
 FILTER_KEYS = ("analysis_runs", "analysis_models", "analysis_tasks", "analysis_relations")
@@ -28,8 +30,13 @@ def forget_vanished_choices(opts: dict[str, Any]) -> None:
             state[key] = [value for value in state[key] if value in valid]
 
 
-def render_filters(opts: dict[str, Any]) -> CaseFilter:
-    """The filter expander (runs, models, tasks, relations, run dates) → the chosen filter."""
+def render_filters(
+    opts: dict[str, Any], relations: Mapping[str, Sequence[str]] | None = None
+) -> CaseFilter:
+    """The filter expander (runs, models, tasks, relations, run dates) → the chosen filter.
+
+    ``relations`` (run id → its relation set) makes the run list name each run's relations."""
+    relations = relations or {}
     forget_vanished_choices(opts)
     runs_by_id = {run["id"]: run for run in opts["runs"]}
     with st.expander("Filters (empty = everything)", expanded=True):
@@ -38,10 +45,7 @@ def render_filters(opts: dict[str, Any]) -> CaseFilter:
             "Runs",
             list(runs_by_id),
             key="analysis_runs",
-            format_func=lambda run_id: (
-                f"{runs_by_id[run_id]['endpoint']} · {runs_by_id[run_id]['task_id']} · "
-                f"{runs_by_id[run_id]['created_at'][:16].replace('T', ' ')} · {run_id}"
-            ),
+            format_func=lambda run_id: run_label(runs_by_id[run_id], relations.get(run_id, ())),
             placeholder="All runs",
         )
         models = top[1].multiselect("Models", opts["models"], key="analysis_models")

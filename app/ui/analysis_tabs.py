@@ -17,6 +17,7 @@ import streamlit as st
 from app import columns, figures, metrics
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
+from app.ui.components import error_boundary, inert, shorten, show_table
 from storage.analysis import CaseFilter
 
 DRILLDOWN_LIMIT = 500  # the case query's own limit (metrics.drilldown)
@@ -52,8 +53,15 @@ def render_heatmaps(data: AnalysisView) -> None:
         on_select="rerun",
         selection_mode="points",
         key="analysis_heatmap",
+        width="stretch",
+        config={"displaylogo": False, "responsive": True},
     )
-    st.caption("Click a cell (or pick it below) to see its cases.")
+    st.caption(
+        "Each cell: the value, n (the PASS + FAIL cases behind it) and the 95% interval. "
+        f"Faded, dotted cells rest on few cases (interval wider than {columns.WIDE_INTERVAL:.0%}"
+        f" or, without an interval, fewer than {columns.FEW_CASES} cases): read them with care. "
+        "Click a cell (or pick it below) to see its cases."
+    )
     cells = sorted(rows, key=lambda r: (-(r["violation_rate"] or 0), r["model"], r["relation_id"]))
     labels = {view.cell_label(r["model"], r["relation_id"]): r for r in cells}
     clicked = view.clicked_cell(event)
@@ -63,14 +71,26 @@ def render_heatmaps(data: AnalysisView) -> None:
     if state.get("analysis_cell") not in labels:
         state.pop("analysis_cell", None)
     cell = st.selectbox("Drill down into model × relation", list(labels), key="analysis_cell")
-    _render_drilldown(data, labels[cell])
+    _render_drilldown(data, labels[cell], cell)
 
 
-def _render_drilldown(data: AnalysisView, row: dict[str, Any]) -> None:
+def case_choice_key(cell: str) -> str:
+    """The "Case to compare" box's session-state key: one per cell, so picking another cell
+    (click or list) always shows that cell's cases, never the case picked in the previous one."""
+    return f"analysis_case::{cell}"
+
+
+def case_choice_text(case: dict[str, Any]) -> str:
+    """A case in the "Case to compare" list: verdict · input snippet · reason snippet."""
+    snippet = shorten(view.fields_text(case.get("source_input")), 50)
+    return f"{case['verdict']} · {snippet} · {shorten(case.get('reason'), 40)}"
+
+
+def _render_drilldown(data: AnalysisView, row: dict[str, Any], cell: str) -> None:
     state = st.session_state
     st.markdown(
-        f"**{row['n']}** cases · pass {row['pass']} · fail {row['fail']} · skip {row['skip']} "
-        f"(invalid follow-up {row['invalid_followup']}) · error {row['error']}"
+        f"**{row['n']:,}** cases · pass {row['pass']:,} · fail {row['fail']:,} · skip "
+        f"{row['skip']:,} (invalid follow-up {row['invalid_followup']:,}) · error {row['error']:,}"
     )
     verdicts = st.multiselect(
         "Verdicts", view.ALL_VERDICTS, default=view.ALL_VERDICTS, key="analysis_drill_verdicts"
@@ -83,15 +103,17 @@ def _render_drilldown(data: AnalysisView, row: dict[str, Any]) -> None:
         return
     if len(cases) >= DRILLDOWN_LIMIT:
         st.caption(f"Showing the first {DRILLDOWN_LIMIT} cases (FAILs first).")
-    st.dataframe(view.frame(cases, columns.CASE_TABLE), hide_index=True)
+    show_table(view.frame(cases, columns.CASE_TABLE), columns.CASE_TABLE)
+    st.caption("Long text is cut with …: pick the case below to read it whole.")
     by_id = {case["id"]: case for case in cases}
-    if state.get("analysis_case") not in by_id:
-        state.pop("analysis_case", None)
+    key = case_choice_key(cell)
+    if state.get(key) not in by_id:
+        state.pop(key, None)
     case_id = st.selectbox(
         "Case to compare side by side",
         list(by_id),
-        format_func=lambda cid: f"{by_id[cid]['verdict']} · {cid} · {by_id[cid]['reason'][:60]}",
-        key="analysis_case",
+        format_func=lambda cid: case_choice_text(by_id[cid]),
+        key=key,
     )
     view.render_case(by_id[case_id])
 
@@ -137,7 +159,7 @@ def render_robustness(data: AnalysisView) -> None:
     summary = data.summary
     model_rows = summary["models"]
     st.subheader("Per model")
-    st.dataframe(view.frame(model_rows, columns.MODEL_TABLE), hide_index=True)
+    show_table(view.frame(model_rows, columns.MODEL_TABLE), columns.MODEL_TABLE)
     if any(m["mad"] is not None for m in model_rows):
         st.plotly_chart(figures.mad_stability_bars(model_rows), key="analysis_mad")
     st.subheader("Noise floor")
@@ -149,7 +171,7 @@ def render_robustness(data: AnalysisView) -> None:
             "max(0, rate − floor), for invariance relations only; the line is each model's "
             "floor weighted by its tasks' cases."
         )
-        st.dataframe(view.frame(metrics.floor_rows(floors), columns.FLOOR_TABLE), hide_index=True)
+        show_table(view.frame(metrics.floor_rows(floors), columns.FLOOR_TABLE), columns.FLOOR_TABLE)
         st.plotly_chart(
             figures.violation_with_floor(
                 summary["rows"], {m["model"]: m["noise_floor"] for m in model_rows}
@@ -160,16 +182,22 @@ def render_robustness(data: AnalysisView) -> None:
         st.info("No si.identity cases: add the identity relation with repeats to measure noise.")
     if summary.get("step_scores"):
         st.subheader("StepScore (reasoning steps against the reference steps)")
-        st.dataframe(view.frame(summary["step_scores"], columns.STEP_SCORE_TABLE), hide_index=True)
+        show_table(
+            view.frame(summary["step_scores"], columns.STEP_SCORE_TABLE), columns.STEP_SCORE_TABLE
+        )
     if summary["gap"]:
         st.subheader("AgentDiff gap (meaning-bearing − presentation)")
-        st.dataframe(view.frame(summary["gap"], columns.GAP_TABLE), hide_index=True)
+        show_table(view.frame(summary["gap"], columns.GAP_TABLE), columns.GAP_TABLE)
     feedback = view.triage_feedback(data.path, data.version, data.flt)
     if feedback:
         st.subheader("From Triage labels")
-        st.dataframe(view.frame(feedback, columns.TRIAGE_FEEDBACK_TABLE), hide_index=True)
+        show_table(
+            view.frame(feedback, columns.TRIAGE_FEEDBACK_TABLE), columns.TRIAGE_FEEDBACK_TABLE
+        )
     with st.expander("Model × relation table"):
-        st.dataframe(view.frame(summary["rows"], columns.MODEL_RELATION_TABLE), hide_index=True)
+        show_table(
+            view.frame(summary["rows"], columns.MODEL_RELATION_TABLE), columns.MODEL_RELATION_TABLE
+        )
 
 
 # ---------------------------------------------------------------- severity
@@ -193,7 +221,12 @@ def render_severity(data: AnalysisView) -> None:
     outcome = controls[1].radio(
         "Outcome", list(OUTCOMES), format_func=OUTCOMES.get, key="analysis_outcome"
     )
-    colour = controls[2].radio("Colour by", ["relation_id", "side", "model"], key="analysis_colour")
+    colour = controls[2].radio(
+        "Colour by",
+        ["relation_id", "side", "model"],
+        format_func=columns.metric_label,
+        key="analysis_colour",
+    )
     points = pd.DataFrame(severity)
     points["answer_changed"] = points["answer_changed"].astype("float")
     st.plotly_chart(
@@ -202,8 +235,10 @@ def render_severity(data: AnalysisView) -> None:
     )
     st.caption(f"{len(points)} cases (a fixed sample of at most 2,000).")
     proxies = list(columns.SEVERITY_PROXIES)
-    means = points.groupby("relation_id")[proxies].mean().round(3).reset_index()
-    st.dataframe(means, hide_index=True)
+    means = points.groupby("relation_id")[proxies].mean().reset_index()
+    layout = columns.table("relation_id", *proxies)
+    st.markdown("**Mean severity per relation**")
+    show_table(view.frame(means.to_dict("records"), layout), layout)
 
 
 # ---------------------------------------------------------------- breakdown
@@ -220,11 +255,13 @@ def render_breakdown(data: AnalysisView) -> None:
     metric = st.radio(
         "Show",
         ["violation_rate", "inconsistency_rate", "mean_delta"],
+        format_func=columns.metric_label,
         horizontal=True,
         key="analysis_meta_metric",
     )
     st.plotly_chart(figures.breakdown_bars(rows, key, metric), key="analysis_breakdown")
-    st.dataframe(view.frame(rows, columns.breakdown_table(key)), hide_index=True)
+    layout = columns.breakdown_table(key)
+    show_table(view.frame(rows, layout), layout)
 
 
 # ---------------------------------------------------------------- statistics
@@ -248,36 +285,65 @@ def render_statistics(data: AnalysisView) -> None:
         if not results[key]:
             st.info("Not enough data for this test (it needs two models / two relations).")
             continue
-        st.dataframe(view.frame(results[key], columns.TEST_TABLE), hide_index=True)
+        show_table(view.frame(results[key], columns.TEST_TABLE), columns.TEST_TABLE)
         for result in results[key]:
-            st.text(("● " if result["significant"] else "○ ") + result["reading"])
+            mark = ":green-badge[significant]" if result["significant"] else ":gray-badge[n.s.]"
+            st.markdown(f"{mark} {inert(result['reading'])}")
 
 
 # ---------------------------------------------------------------- compare runs
+
+
+def compare_legend(run_a: dict[str, Any], run_b: dict[str, Any]) -> tuple[str, str]:
+    """Legend entries for two runs: "A: endpoint · start time", always distinct (the short id
+    is added when endpoint and start time match)."""
+
+    def short(run: dict[str, Any]) -> str:
+        started = str(run.get("created_at") or "")[:16].replace("T", " ")
+        return f"{run.get('endpoint_name') or run.get('model') or '?'} · {started}"
+
+    a, b = short(run_a), short(run_b)
+    if a == b:
+        a, b = f"{a} · {str(run_a['id'])[:6]}", f"{b} · {str(run_b['id'])[:6]}"
+    return f"A: {a}", f"B: {b}"
 
 
 def render_compare_runs(data: AnalysisView) -> None:
     """Two runs side by side: violation rate per relation and the change."""
     runs_by_id = data.runs_by_id
     run_choices = list(runs_by_id)
-    if len(run_choices) < 2:
+    pair = view.default_run_pair(list(runs_by_id.values()))
+    if pair is None:
         st.info("Only one run so far: run again (another model, seed or relation set) to compare.")
         return
+    relations = view.run_relations(data.path, data.version)
+    labels = {
+        run_id: view.run_label(run, relations.get(run_id, ())) for run_id, run in runs_by_id.items()
+    }
     picks = st.columns(2)
     run_a = picks[0].selectbox(
-        "Run A", run_choices, index=0, key="analysis_run_a", format_func=lambda r: r
+        "Run A (before)",
+        run_choices,
+        index=run_choices.index(pair[0]),
+        key="analysis_run_a",
+        format_func=labels.get,
     )
     run_b = picks[1].selectbox(
-        "Run B", run_choices, index=1, key="analysis_run_b", format_func=lambda r: r
+        "Run B (after)",
+        run_choices,
+        index=run_choices.index(pair[1]),
+        key="analysis_run_b",
+        format_func=labels.get,
     )
     if run_a == run_b:
         st.warning("Pick two different runs.")
         return
+    if runs_by_id[run_a].get("task_id") != runs_by_id[run_b].get("task_id"):
+        st.caption("These runs are of different tasks: their rates compare different inputs.")
     compared = view.compare(data.path, data.version, run_a, run_b)
-    label_a = f"A: {runs_by_id[run_a]['model']}"
-    label_b = f"B: {runs_by_id[run_b]['model']}"
+    label_a, label_b = compare_legend(runs_by_id[run_a], runs_by_id[run_b])
     st.plotly_chart(figures.compare_runs_bars(compared, label_a, label_b), key="analysis_compare")
-    st.dataframe(view.frame(compared, columns.COMPARE_TABLE), hide_index=True)
+    show_table(view.frame(compared, columns.COMPARE_TABLE), columns.COMPARE_TABLE)
 
 
 # ---------------------------------------------------------------- downloads
@@ -327,7 +393,7 @@ TABS: dict[str, Callable[[AnalysisView], None]] = {
 def render_tabs(data: AnalysisView) -> None:
     """The tab bar; only the open tab's renderer runs (a 500k-case database stays responsive)."""
     tabs = st.tabs(list(TABS), key="analysis_tab", on_change="rerun")
-    for render, tab in zip(TABS.values(), tabs, strict=True):
+    for (name, render), tab in zip(TABS.items(), tabs, strict=True):
         if tab.open is not False:  # None when the tab state is not tracked
-            with tab:
+            with tab, error_boundary(f"The {name} tab"):
                 render(data)

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from app import metrics, reports, stats
-from app.columns import Shown, Unit
+from app.columns import Shown, Unit, format_shown
 from app.embeddings import EmbeddingCache, default_embedder
 from app.triage import false_positive_rates
 from app.ui.components import inert, side_by_side, verdict_badge
@@ -111,6 +111,24 @@ def compare(path: str, version: int, run_a: str, run_b: str) -> list[dict]:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+def run_relations(path: str, version: int) -> dict[str, tuple[str, ...]]:
+    """Run id → the relations its configuration asked for (for run labels)."""
+
+    def run(store: Store) -> dict[str, tuple[str, ...]]:
+        out = {}
+        for row in store.runs():
+            try:
+                config = json.loads(row.get("config") or "{}")
+            except (TypeError, ValueError):
+                config = {}
+            chosen = config.get("relation_ids") or config.get("relations") or []
+            out[row["id"]] = tuple(str(r) for r in chosen) if isinstance(chosen, list) else ()
+        return out
+
+    return _with_store(path, run)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
 def triage_feedback(path: str, version: int, flt: CaseFilter) -> list[dict]:
     """Per model × relation false-positive rates from Triage labels (empty when none exist)."""
 
@@ -154,7 +172,12 @@ def frame(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> pd.DataFrame:
     units = {c.key: c.unit for c in layout}
     df = df[[c.key for c in layout if c.key in df]].copy()
     for column in df.columns:
-        if units[column] is Unit.PERCENT:
+        if units[column] is Unit.TEXT and df[column].dtype == object:
+            # sample metadata mixes numbers and text across samples: show both as text
+            df[column] = df[column].map(
+                lambda v: v if v is None or isinstance(v, str | bool) else str(v)
+            )
+        elif units[column] is Unit.PERCENT:
             df[column] = (pd.to_numeric(df[column], errors="coerce") * 100).round(1)
         elif units[column] is Unit.P_VALUE:
             df[column] = df[column].map(_significant)
@@ -162,6 +185,44 @@ def frame(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> pd.DataFrame:
             df[column] = df[column].round(3)
     headers = {c.key: c.label + (" %" if c.unit is Unit.PERCENT else "") for c in layout}
     return df.rename(columns=headers)
+
+
+# ------------------------------------------------------------------ runs
+
+
+def relation_set_text(relations: Sequence[str], shown: int = 3) -> str:
+    """A run's relation set in a few words: "si.identity, si.paraphrase +2 more"."""
+    if not relations:
+        return "relations unknown"
+    head = ", ".join(relations[:shown])
+    return head if len(relations) <= shown else f"{head} +{len(relations) - shown} more"
+
+
+def run_label(run: dict[str, Any], relations: Sequence[str] = ()) -> str:
+    """A run as people know it: endpoint (model) · task · start time · relation set · short id.
+
+    The short id stays so that two runs alike in everything else remain distinct."""
+    endpoint = run.get("endpoint_name") or "?"
+    model = run.get("model") or "?"
+    who = endpoint if endpoint == model else f"{endpoint} ({model})"
+    started = str(run.get("created_at") or "")[:16].replace("T", " ")
+    return (
+        f"{who} · {run.get('task_id') or '?'} · {started} · {relation_set_text(relations)}"
+        f" · {str(run['id'])[:6]}"
+    )
+
+
+def default_run_pair(runs: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+    """Two runs to compare first: the newest run whose task has another run, and the newest
+    earlier run of that task (A older, B newer); else the two newest runs. ``runs`` are newest
+    first, as ``Store.filter_options`` gives them."""
+    if len(runs) < 2:
+        return None
+    for index, newer in enumerate(runs):
+        for older in runs[index + 1 :]:
+            if older.get("task_id") == newer.get("task_id"):
+                return str(older["id"]), str(newer["id"])
+    return str(runs[1]["id"]), str(runs[0]["id"])
 
 
 # ------------------------------------------------------------------ drill-down helpers
@@ -199,8 +260,7 @@ def fields_text(value: Any) -> str:
 
 def render_case(case: dict[str, Any]) -> None:
     """One case: verdict, measured value and reason, then inputs and outputs side by side."""
-    value = case.get("value")
-    value_text = f"{value:.3f}" if isinstance(value, int | float) else "—"
+    value_text = format_shown(case.get("value"), Unit.DECIMAL)
     st.markdown(
         f"{verdict_badge(case['verdict'])} value **{value_text}** · oracle "
         f"{inert(case.get('oracle') or '—')} · sample {inert(case['sample_id'])} · repeat "
@@ -220,6 +280,13 @@ def render_case(case: dict[str, Any]) -> None:
         case.get("followup_output") or "",
     )
     st.text(
-        f"Answers: {case.get('source_answer')!s} → {case.get('followup_answer')!s} · "
-        f"Δ = {case.get('delta')!s} · output similarity = {case.get('output_similarity')!s}"
+        f"Answers: {format_shown(case.get('source_answer'), Unit.TEXT)} → "
+        f"{format_shown(case.get('followup_answer'), Unit.TEXT)} · "
+        f"Δ = {format_shown(case.get('delta'), Unit.DECIMAL)} · output similarity = "
+        f"{format_shown(case.get('output_similarity'), Unit.DECIMAL)}"
     )
+    if any(case.get(k) is None for k in ("source_answer", "followup_answer", "delta")):
+        st.caption(
+            "— = not recorded: no answer was extracted, or no Δ (it needs a reference answer "
+            "and a judged PASS/FAIL case)."
+        )

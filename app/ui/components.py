@@ -4,14 +4,21 @@
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
+from app.columns import MISSING, Shown, Unit, column_help, format_shown
 from app.diffing import diff_html
 from core.types import Endpoint
+
+log = logging.getLogger(__name__)
 
 VERDICT_COLOURS = {"PASS": "green", "FAIL": "red", "SKIP": "gray", "ERROR": "orange"}
 VERDICT_ICONS = {"PASS": "✅", "FAIL": "❌", "SKIP": "⏭️", "ERROR": "⚠️"}
@@ -42,6 +49,86 @@ def verdict_badge(verdict: str) -> str:
     return (
         f":{VERDICT_COLOURS.get(verdict, 'gray')}-badge[{VERDICT_ICONS.get(verdict, '')} {verdict}]"
     )
+
+
+@contextmanager
+def error_boundary(what: str) -> Iterator[None]:
+    """Run one panel (an Analysis tab, a Triage panel, Probe results) so that a failure in it
+    shows a one-line message instead of a traceback, and the rest of the page still renders.
+
+    The details (exception and traceback) go to the log. Streamlit's own stop/rerun signals are
+    ``BaseException``s, not ``Exception``s, so they pass through untouched.
+    """
+    try:
+        yield
+    except Exception as error:  # the boundary: every failure becomes a message
+        log.exception("%s failed", what)
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        st.error(
+            f"{inert(what, one_line=True)} could not be shown: "
+            f"{inert(first_line[:200], one_line=True)} (details are in the log).",
+            icon=":material/error:",
+        )
+
+
+# Text colours of the verdict column (a table cell cannot hold a badge).
+VERDICT_CELL_STYLES = {
+    "PASS": "color: #1b7f3b; font-weight: 600",
+    "FAIL": "color: #c62828; font-weight: 600",
+    "SKIP": "color: #6b6b6b",
+    "ERROR": "color: #b35c00; font-weight: 600",
+}
+
+TABLE_TEXT_LIMIT = 80
+"""Longer text cells (reasons, answers) are cut here with "…"; the case view shows them whole."""
+
+
+def shorten(text: object, limit: int = TABLE_TEXT_LIMIT) -> str:
+    """``text`` on one line, cut to ``limit`` characters with "…" ("—" when missing)."""
+    if text is None or (isinstance(text, float) and pd.isna(text)):
+        return MISSING
+    if isinstance(text, bool):
+        return "yes" if text else "no"
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def styled_table(df: pd.DataFrame, layout: Sequence[Shown]) -> tuple[Any, dict[str, Any]]:
+    """A displayed table (``app.ui.analysis_view.frame``'s output) with one format per column
+    from the metric catalogue, "—" for missing values, the verdict column coloured and long text
+    shortened; plus the ``column_config`` whose header tooltips say what a column means and why
+    a cell may read "—". The data underneath keeps its raw numbers (sorting stays numeric)."""
+    by_header = {
+        shown.label + (" %" if shown.unit is Unit.PERCENT else ""): shown for shown in layout
+    }
+    formats: dict[str, Any] = {}
+    config: dict[str, Any] = {}
+    df = df.copy()
+    for header in df.columns:
+        shown = by_header.get(header)
+        if shown is None:
+            continue
+        if shown.unit is Unit.TEXT:
+            formats[header] = shorten
+        else:
+            formats[header] = lambda v, unit=shown.unit: format_shown(v, unit, scaled_percent=True)
+            if df[header].isna().any():
+                # The grid draws a missing number as "None" whatever the Styler says: a column
+                # with gaps is shown as its formatted text ("—" in the gaps); a full column
+                # keeps its numbers, so it still sorts by value.
+                df[header] = df[header].map(formats[header])
+        config[header] = st.column_config.Column(help=column_help(shown.key, shown.unit))
+    styler = df.style.format(formats, na_rep=MISSING)
+    verdict_header = next((h for h, s in by_header.items() if s.key == "verdict"), None)
+    if verdict_header in df.columns:
+        styler = styler.map(lambda v: VERDICT_CELL_STYLES.get(v, ""), subset=[verdict_header])
+    return styler, config
+
+
+def show_table(df: pd.DataFrame, layout: Sequence[Shown], *, key: str | None = None) -> None:
+    """``st.dataframe`` of :func:`styled_table` (no index, full width)."""
+    styler, config = styled_table(df, layout)
+    st.dataframe(styler, hide_index=True, column_config=config, width="stretch", key=key)
 
 
 def fields_text(fields: Any) -> str:

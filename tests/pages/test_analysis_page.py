@@ -6,10 +6,11 @@ import re
 
 import pytest
 
+from app.ui.analysis_tabs import case_choice_key
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
 from tests.pages.conftest import open_page
-from tests.test_analysis_queries import seed_dataset
+from tests.test_analysis_queries import PROBLEMS, seed_dataset
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +75,7 @@ def test_renders_metrics_tables_and_statistics(app_db) -> None:
     models = dataframe_with(at, "stability excl. identity %")
     a = models[models["model"] == "A"].iloc[0]
     assert abs(a["MAD"] - round(0.63 / 4, 3)) < 1e-9  # per observation (SI paper eq. 6)
-    assert a["noise floor %"] == 25.0
+    assert a["noise floor %"] == "25.0%"  # B has no floor: the column shows text, "—" for B
     assert a["stability %"] == 62.5 and a["stability excl. identity %"] == 25.0
     gap = dataframe_with(at, "gap")
     assert list(gap["originals"]) == [3]  # s3 has meaning cases only: it still counts
@@ -97,7 +98,7 @@ def test_drilldown_selectbox_shows_the_cells_cases(app_db) -> None:
     cases = dataframe_with(at, "edit distance")
     assert list(cases["verdict"]) == ["FAIL", "FAIL", "ERROR", "SKIP", "SKIP", "PASS", "PASS"]
     assert "invalid follow-up 1" in texts(at)
-    at.selectbox(key="analysis_case").set_value("case-005").run()
+    at.selectbox(key=case_choice_key("A × si.paraphrase")).set_value("case-005").run()
     shown = texts(at)
     assert "Reason: differs" in shown
     assert "A ball falls for 2 s. How far does it fall?" in shown  # side-by-side input
@@ -106,6 +107,24 @@ def test_drilldown_selectbox_shows_the_cells_cases(app_db) -> None:
     at.multiselect(key="analysis_drill_verdicts").set_value(["SKIP"]).run()
     cases = dataframe_with(at, "edit distance")
     assert set(cases["case"]) == {"case-008", "case-010"}
+
+
+def test_another_cell_shows_its_own_case_to_compare(app_db) -> None:
+    """Issue 12 item 5: after a case is picked in one cell, picking another cell (by click or
+    list) shows that cell's cases in "Case to compare", never the previous cell's case. Each
+    cell has its own case box (its own session-state key), so no stale choice can carry over."""
+    seed(app_db)
+    at = open_page(PAGE)
+    at.selectbox(key="analysis_cell").set_value("A × si.paraphrase").run()
+    at.selectbox(key=case_choice_key("A × si.paraphrase")).set_value("case-005").run()
+    assert "Reason: differs" in texts(at)
+    at.selectbox(key="analysis_cell").set_value("B × si.paraphrase").run()
+    assert not at.exception, at.exception
+    boxes = [box for box in at.selectbox if box.label == "Case to compare side by side"]
+    assert [box.key for box in boxes] == [case_choice_key("B × si.paraphrase")]
+    assert boxes[0].value in {"case-019", "case-020", "case-021"}  # model B's cases
+    snippet = boxes[0].format_func(boxes[0].value).split(" · ")[1]
+    assert snippet in {text for text, _ in PROBLEMS.values()}  # the case's input, not its id
 
 
 def test_filters_narrow_everything(app_db) -> None:
@@ -136,9 +155,9 @@ def test_breakdown_and_run_comparison(app_db) -> None:
     open_tab(at, "Compare runs")
     compared = dataframe_with(at, "B − A %")
     para = compared[compared["relation"] == "si.paraphrase"].iloc[0]
-    # run A (newest first) is run-b (B: 1/3), run B is run-a (A: 1/2)
-    assert round(para["A violation %"], 1) == 33.3
-    assert para["B violation %"] == 50.0
+    # two runs of the same task, older first: run A is run-a (A: 2/4), run B is run-b (B: 1/3)
+    assert para["A violation %"] == 50.0  # run A has every relation: numbers
+    assert para["B violation %"] == "33.3%"  # run B lacks some ("—"): text
 
 
 def test_other_tabs_render(app_db) -> None:
