@@ -25,4 +25,4 @@ if not store.runs():
 choices = render_run_form(store, key="probe")
 render_run(store, choices, key="probe")
 render_interrupted_notice(store, key="probe")
-render_latest_results(store, key="probe")
+render_latest_results(store, key="probe", choices=choices)

@@ -14,7 +14,13 @@ from app.diffing import diff_html
 from core.types import Endpoint
 
 VERDICT_COLOURS = {"PASS": "green", "FAIL": "red", "SKIP": "gray", "ERROR": "orange"}
-VERDICT_ICONS = {"PASS": "✅", "FAIL": "❌", "SKIP": "⏭️", "ERROR": "⚠️"}
+# Material icons come with Streamlit's own font: no emoji font needed, nothing fetched.
+VERDICT_ICONS = {
+    "PASS": ":material/check_circle:",
+    "FAIL": ":material/cancel:",
+    "SKIP": ":material/skip_next:",
+    "ERROR": ":material/error:",
+}
 
 _BOX = (
     "white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85rem;"
@@ -81,10 +87,20 @@ def endpoint_choices(store) -> dict[str, Endpoint]:
     return choices
 
 
-def endpoint_picker(store, label: str, key: str, help: str | None = None) -> Endpoint:
-    """A selectbox of endpoints; returns the chosen Endpoint (embedded model by default)."""
+def endpoint_picker(
+    store, label: str, key: str, help: str | None = None, *, remember: bool = False
+) -> Endpoint:
+    """A selectbox of endpoints; returns the chosen Endpoint (embedded model by default).
+    ``remember`` keeps the choice across page switches and reloads (by name, in the URL)."""
+    from app.ui import form_memory
+
     choices = endpoint_choices(store)
-    name = st.selectbox(label, list(choices), key=key, help=help)
+    names = list(choices)
+    if remember:
+        form_memory.seed(key, names[0], names, in_url=True)
+    name = st.selectbox(label, names, key=key, help=help)
+    if remember:
+        form_memory.keep(key, in_url=True)
     return choices[name]
 
 
