@@ -120,6 +120,14 @@ def get_job(job_id: str | None) -> RunJob | None:
         return _jobs.get(job_id) if job_id else None
 
 
+def forget(job_id: str) -> None:
+    """Drop an ended run from the registry once its summary has been collected."""
+    with _lock:
+        job = _jobs.get(job_id)
+        if job is not None and not job.running:
+            del _jobs[job_id]
+
+
 def active_job(db_path: str) -> RunJob | None:
     """The newest run still working on this database (e.g. started before a reload), or None."""
     with _lock:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from app.background import ProgressSnapshot, RunJob, active_job, get_job, start_run
+from app.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
 from app.datasets import DATASETS, datasets_for_task, load_dataset
 from app.inputs import (
     InputError,
@@ -225,6 +225,7 @@ def follow_run(job: RunJob, key: str) -> None:
 def collect_run(job: RunJob, key: str) -> None:
     """Keep an ended run's summary in the session (or say why it failed) and forget the job."""
     st.session_state.pop(f"{key}_job", None)
+    forget(job.id)
     if job.error:
         st.error(f"The run stopped with an error: {inert(job.error)}")
     if job.summary is not None:
