@@ -21,7 +21,7 @@ import pytest
 
 from core.types import Endpoint
 from storage import Store
-from tests.fake_openai import FakeOpenAIServer
+from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, ROOT, _free_port
 
 pytestmark = [
@@ -39,7 +39,8 @@ ANALYSIS_TABS = (
 
 @pytest.fixture
 def fake_model():
-    with FakeOpenAIServer() as server:
+    # A little latency, as a real server has: a run then lasts long enough to be cancelled.
+    with FakeOpenAIServer(FakeBehaviour(latency_s=0.3)) as server:
         yield server
 
 
@@ -49,6 +50,10 @@ def dashboard(tmp_path, fake_model):
     db = tmp_path / "walkthrough.db"
     store = Store(db)
     store.save_endpoint(Endpoint(name="fake", base_url=fake_model.base_url, model="fake-model"))
+    # The same model one call at a time: a run of seconds, for Cancel and Resume.
+    store.save_endpoint(
+        Endpoint(name="slow", base_url=fake_model.base_url, model="fake-model", concurrency=1)
+    )
     store.close()
     port = _free_port()
     # No embedded model: the walk is about the dashboard, and the fake endpoint is chosen.
@@ -188,5 +193,44 @@ def test_a_new_user_walks_through_probe_analysis_triage_and_the_report(dashboard
         page.keyboard.press("1")
         expect(page.get_by_text("as confirmed").first).to_be_visible(timeout=30_000)
         _shot(page, "06-triage-labeled")
+        browser.close()
+    watch.assert_clean()
+
+
+def test_cancel_stops_the_run_at_once_and_a_reload_offers_resume(dashboard, fake_model):
+    """Before, the run went on inside the page's script for ~30 s after Cancel, and a reload
+    reset the form. Now Cancel reads "cancelled" at once, the sending stops within a second,
+    and after a reload the form keeps its endpoint and the run can be resumed."""
+    from playwright.sync_api import expect, sync_playwright
+
+    watch = Watch()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        watch.attach(page)
+        page.goto(f"{dashboard}/?probe_endpoint=slow")
+        expect(page.get_by_role("heading", name="Probe")).to_be_visible(timeout=60_000)
+        page.get_by_role("button", name="Run probe").click()
+        expect(page.get_by_text("calls ·").first).to_be_visible(timeout=60_000)
+        page.get_by_role("button", name="Cancel run").click()
+        expect(page.get_by_text("cancelled: no new calls are sent").first).to_be_visible(
+            timeout=2_000
+        )
+        page.wait_for_timeout(1_000)  # one call may have been in flight
+        calls_after_cancel = fake_model.stats.chat_calls
+        page.wait_for_timeout(2_000)
+        assert fake_model.stats.chat_calls == calls_after_cancel, "still sending"
+        _shot(page, "10-cancelled")
+
+        page.reload()
+        expect(page.get_by_role("heading", name="Probe")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("was cancelled after").first).to_be_visible(timeout=30_000)
+        assert "slow" in page.url  # the form's choices survive the reload
+        page.get_by_role("button", name="Resume").click()
+        expect(page.get_by_text("Source and follow-up, side by side")).to_be_visible(
+            timeout=120_000
+        )
+        _no_traceback(page, "Probe after Resume")
+        _shot(page, "11-resumed")
         browser.close()
     watch.assert_clean()

@@ -206,20 +206,23 @@ def progress_text(progress: ProgressSnapshot) -> str:
 
 
 def follow_run(job: RunJob, key: str) -> None:
-    """Watch a background run until it ends: progress bar and Cancel. Any click reruns the
-    script, which ends this watching, never the run; the next script run watches again."""
+    """Watch a background run until it ends: progress bar and Cancel (both gone once it has).
+    Any click reruns the script, which ends this watching, never the run; the next script run
+    watches again."""
     if job.cancel_requested:
         st.warning(f"Run `{job.run_id}` cancelled: no new calls are sent; finished cases are kept.")
-    else:
-        st.button(
-            "Cancel run", key=f"{key}_cancel_{job.id}", on_click=job.request_cancel,
-            help="Stop sending now; finished cases are kept, and Resume continues the run",
-        )  # fmt: skip
-    bar = st.progress(job.progress.fraction, text=progress_text(job.progress))
-    while not job.wait(POLL_EVERY_S):
-        # Drawing the bar is also where Streamlit notices a click and reruns the script.
-        bar.progress(job.progress.fraction, text=progress_text(job.progress))
-    bar.progress(job.progress.fraction, text=progress_text(job.progress))
+    slot = st.empty()
+    with slot.container():
+        if not job.cancel_requested:
+            st.button(
+                "Cancel run", key=f"{key}_cancel_{job.id}", on_click=job.request_cancel,
+                help="Stop sending now; finished cases are kept, and Resume continues the run",
+            )  # fmt: skip
+        bar = st.progress(job.progress.fraction, text=progress_text(job.progress))
+        while not job.wait(POLL_EVERY_S):
+            # Drawing the bar is also where Streamlit notices a click and reruns the script.
+            bar.progress(job.progress.fraction, text=progress_text(job.progress))
+    slot.empty()
 
 
 def collect_run(job: RunJob, key: str) -> None:
