@@ -189,3 +189,23 @@ def test_verdict_badges_need_no_emoji_font():
     for verdict in ("PASS", "FAIL", "SKIP", "ERROR"):
         badge = verdict_badge(verdict)
         assert badge.isascii() and ":material/" in badge, badge
+
+
+def test_the_probe_title_is_drawn_before_the_heavy_panels_are_imported():
+    """A cold first load showed a blank skeleton while the runner and the model clients were
+    imported (seconds): the page now draws its title first, then imports its panels."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(APP).with_name("pages").joinpath("probe.py").read_text())
+    title_line = next(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "title"
+    )
+    panels_line = next(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "app.ui.probe_view"
+    )
+    assert title_line < panels_line
