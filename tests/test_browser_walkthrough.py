@@ -156,8 +156,9 @@ def test_a_new_user_walks_through_probe_analysis_triage_and_the_report(dashboard
         _no_traceback(page, "Probe")
         _shot(page, "02-probe-results")
 
-        # 2. Analysis: every tab renders, none with a traceback.
-        _open(page, "Analysis")
+        # 2. Analysis (through the results' link): every tab renders, none with a traceback.
+        page.get_by_role("link", name="Open Analysis").click()
+        expect(page.get_by_role("heading", name="Analysis").first).to_be_visible(timeout=60_000)
         for tab in ANALYSIS_TABS:
             page.get_by_role("tab", name=tab).click()
             page.wait_for_timeout(300)
@@ -212,6 +213,10 @@ def test_cancel_stops_the_run_at_once_and_a_reload_offers_resume(dashboard, fake
         expect(page.get_by_role("heading", name="Probe")).to_be_visible(timeout=60_000)
         page.get_by_role("button", name="Run probe").click()
         expect(page.get_by_text("calls ·").first).to_be_visible(timeout=60_000)
+        # The run lives beyond the page: away to Relations and back, it is still going.
+        _open(page, "Relations")
+        page.get_by_role("link", name="Probe").first.click()
+        expect(page.get_by_role("button", name="Cancel run")).to_be_visible(timeout=30_000)
         page.get_by_role("button", name="Cancel run").click()
         expect(page.get_by_text("cancelled: no new calls are sent").first).to_be_visible(
             timeout=2_000

@@ -50,6 +50,17 @@ def verdict_badge(verdict: str) -> str:
     )
 
 
+def page_link(page: str, label: str, icon: str, help: str | None = None) -> None:
+    """A real link to another page of the app (it opens in a new tab on a middle click). A
+    panel drawn outside the app's navigation (alone, in a test) says where to find it instead."""
+    from streamlit.errors import StreamlitPageNotFoundError
+
+    try:
+        st.page_link(page, label=label, icon=icon, help=help)
+    except StreamlitPageNotFoundError:
+        st.caption(f"{label}: in the sidebar")
+
+
 def fields_text(fields: Any) -> str:
     """A case's (decoded) input fields as readable text: the value alone for one field,
     ``name: value`` lines for several; "" when there are none (a SKIP or ERROR case may have no

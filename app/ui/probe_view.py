@@ -38,6 +38,7 @@ from app.ui.components import (
     endpoint_picker,
     fields_text,
     inert,
+    page_link,
     resolve_embedded,
     side_by_side,
     verdict_badge,
@@ -669,6 +670,10 @@ def render_latest_results(store: Store, key: str, choices: ProbeChoices | None =
         st.markdown(summary_line(summary))
     run_id = st.session_state.get(f"{key}_run_id")
     if run_id and store.run(run_id) is not None:
+        page_link(
+            "pages/analysis.py", "Open Analysis", ":material/analytics:",
+            help="Rates, intervals and heatmaps of this run with the others",
+        )  # fmt: skip
         st.subheader("Source and follow-up, side by side")
         render_results(store, run_id, key=f"{key}_results")
         render_delete_run(store, run_id, key=f"{key}_manage")

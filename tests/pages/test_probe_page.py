@@ -162,6 +162,8 @@ def test_cases_and_calls_are_shown_before_run_and_results_follow_the_form(app_db
     at.button(key="probe_run").click().run()
     assert not at.exception, at.exception
     assert any("— 4 cases" in m.value for m in at.markdown)
+    # "Open Analysis" is a real link (before: words in a message).
+    assert [link.proto.label for link in at.get("page_link")] == ["Open Analysis"]
     at.multiselect(key="probe_relations_sentiment").set_value(["si.identity"]).run()
     assert not any("— 4 cases" in m.value for m in at.markdown)
     assert any("The form has changed since the last run" in c.value for c in at.caption)
