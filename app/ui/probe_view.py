@@ -70,7 +70,7 @@ def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str
     options = sorted(by_id, key=lambda rid: (by_id[rid].family, rid))
     defaults = [r for r in DEFAULT_RELATIONS.get(task.id, ["si.identity"]) if r in by_id]
     widget_key = f"{key}_{task.id}"
-    form_memory.seed(widget_key, defaults, options)
+    form_memory.seed(widget_key, defaults, options, in_url=True)
     chosen = st.multiselect(
         "Relations",
         options,
@@ -79,7 +79,7 @@ def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str
         help="Grouped by family. si = semantic invariance, rrb = structural perturbations, "
         "ad = AgentDiff, char/word/sentence = LLMorph parity, multi = multi-input.",
     )
-    form_memory.keep(widget_key)
+    form_memory.keep(widget_key, in_url=True)
     if chosen:
         # The picker's chips can be cut off in a narrow column: every choice is listed here.
         st.caption(f"{len(chosen)} chosen: " + ", ".join(inert(rid) for rid in chosen))

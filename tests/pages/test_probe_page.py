@@ -131,9 +131,11 @@ def test_the_form_keeps_its_choices_across_page_switches_and_reloads(app_db):
     reloaded = AppTest.from_file(APP, default_timeout=120)
     reloaded.query_params["probe_task"] = "qa"
     reloaded.query_params["probe_inputs_source"] = "Paste"
+    reloaded.query_params["probe_relations_qa"] = "si.identity,char.delete"
     reloaded.run()
     reloaded.switch_page("pages/probe.py").run()
     assert reloaded.selectbox(key="probe_task").value == "qa"
+    assert reloaded.multiselect(key="probe_relations_qa").value == ["si.identity", "char.delete"]
     assert reloaded.radio(key="probe_inputs_source").value == "Paste"
     # A hand-edited URL naming no such task falls back to the default.
     odd = AppTest.from_file(APP, default_timeout=120)
