@@ -226,10 +226,12 @@ def follow_run(job: RunJob, key: str) -> None:
     slot.empty()
 
 
-def collect_run(job: RunJob, key: str) -> None:
-    """Keep an ended run's summary in the session (or say why it failed) and forget the job."""
+def collect_run(job: RunJob, key: str, *, own: bool = True) -> None:
+    """Keep an ended run's summary in the session (or say why it failed). The registry forgets
+    the job once the session that started it (``own``) has collected it."""
     st.session_state.pop(f"{key}_job", None)
-    forget(job.id)
+    if own:
+        forget(job.id)
     if job.error:
         st.error(f"The run stopped with an error: {inert(job.error)}")
     if job.summary is not None:
@@ -242,6 +244,7 @@ def render_active_run(store: Store, key: str) -> None:
     """The background run of this session, or one still going on this database (started
     before a reload): watched until it ends, then its summary kept."""
     job = get_job(st.session_state.get(f"{key}_job"))
+    own = job is not None and st.session_state.get(f"{key}_job_owner") == job.id
     if job is None:
         job = active_job(store.path)
         if job is None:
@@ -249,7 +252,7 @@ def render_active_run(store: Store, key: str) -> None:
         st.session_state[f"{key}_job"] = job.id
         st.session_state.pop(f"{key}_fingerprint", None)  # not started from this form
     follow_run(job, key)
-    collect_run(job, key)
+    collect_run(job, key, own=own)
 
 
 def summary_line(summary: RunSummary) -> str:
@@ -298,6 +301,7 @@ def run_and_remember(
         return
     job = start_run(store.path, config, task, list(samples), runner_factory=make_runner)
     st.session_state[f"{key}_job"] = job.id
+    st.session_state[f"{key}_job_owner"] = job.id
     st.session_state[f"{key}_fingerprint"] = fingerprint
     for stale in ("summary", "run_id"):  # the previous run's results are not this run's
         st.session_state.pop(f"{key}_{stale}", None)

@@ -101,6 +101,7 @@ def test_the_page_reads_cancelled_at_once_and_offers_resume(db_path, monkeypatch
         # The session that started the run (and whose Cancel was clicked) watches it end.
         at = AppTest.from_function(_watch_panel)
         at.session_state["probe_job"] = job.id
+        at.session_state["probe_job_owner"] = job.id
         at.run(timeout=60)
         assert not at.exception, at.exception
         warnings = [w.value for w in at.warning]
@@ -115,3 +116,25 @@ def test_the_page_reads_cancelled_at_once_and_offers_resume(db_path, monkeypatch
     assert store.run(job.run_id)["status"] == "done"
     assert len(store.cases_for([job.run_id])) == len(SAMPLES)
     assert any(f"Run `{job.run_id}` — {len(SAMPLES)} cases" in m.value for m in at.markdown)
+
+
+def test_a_session_that_only_watched_a_run_leaves_it_to_the_one_that_started_it(db_path) -> None:
+    """Another tab (or a reload) that watched a run to its end must not take it from the
+    session that started it: that session still collects its summary afterwards."""
+    with FakeOpenAIServer(FakeBehaviour(latency_s=0.5)) as server:
+        job = background.start_run(
+            str(db_path), _slow_config(server), BUILTIN_TASKS["sentiment"], SAMPLES[:2],
+            _fast_runner,
+        )  # fmt: skip
+        watcher = AppTest.from_function(_watch_panel).run(timeout=60)
+        assert not watcher.exception, watcher.exception
+        assert job.wait(30)
+    # The watcher found the run going and saw it end.
+    assert any(f"Run `{job.run_id}` — 2 cases" in m.value for m in watcher.markdown)
+    assert background.get_job(job.id) is job
+    owner = AppTest.from_function(_watch_panel)
+    owner.session_state["probe_job"] = job.id
+    owner.session_state["probe_job_owner"] = job.id
+    owner.run(timeout=60)
+    assert any(f"Run `{job.run_id}` — 2 cases" in m.value for m in owner.markdown)
+    assert background.get_job(job.id) is None
