@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from app.ui.entry import mark_entrypoint
+from app.ui.entry import FAVICON, mark_entrypoint
 from app.ui.sidebar import render_sidebar
 
-# No page_icon: a material-icon favicon is fetched from a font CDN, which is offline here.
-st.set_page_config(page_title="Morphscope", layout="wide")
+# A local favicon: otherwise each page's Material icon is fetched from a font CDN.
+st.set_page_config(page_title="Morphscope", page_icon=FAVICON, layout="wide")
 
 pages = [
     st.Page("pages/probe.py", title="Probe", icon=":material/science:", default=True),

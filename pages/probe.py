@@ -2,15 +2,7 @@
 
 import streamlit as st
 
-from app.ui.data import get_store
-from app.ui.demo import render_demo_offer
 from app.ui.entry import require_entrypoint
-from app.ui.probe_view import (
-    render_interrupted_notice,
-    render_latest_results,
-    render_run,
-    render_run_form,
-)
 
 require_entrypoint("pages/probe.py")
 st.title("Probe")
@@ -18,6 +10,18 @@ st.caption(
     "Metamorphic testing: transform each input, ask the model both versions, and flag the "
     "follow-ups whose output breaks the expected relation."
 )
+
+# The panels pull in the model clients and the runner (seconds of imports on a cold server):
+# imported after the title so the first load shows the page's layout at once.
+from app.ui.data import get_store  # noqa: E402
+from app.ui.demo import render_demo_offer  # noqa: E402
+from app.ui.probe_view import (  # noqa: E402
+    render_interrupted_notice,
+    render_latest_results,
+    render_run,
+    render_run_form,
+)
+
 store = get_store()
 if not store.runs():
     render_demo_offer(key="probe")
@@ -25,4 +29,4 @@ if not store.runs():
 choices = render_run_form(store, key="probe")
 render_run(store, choices, key="probe")
 render_interrupted_notice(store, key="probe")
-render_latest_results(store, key="probe")
+render_latest_results(store, key="probe", choices=choices)

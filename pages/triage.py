@@ -24,10 +24,15 @@ if not options["runs"]:
     st.info("No violations recorded yet. Run some relations on the Probe page, then come back.")
     st.stop()
 
-labeler = render_labeler(store)
+# The name and the progress share a row: the case to label stays above the fold.
+top = st.columns([1, 2], vertical_alignment="bottom")
+with top[0]:
+    labeler = render_labeler(store)
+progress_slot = top[1].empty()
 choice = render_filters(store, options, labeler)
 progress = store.label_progress(**choice.filters.as_kwargs())
-render_progress_bar(progress)
+with progress_slot:
+    render_progress_bar(progress)
 render_current_case(store, choice.queue(store), progress, labeler)
 
 st.divider()

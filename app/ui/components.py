@@ -21,7 +21,13 @@ from core.types import Endpoint
 log = logging.getLogger(__name__)
 
 VERDICT_COLOURS = {"PASS": "green", "FAIL": "red", "SKIP": "gray", "ERROR": "orange"}
-VERDICT_ICONS = {"PASS": "✅", "FAIL": "❌", "SKIP": "⏭️", "ERROR": "⚠️"}
+# Material icons come with Streamlit's own font: no emoji font needed, nothing fetched.
+VERDICT_ICONS = {
+    "PASS": ":material/check_circle:",
+    "FAIL": ":material/cancel:",
+    "SKIP": ":material/skip_next:",
+    "ERROR": ":material/error:",
+}
 
 _BOX = (
     "white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85rem;"
@@ -131,6 +137,17 @@ def show_table(df: pd.DataFrame, layout: Sequence[Shown], *, key: str | None = N
     st.dataframe(styler, hide_index=True, column_config=config, width="stretch", key=key)
 
 
+def page_link(page: str, label: str, icon: str, help: str | None = None) -> None:
+    """A real link to another page of the app (it opens in a new tab on a middle click). A
+    panel drawn outside the app's navigation (alone, in a test) says where to find it instead."""
+    from streamlit.errors import StreamlitPageNotFoundError
+
+    try:
+        st.page_link(page, label=label, icon=icon, help=help)
+    except StreamlitPageNotFoundError:
+        st.caption(f"{label}: in the sidebar")
+
+
 def fields_text(fields: Any) -> str:
     """A case's (decoded) input fields as readable text: the value alone for one field,
     ``name: value`` lines for several; "" when there are none (a SKIP or ERROR case may have no
@@ -168,10 +185,20 @@ def endpoint_choices(store) -> dict[str, Endpoint]:
     return choices
 
 
-def endpoint_picker(store, label: str, key: str, help: str | None = None) -> Endpoint:
-    """A selectbox of endpoints; returns the chosen Endpoint (embedded model by default)."""
+def endpoint_picker(
+    store, label: str, key: str, help: str | None = None, *, remember: bool = False
+) -> Endpoint:
+    """A selectbox of endpoints; returns the chosen Endpoint (embedded model by default).
+    ``remember`` keeps the choice across page switches and reloads (by name, in the URL)."""
+    from app.ui import form_memory
+
     choices = endpoint_choices(store)
-    name = st.selectbox(label, list(choices), key=key, help=help)
+    names = list(choices)
+    if remember:
+        form_memory.seed(key, names[0], names, in_url=True)
+    name = st.selectbox(label, names, key=key, help=help)
+    if remember:
+        form_memory.keep(key, in_url=True)
     return choices[name]
 
 

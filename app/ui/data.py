@@ -23,7 +23,7 @@ def get_store() -> Store:
             store = Store(default_db_path())
         except StoreOpenError as exc:
             # A database that cannot be opened is a message on the page, not a traceback.
-            st.error(f"Cannot open the database: {exc}", icon="🛑")
+            st.error(f"Cannot open the database: {exc}", icon=":material/error:")
             st.stop()
         st.session_state["_store"] = store
     return store

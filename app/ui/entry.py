@@ -8,7 +8,14 @@ the entrypoint has not run in this session, they hand over to it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
+
+# The browser tab's icon, served by the app itself. Without one, Streamlit shows the current
+# page's Material icon as the favicon, which the browser fetches from a font CDN: a request
+# that leaves the machine (and fails offline) on every page.
+FAVICON = str(Path(__file__).with_name("assets") / "favicon.png")
 
 _FLAG = "_morphscope_entrypoint"
 _TARGET = "_morphscope_redirect"

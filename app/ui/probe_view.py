@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
+from app.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
 from app.datasets import DATASETS, datasets_for_task, load_dataset
 from app.inputs import (
     InputError,
@@ -32,10 +33,12 @@ from app.run_setup import (
 )
 from app.runner import RunConfig, RunSummary
 from app.tasks import Task, custom_task
+from app.ui import form_memory
 from app.ui.components import (
     endpoint_picker,
     fields_text,
     inert,
+    page_link,
     resolve_embedded,
     side_by_side,
     verdict_badge,
@@ -66,16 +69,20 @@ def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str
     by_id = {r.id: r for r in usable}
     options = sorted(by_id, key=lambda rid: (by_id[rid].family, rid))
     defaults = [r for r in DEFAULT_RELATIONS.get(task.id, ["si.identity"]) if r in by_id]
+    widget_key = f"{key}_{task.id}"
+    form_memory.seed(widget_key, defaults, options, in_url=True)
     chosen = st.multiselect(
         "Relations",
         options,
-        default=defaults,
-        key=f"{key}_{task.id}",
+        key=widget_key,
         format_func=lambda rid: f"{by_id[rid].family} · {by_id[rid].name}  ({rid})",
         help="Grouped by family. si = semantic invariance, rrb = structural perturbations, "
         "ad = AgentDiff, char/word/sentence = LLMorph parity, multi = multi-input.",
     )
+    form_memory.keep(widget_key, in_url=True)
     if chosen:
+        # The picker's chips can be cut off in a narrow column: every choice is listed here.
+        st.caption(f"{len(chosen)} chosen: " + ", ".join(inert(rid) for rid in chosen))
         with st.expander(f"What the {len(chosen)} selected relations do"):
             for rid in chosen:
                 relation = by_id[rid]
@@ -91,16 +98,21 @@ def input_picker(task: Task, key: str) -> tuple[list[Sample], str | None]:
     """Inputs from a demo dataset, pasted text or an upload. Errors are shown, never raised."""
     demo_ids = datasets_for_task(task.id)
     sources = (["Demo dataset"] if demo_ids else []) + ["Paste", "Upload"]
+    form_memory.seed(f"{key}_source", sources[0], sources, in_url=True)
     source = st.radio("Inputs", sources, horizontal=True, key=f"{key}_source")
+    form_memory.keep(f"{key}_source", in_url=True)
     try:
         if source == "Demo dataset":
+            form_memory.seed(f"{key}_dataset", demo_ids[0], demo_ids, in_url=True)
             dataset_id = st.selectbox(
                 "Dataset", demo_ids, key=f"{key}_dataset", format_func=lambda d: DATASETS[d].title
             )
+            form_memory.keep(f"{key}_dataset", in_url=True)
             samples = load_dataset(dataset_id)
-            limit = st.slider(
-                "How many inputs", 1, len(samples), min(6, len(samples)), key=f"{key}_limit"
-            )
+            sizes = range(1, len(samples) + 1)
+            form_memory.seed(f"{key}_limit", min(6, len(samples)), sizes, in_url=True)
+            limit = st.slider("How many inputs", 1, len(samples), key=f"{key}_limit")
+            form_memory.keep(f"{key}_limit", in_url=True)
             return samples[:limit], dataset_id
         if source == "Paste":
             hint = (
@@ -109,7 +121,9 @@ def input_picker(task: Task, key: str) -> tuple[list[Sample], str | None]:
                 else f"One input per line, fields ({', '.join(task.fields)}) separated by a tab "
                 "or ' ||| '"
             )
+            form_memory.seed(f"{key}_paste", "")
             text = st.text_area(f"{hint}, or JSON lines", key=f"{key}_paste", height=150)
+            form_memory.keep(f"{key}_paste")
             if not text.strip():
                 return [], None
             samples = samples_from_pasted(text, list(task.fields))
@@ -178,22 +192,68 @@ def sampling_options(endpoint: Endpoint, task: Task, key: str) -> tuple[Endpoint
     return endpoint, int(repeats), int(seed)
 
 
-def execute_with_progress(runner, config: RunConfig, task: Task, samples) -> RunSummary:
-    """Run with a live progress bar. A click elsewhere interrupts; finished work is kept."""
-    bar = st.progress(0.0, text="Preparing follow-ups…")
+# How often a page looks at a background run; also how soon a click interrupts the watching.
+POLL_EVERY_S = 0.25
 
-    def on_progress(progress) -> None:
-        fraction = progress.done / progress.total if progress.total else 1.0
-        bar.progress(
-            min(1.0, fraction),
-            text=f"{progress.done}/{progress.total} cases · {progress.calls_made} calls · "
-            f"{progress.cache_hits} from cache"
-            + (f" · {progress.load.describe()}" if progress.load else ""),
-        )
 
-    summary = runner.run_sync(config, task, samples, progress=on_progress)
-    bar.progress(1.0, text=f"Done in {summary.elapsed_s:.1f} s")
-    return summary
+def progress_text(progress: ProgressSnapshot) -> str:
+    """The progress bar's caption: cases done, calls made, answers from the cache."""
+    if not progress.total:
+        return "Preparing follow-ups…"
+    return (
+        f"{progress.done}/{progress.total} cases · {progress.calls_made} calls · "
+        f"{progress.cache_hits} from cache"
+        + (f" · {progress.load.describe()}" if progress.load else "")
+    )
+
+
+def follow_run(job: RunJob, key: str) -> None:
+    """Watch a background run until it ends: progress bar and Cancel (both gone once it has).
+    Any click reruns the script, which ends this watching, never the run; the next script run
+    watches again."""
+    if job.cancel_requested:
+        st.warning(f"Run `{job.run_id}` cancelled: no new calls are sent; finished cases are kept.")
+    slot = st.empty()
+    with slot.container():
+        if not job.cancel_requested:
+            st.button(
+                "Cancel run", key=f"{key}_cancel_{job.id}", on_click=job.request_cancel,
+                help="Stop sending now; finished cases are kept, and Resume continues the run",
+            )  # fmt: skip
+        bar = st.progress(job.progress.fraction, text=progress_text(job.progress))
+        while not job.wait(POLL_EVERY_S):
+            # Drawing the bar is also where Streamlit notices a click and reruns the script.
+            bar.progress(job.progress.fraction, text=progress_text(job.progress))
+    slot.empty()
+
+
+def collect_run(job: RunJob, key: str, *, own: bool = True) -> None:
+    """Keep an ended run's summary in the session (or say why it failed). The registry forgets
+    the job once the session that started it (``own``) has collected it."""
+    st.session_state.pop(f"{key}_job", None)
+    if own:
+        forget(job.id)
+    if job.error:
+        st.error(f"The run stopped with an error: {inert(job.error)}")
+    if job.summary is not None:
+        st.session_state[f"{key}_summary"] = job.summary
+    st.session_state[f"{key}_run_id"] = job.run_id
+    data_changed()
+
+
+def render_active_run(store: Store, key: str) -> None:
+    """The background run of this session, or one still going on this database (started
+    before a reload): watched until it ends, then its summary kept."""
+    job = get_job(st.session_state.get(f"{key}_job"))
+    own = job is not None and st.session_state.get(f"{key}_job_owner") == job.id
+    if job is None:
+        job = active_job(store.path)
+        if job is None:
+            return
+        st.session_state[f"{key}_job"] = job.id
+        st.session_state.pop(f"{key}_fingerprint", None)  # not started from this form
+    follow_run(job, key)
+    collect_run(job, key, own=own)
 
 
 def summary_line(summary: RunSummary) -> str:
@@ -227,18 +287,25 @@ def _markdown_literal(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", text)
 
 
-def run_and_remember(store: Store, config: RunConfig, task: Task, samples, key: str) -> None:
-    """Pre-flight, then run with progress; the summary and run id stay in the session."""
+def run_and_remember(
+    store: Store, config: RunConfig, task: Task, samples, key: str, fingerprint: str | None = None
+) -> None:
+    """Pre-flight, then start the run in the background and watch it; its summary and run id
+    stay in the session, with the ``fingerprint`` of the form that asked for it."""
     problem = endpoint_problem(config)
     if problem:
         st.error(f"Not run: {_markdown_literal(problem)}")
         return
-    # Any click re-runs the script, which interrupts the run; finished work is kept.
-    st.button("Cancel run", key=f"{key}_cancel", help="Stop now; run again to resume")
-    summary = execute_with_progress(make_runner(store), config, task, list(samples))
-    st.session_state[f"{key}_summary"] = summary
-    st.session_state[f"{key}_run_id"] = summary.run_id
-    data_changed()
+    running = active_job(store.path)
+    if running is not None:
+        st.warning(f"Run `{running.run_id}` is still going: cancel it or wait for it first.")
+        return
+    job = start_run(store.path, config, task, list(samples), runner_factory=make_runner)
+    st.session_state[f"{key}_job"] = job.id
+    st.session_state[f"{key}_job_owner"] = job.id
+    st.session_state[f"{key}_fingerprint"] = fingerprint
+    for stale in ("summary", "run_id"):  # the previous run's results are not this run's
+        st.session_state.pop(f"{key}_{stale}", None)
 
 
 # Above this share of rejected follow-ups, the rewriter is the problem, not the inputs.
@@ -348,8 +415,12 @@ def render_results(store, run_id: str, key: str) -> None:
         st.caption(f"Showing the first {MAX_SHOWN_CASES}; filter to see others, or use Analysis.")
 
 
-def custom_task_form(store, key: str) -> None:
-    """Define a task: a template with {field} placeholders and an answer type (saved in the DB)."""
+def custom_task_form(store, key: str, task_key: str) -> None:
+    """Define a task: a template with {field} placeholders and an answer type (saved in the DB).
+    A saved task is chosen at once in the Task picker ``task_key``."""
+    flash = st.session_state.pop(f"{key}_flash", None)
+    if flash:
+        st.success(flash)
     with st.expander("Define a custom task"), st.form(f"{key}_form"):
         task_id = st.text_input("Task id", placeholder="toxicity", key=f"{key}_id")
         name = st.text_input("Name", placeholder="Toxicity label", key=f"{key}_name")
@@ -371,7 +442,13 @@ def custom_task_form(store, key: str) -> None:
                 st.error(str(exc))
                 return
             store.save_task(task.id, task.name, task.template, task.answer_type, task.labels)
-            st.success(f"Saved task {task.id} with fields {', '.join(task.fields)}.")
+            # The Task list above was drawn before the save: draw the page again with the new
+            # task in it and chosen, and say so there.
+            st.session_state[f"{task_key}_saved"] = task.id
+            st.session_state[f"{key}_flash"] = (
+                f"Saved task {task.id} with fields {', '.join(task.fields)}."
+            )
+            st.rerun()
 
 
 # ---------------------------------------------------------------- the page's panels
@@ -395,23 +472,45 @@ class ProbeChoices:
     def ready(self) -> bool:
         return bool(self.relation_ids) and bool(self.samples)
 
+    @property
+    def fingerprint(self) -> str:
+        """What makes the form's run: results are shown only while the form still says this."""
+        return repr(
+            (
+                self.endpoint.name, self.endpoint.temperature, self.endpoint.max_tokens,
+                self.task.id, self.relation_ids, self.samples, self.dataset, self.repeats,
+                self.seed, self.transformation_endpoint.name,
+            )
+        )  # fmt: skip
+
+    def planned_cases(self) -> int:
+        """About how many cases a run makes: one per input, relation and repeat."""
+        return len(self.samples) * len(self.relation_ids) * self.repeats
+
+    def max_calls(self) -> int:
+        """At most this many model calls: each input's source once per repeat, and one
+        follow-up per case (answers already stored are not asked again)."""
+        return len(self.samples) * self.repeats + self.planned_cases()
+
 
 def render_run_form(store: Store, key: str) -> ProbeChoices:
     """Endpoint, task, relations on the left; inputs, options, transformation on the right."""
     tasks = all_tasks(store)
     left, right = st.columns([1, 1])
     with left:
-        endpoint = endpoint_picker(store, "Model endpoint", key=f"{key}_endpoint")
+        endpoint = endpoint_picker(store, "Model endpoint", key=f"{key}_endpoint", remember=True)
         task_ids = list(tasks)
+        saved_task = st.session_state.pop(f"{key}_task_saved", None)
+        if saved_task in tasks:  # a custom task just saved: show it chosen at once
+            st.session_state[f"{key}_task"] = saved_task
+        # Sentiment has short answers: the quickest first probe.
+        form_memory.seed(f"{key}_task", "sentiment", task_ids, in_url=True)
         task_id = st.selectbox(
-            "Task",
-            task_ids,
-            index=task_ids.index("sentiment"),  # short answers: the quickest first probe
-            key=f"{key}_task",
-            format_func=lambda t: f"{tasks[t].name} ({t})",
+            "Task", task_ids, key=f"{key}_task", format_func=lambda t: f"{tasks[t].name} ({t})"
         )
+        form_memory.keep(f"{key}_task", in_url=True)
         task = tasks[task_id]
-        custom_task_form(store, key=f"{key}_custom_task")
+        custom_task_form(store, key=f"{key}_custom_task", task_key=f"{key}_task")
         relation_ids = relation_picker(all_relations(store, task.id), task, key=f"{key}_relations")
     with right:
         samples, dataset = input_picker(task, key=f"{key}_inputs")
@@ -419,6 +518,7 @@ def render_run_form(store: Store, key: str) -> ProbeChoices:
         transformation = endpoint_picker(
             store, "Transformation endpoint (LLM-prompted relations)", key=f"{key}_transform",
             help="Rewrites inputs for paraphrase-style relations; the embedded model by default.",
+            remember=True,
         )  # fmt: skip
     return ProbeChoices(
         endpoint=endpoint,
@@ -463,8 +563,21 @@ def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
     """The Run button; a click runs with a live progress bar and keeps the summary."""
     if not choices.ready:
         st.info("Choose at least one relation and some inputs, then press **Run probe**.")
-    if not st.button("Run probe", type="primary", disabled=not choices.ready, key=f"{key}_run"):
-        return
+    else:
+        st.caption(
+            f"{len(choices.relation_ids)} relation(s) × {len(choices.samples)} input(s)"
+            + (f" × {choices.repeats} repeats" if choices.repeats > 1 else "")
+            + f" → about {choices.planned_cases()} cases, at most {choices.max_calls()} model "
+            "calls (answers already stored are not asked again)"
+        )
+    clicked = st.button("Run probe", type="primary", disabled=not choices.ready, key=f"{key}_run")
+    if clicked:
+        start_probe(store, choices, key)
+    render_active_run(store, key)
+
+
+def start_probe(store: Store, choices: ProbeChoices, key: str) -> None:
+    """Check the form's run like the CLI, then start it in the background."""
     try:
         config = probe_run_config(store, choices)
     except RunSetupError as exc:
@@ -472,7 +585,7 @@ def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
         return
     if config is None:
         return
-    run_and_remember(store, config, choices.task, choices.samples, key)
+    run_and_remember(store, config, choices.task, choices.samples, key, choices.fingerprint)
 
 
 def resume_config(store: Store, run: dict, resolve=resolve_embedded):
@@ -502,7 +615,7 @@ def render_interrupted_notice(store: Store, key: str) -> None:
     if latest and latest[0]["status"] in ("interrupted", "cancelled"):
         run = latest[0]
         st.warning(
-            f"Run `{run['id']}` was interrupted after {run['n_cases']} of {run['n_planned']} "
+            f"Run `{run['id']}` was {run['status']} after {run['n_cases']} of {run['n_planned']} "
             "cases. **Resume** it; finished calls are not repeated."
         )
         st.session_state.setdefault(f"{key}_run_id", run["id"])
@@ -515,6 +628,7 @@ def render_interrupted_notice(store: Store, key: str) -> None:
             if rebuilt is not None:
                 config, task, samples = rebuilt
                 run_and_remember(store, config, task, samples, key)
+                render_active_run(store, key)
 
 
 def render_delete_run(store: Store, run_id: str, key: str) -> None:
@@ -543,8 +657,16 @@ def render_delete_run(store: Store, run_id: str, key: str) -> None:
         st.rerun()
 
 
-def render_latest_results(store: Store, key: str) -> None:
-    """The summary line of this session's last run and its cases side by side."""
+def render_latest_results(store: Store, key: str, choices: ProbeChoices | None = None) -> None:
+    """The summary line of this session's last run and its cases side by side; with the form's
+    ``choices``, only while the form still describes that run (a resumed run always shows)."""
+    asked_by = st.session_state.get(f"{key}_fingerprint")
+    if choices is not None and asked_by is not None and asked_by != choices.fingerprint:
+        st.caption(
+            "The form has changed since the last run: press **Run probe** for the results of "
+            "this configuration (answers already stored are reused)."
+        )
+        return
     summary = st.session_state.get(f"{key}_summary")
     if summary is not None:
         notice = error_notice(summary)
@@ -553,6 +675,10 @@ def render_latest_results(store: Store, key: str) -> None:
         st.markdown(summary_line(summary))
     run_id = st.session_state.get(f"{key}_run_id")
     if run_id and store.run(run_id) is not None:
+        page_link(
+            "pages/analysis.py", "Open Analysis", ":material/analytics:",
+            help="Rates, intervals and heatmaps of this run with the others",
+        )  # fmt: skip
         st.subheader("Source and follow-up, side by side")
         render_results(store, run_id, key=f"{key}_results")
         render_delete_run(store, run_id, key=f"{key}_manage")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core.types import Endpoint
 from storage import Store
-from tests.pages.conftest import open_page
+from tests.pages.conftest import APP, open_page
 
 
 def test_probe_page_renders_with_embedded_model_preselected(app_db):
@@ -108,3 +109,107 @@ def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server
     at = open_page("pages/probe.py")
     assert not at.exception
     assert any("was interrupted" in w.value for w in at.warning)
+
+
+def test_the_form_keeps_its_choices_across_page_switches_and_reloads(app_db):
+    """Streamlit forgets a widget's value on a page that is not shown, and a reload starts a
+    new session: before, coming back to Probe (or reloading) reset the form to its defaults."""
+    at = open_page("pages/probe.py")
+    at.selectbox(key="probe_task").select("qa").run()
+    at.multiselect(key="probe_relations_qa").set_value(["si.identity"]).run()
+    at.radio(key="probe_inputs_source").set_value("Paste").run()
+    at.text_area(key="probe_inputs_paste").input("Where is Paris? ||| Paris is in France.").run()
+    at.switch_page("pages/relations.py").run()
+    at.switch_page("pages/probe.py").run()
+    assert not at.exception
+    assert at.selectbox(key="probe_task").value == "qa"
+    assert at.multiselect(key="probe_relations_qa").value == ["si.identity"]
+    assert at.radio(key="probe_inputs_source").value == "Paste"
+    assert at.text_area(key="probe_inputs_paste").value.startswith("Where is Paris?")
+    # The simple choices are in the URL, so a reload (a new session) starts from them.
+    assert at.query_params["probe_task"] == "qa"
+    reloaded = AppTest.from_file(APP, default_timeout=120)
+    reloaded.query_params["probe_task"] = "qa"
+    reloaded.query_params["probe_inputs_source"] = "Paste"
+    reloaded.query_params["probe_relations_qa"] = "si.identity,char.delete"
+    reloaded.run()
+    reloaded.switch_page("pages/probe.py").run()
+    assert reloaded.selectbox(key="probe_task").value == "qa"
+    assert reloaded.multiselect(key="probe_relations_qa").value == ["si.identity", "char.delete"]
+    assert reloaded.radio(key="probe_inputs_source").value == "Paste"
+    # A hand-edited URL naming no such task falls back to the default.
+    odd = AppTest.from_file(APP, default_timeout=120)
+    odd.query_params["probe_task"] = "nope"
+    odd.run()
+    odd.switch_page("pages/probe.py").run()
+    assert not odd.exception
+    assert odd.selectbox(key="probe_task").value == "sentiment"
+
+
+def test_cases_and_calls_are_shown_before_run_and_results_follow_the_form(app_db, fake_server):
+    """The results shown belong to the form's current configuration: before, changing the
+    relations after a run kept showing the previous run's results as if they were this one's."""
+    store = Store(app_db)
+    store.save_endpoint(Endpoint(name="fake", base_url=fake_server.base_url, model="fake-model"))
+    store.close()
+    at = open_page("pages/probe.py")
+    at.selectbox(key="probe_endpoint").select("fake").run()
+    at.multiselect(key="probe_relations_sentiment").set_value(["si.identity", "char.leet"]).run()
+    at.radio(key="probe_inputs_source").set_value("Paste").run()
+    at.text_area(key="probe_inputs_paste").input("I love this.\nThe service was bad.\n").run()
+    captions = " ".join(c.value for c in at.caption)
+    # 2 relations × 2 inputs = 4 cases; 2 source calls + 4 follow-ups = at most 6 calls.
+    assert "2 relation(s) × 2 input(s) → about 4 cases, at most 6 model calls" in captions
+    assert "2 chosen: si.identity, char.leet" in captions
+    at.button(key="probe_run").click().run()
+    assert not at.exception, at.exception
+    assert any("— 4 cases" in m.value for m in at.markdown)
+    # "Open Analysis" is a real link (before: words in a message).
+    assert [link.proto.label for link in at.get("page_link")] == ["Open Analysis"]
+    at.multiselect(key="probe_relations_sentiment").set_value(["si.identity"]).run()
+    assert not any("— 4 cases" in m.value for m in at.markdown)
+    assert any("The form has changed since the last run" in c.value for c in at.caption)
+    at.multiselect(key="probe_relations_sentiment").set_value(["si.identity", "char.leet"]).run()
+    assert any("— 4 cases" in m.value for m in at.markdown)
+
+
+def test_a_saved_custom_task_is_chosen_in_the_task_list_at_once(app_db):
+    """Before, the Task list above the form was drawn before the save and lacked the new task
+    until the next click."""
+    at = open_page("pages/probe.py")
+    at.text_input[0].input("toxicity")
+    at.text_input[1].input("Toxicity label")
+    at.text_area[0].input("Is this toxic? Answer toxic or fine.\n\nComment: {text}")
+    next(t for t in at.text_input if t.label.startswith("Labels")).input("toxic, fine")
+    next(b for b in at.button if b.label == "Save task").click().run()
+    assert not at.exception
+    assert at.selectbox(key="probe_task").value == "toxicity"
+    assert any(s.value.startswith("Saved task toxicity") for s in at.success)
+
+
+def test_verdict_badges_need_no_emoji_font():
+    from app.ui.components import verdict_badge
+
+    for verdict in ("PASS", "FAIL", "SKIP", "ERROR"):
+        badge = verdict_badge(verdict)
+        assert badge.isascii() and ":material/" in badge, badge
+
+
+def test_the_probe_title_is_drawn_before_the_heavy_panels_are_imported():
+    """A cold first load showed a blank skeleton while the runner and the model clients were
+    imported (seconds): the page now draws its title first, then imports its panels."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(APP).with_name("pages").joinpath("probe.py").read_text())
+    title_line = next(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "title"
+    )
+    panels_line = next(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "app.ui.probe_view"
+    )
+    assert title_line < panels_line

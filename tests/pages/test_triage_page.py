@@ -82,7 +82,9 @@ def test_labeling_flow_undo_next_and_filters(app_db) -> None:
     assert current(at) == "a3"
     assert store.current_label("a3") is None
     assert [row["label"] for row in store.label_history("a3")] == ["unsure", "retracted"]
-    assert at.success[0].value == "Undid 'unsure' on a3."
+    # Flash messages are toasts: they float over the page instead of pushing the case down.
+    assert at.toast[0].value == "Undid 'unsure' on a3."
+    assert not at.success
 
     # Next / previous walk the queue without labeling.
     at.button(key="triage_next").click().run()
@@ -143,11 +145,25 @@ def test_threshold_suggestion_apply_button(app_db) -> None:
     assert "4 stored verdict(s) would change" in line  # a3, a6 and run-b's b1, b2 (cosine 0.5)
     at.button(key="triage_apply_0").click().run()
     assert not at.exception, at.exception
-    assert (
-        "Threshold 0.475 applied to si.paraphrase: 4 of 7 verdicts changed" in at.success[0].value
-    )
+    assert "Threshold 0.475 applied to si.paraphrase: 4 of 7 verdicts changed" in at.toast[0].value
     store = Store(app_db)
     assert store.case("a3").verdict == "PASS"
     assert store.case("a3").original_verdict == "FAIL"
     assert store.threshold_overrides() == {"si.paraphrase": 0.475}
     store.close()
+
+
+def test_the_case_comes_first_and_needs_no_emoji_font(app_db) -> None:
+    """At 1280×800 the label buttons and the case must be above the fold: the filters start
+    folded (before, their two rows of pickers came first), and the label buttons carry Material
+    icons rather than emoji, which a machine without an emoji font draws as boxes."""
+    seed(app_db)
+    at = open_page(PAGE)
+    assert not at.exception, at.exception
+    filters = next(e for e in at.expander if e.label == "Filters")
+    assert filters.proto.expanded is False
+    labels = [b for b in at.button if b.key.startswith("triage_label_")]
+    assert len(labels) == 4
+    for button in labels:
+        assert button.label.isascii(), button.label
+        assert button.proto.icon.startswith(":material/")

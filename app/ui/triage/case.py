@@ -16,13 +16,16 @@ from app.ui.triage.state import CASE_ID, NOTE, go_to, label_case, undo_label
 from core.types import Case
 from storage import Store
 
-LABEL_BUTTONS: tuple[tuple[str, str, str, str], ...] = (
-    # (label, button text, shortcut, help)
-    ("confirmed", "✅ Confirmed", "1", "A real violation"),
-    ("fp_invalid_followup", "🧨 Invalid follow-up", "2", "The transformation broke the meaning"),
-    ("fp_oracle", "⚖️ Checker wrong", "3", "Outputs are equivalent; the oracle was wrong"),
-    ("unsure", "❔ Unsure", "4", "Cannot tell"),
-)
+# Material icons come with Streamlit's own font: they need no emoji font on the machine.
+LABEL_BUTTONS: tuple[tuple[str, str, str, str, str], ...] = (
+    # (label, button text, icon, shortcut, help)
+    ("confirmed", "Confirmed", ":material/check_circle:", "1", "A real violation"),
+    ("fp_invalid_followup", "Invalid follow-up", ":material/broken_image:", "2",
+     "The transformation broke the meaning"),
+    ("fp_oracle", "Checker wrong", ":material/balance:", "3",
+     "Outputs are equivalent; the oracle was wrong"),
+    ("unsure", "Unsure", ":material/help:", "4", "Cannot tell"),
+)  # fmt: skip
 
 
 def _code(text: Any) -> str:
@@ -100,9 +103,12 @@ def _queue_position(queue: list[str]) -> tuple[str, str | None, str | None]:
 def render_label_buttons(current_id: str, next_id: str | None, labeler: str) -> None:
     """One button per label (keys 1–4) and the note; disabled until the labeler has a name."""
     buttons = st.columns(len(LABEL_BUTTONS))
-    for column, (label, text, shortcut, help_text) in zip(buttons, LABEL_BUTTONS, strict=True):
+    for column, (label, text, icon, shortcut, help_text) in zip(
+        buttons, LABEL_BUTTONS, strict=True
+    ):
         column.button(
             text,
+            icon=icon,
             key=f"triage_label_{label}",
             shortcut=shortcut,
             help=help_text,
@@ -156,7 +162,9 @@ def render_current_case(
     """The case to label now with its buttons, or why there is none."""
     if not queue:
         if progress["total"] and progress["labeled"] == progress["total"]:
-            st.success("🎉 Every FAIL matching these filters is labeled.")
+            st.success(
+                "Every FAIL matching these filters is labeled.", icon=":material/celebration:"
+            )
         else:
             st.info("Nothing to triage with these filters. Widen them or untick 'Unlabeled only'.")
         return

@@ -67,7 +67,8 @@ def _run_title(run: dict[str, Any]) -> str:
 def render_filters(store: Store, options: dict[str, list[Any]], labeler: str) -> QueueChoice:
     """Runs, models, tasks, relations and label status, in an expander."""
     runs_by_id = {run["id"]: run for run in options["runs"]}
-    with st.expander("Filters", expanded=True):
+    # Folded by default so the case and its label buttons stay above the fold at 1280×800.
+    with st.expander("Filters", expanded=False, icon=":material/filter_list:"):
         columns = st.columns(4)
         run_ids = columns[0].multiselect(
             "Runs",

@@ -1,7 +1,8 @@
 """The Triage page's session state and the callbacks of its buttons (they run before the rerun).
 
 Every key starts with ``triage_``. A callback cannot show anything itself: it leaves a one-shot
-message (a "flash") that the next run of the page shows at the top.
+message (a "flash") that the next run of the page shows as a toast, which floats over the page
+instead of pushing the case down.
 """
 
 from __future__ import annotations
@@ -23,11 +24,21 @@ def flash(kind: str, message: str) -> None:
     st.session_state[FLASH] = (kind, message)
 
 
+FLASH_ICONS = {
+    "success": ":material/check_circle:",
+    "info": ":material/info:",
+    "error": ":material/error:",
+}
+
+
 def show_flash() -> None:
-    """Show (once) the message a callback or an import left."""
+    """Show (once) the message a callback or an import left, as a toast: it does not move the
+    case and its label buttons (keyboard labeling keeps its place). Errors stay longer."""
     message = st.session_state.pop(FLASH, None)
     if message:
-        getattr(st, message[0])(message[1])
+        kind, text = message
+        duration = "long" if kind == "error" else "short"
+        st.toast(text, icon=FLASH_ICONS.get(kind, FLASH_ICONS["info"]), duration=duration)
 
 
 def label_case(case_id: str, label: str, next_id: str | None) -> None:
