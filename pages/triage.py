@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app.ui.components import error_boundary
 from app.ui.data import get_store
 from app.ui.entry import require_entrypoint
 from app.ui.triage.case import render_current_case
@@ -33,9 +34,13 @@ choice = render_filters(store, options, labeler)
 progress = store.label_progress(**choice.filters.as_kwargs())
 with progress_slot:
     render_progress_bar(progress)
-render_current_case(store, choice.queue(store), progress, labeler)
+with error_boundary("The case"):
+    render_current_case(store, choice.queue(store), progress, labeler)
 
 st.divider()
-render_progress_table(progress)
-render_feedback(store, choice.filters)
-render_team(store, choice.filters)
+with error_boundary("The progress table"):
+    render_progress_table(progress)
+with error_boundary("The false-positive rates"):
+    render_feedback(store, choice.filters)
+with error_boundary("Team labels"):
+    render_team(store, choice.filters)
