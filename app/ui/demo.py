@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.demo import DEMO_JOBS, DEMO_PARTS, DemoState, DemoStatus
+from app.ui.components import page_link
 from app.ui.data import data_changed, get_store
 
 _POLL_S = 2
@@ -48,7 +49,8 @@ def _progress(status: DemoStatus, key: str) -> None:
 
 def _outcome(status: DemoStatus) -> None:
     if status.state is DemoState.FINISHED:
-        st.success(f"{status.message} Open Analysis.")
+        st.success(status.message)
+        page_link("pages/analysis.py", "Open Analysis", ":material/analytics:")
     elif status.state is DemoState.STOPPED:
         st.info(status.message)
     elif status.state is DemoState.FAILED:

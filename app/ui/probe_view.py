@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
+from app.columns import Unit, format_shown
 from app.datasets import DATASETS, datasets_for_task, load_dataset
 from app.inputs import (
     InputError,
@@ -35,11 +36,13 @@ from app.runner import RunConfig, RunSummary
 from app.tasks import Task, custom_task
 from app.ui import form_memory
 from app.ui.components import (
+    VERDICT_CELL_STYLES,
     endpoint_picker,
     fields_text,
     inert,
     page_link,
     resolve_embedded,
+    shorten,
     side_by_side,
     verdict_badge,
 )
@@ -369,24 +372,30 @@ def render_results(store, run_id: str, key: str) -> None:
         frame = frame[frame["verdict"].isin(verdicts)]
     if relations:
         frame = frame[frame["relation_id"].isin(relations)]
+    # Text cells are shortened ("—" when missing; the expanders below show them whole), the value
+    # written as the Analysis tables write a decimal, and the verdict coloured.
     table = pd.DataFrame(
         {
-            "verdict": frame["verdict"],
+            "verdict": frame["verdict"].map(str),
             "relation": frame["relation_id"],
             "field": frame["target"],
-            "source input": frame["source_input"].map(fields_text),
-            "follow-up input": frame["followup_input"].map(fields_text),
-            "source answer": frame["source_answer"],
-            "follow-up answer": frame["followup_answer"],
-            "value": frame["value"],
-            "reason": frame["reason"],
+            "source input": frame["source_input"].map(fields_text).map(shorten),
+            "follow-up input": frame["followup_input"].map(fields_text).map(shorten),
+            "source answer": frame["source_answer"].map(shorten),
+            "follow-up answer": frame["followup_answer"].map(shorten),
+            "value": frame["value"].map(lambda v: format_shown(v, Unit.DECIMAL)),
+            "reason": frame["reason"].map(shorten),
         }
     )
+    styled = table.style.map(lambda v: VERDICT_CELL_STYLES.get(v, ""), subset=["verdict"])
     st.dataframe(
-        table,
+        styled,
         hide_index=True,
         column_config={
-            "value": st.column_config.NumberColumn(format="%.3f"),
+            "value": st.column_config.TextColumn(
+                help="The oracle's measured value (cosine, |Δ|, 1/0 for labels); — when the case "
+                "was not judged (SKIP, ERROR)"
+            ),
             "source input": st.column_config.TextColumn(width="medium"),
             "follow-up input": st.column_config.TextColumn(width="medium"),
         },

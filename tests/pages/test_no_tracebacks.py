@@ -165,3 +165,14 @@ def test_a_failing_tab_shows_one_line_and_the_page_goes_on(page, monkeypatch) ->
     assert "Statistics tab could not be shown" in message and "more detail" not in message
     assert page.metric  # the headline above the tabs still rendered
     assert_clean(open_tab(page, "Heatmaps"), "Heatmaps after a broken tab")
+
+
+@pytest.mark.parametrize(
+    "other_page",
+    ["pages/probe.py", "pages/relations.py", "pages/endpoints.py", "pages/triage.py"],
+)
+def test_every_other_page_renders_on_the_same_database(app_db, other_page) -> None:
+    """The issue's must-show, beyond Analysis: runs of three tasks by two endpoints, and every
+    page opens with no exception and no error box."""
+    seed_three_tasks_two_endpoints(app_db)
+    assert_clean(open_page(other_page), other_page)

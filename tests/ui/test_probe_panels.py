@@ -135,3 +135,29 @@ def test_results_without_gate_rejections_show_no_gate_summary(db_path) -> None:
     assert not at.exception, at.exception
     assert len(at.dataframe) == 1  # only the cases table
     assert not [w for w in at.warning if "validity gate" in w.value]
+
+
+def _results_panel(db, run_id):
+    from app.ui.probe_view import render_results
+    from storage import Store
+
+    render_results(Store(db), run_id, key="probe")
+
+
+def test_results_table_writes_values_and_missing_cells_readably(db_path) -> None:
+    """Issue 12 item 8: one format per value, "—" for what is missing, never "None"."""
+    store = Store(db_path)
+    save_runs(
+        store,
+        [
+            make_case("a1", value=0.123456, reason="cosine 0.123 < θ 0.800"),
+            make_case("a2", index=2, verdict="SKIP", value=None, reason="invalid_followup: x"),
+        ],
+    )
+    store.close()
+    at = AppTest.from_function(_results_panel, args=(str(db_path), "run-a")).run()
+    assert not at.exception, at.exception
+    (frame,) = [d.value for d in at.dataframe if "verdict" in d.value.columns]
+    by_verdict = dict(zip(frame["verdict"], frame["value"], strict=True))
+    assert by_verdict == {"FAIL": "0.123", "SKIP": "—"}
+    assert "None" not in frame.astype(str).to_numpy().ravel().tolist()
