@@ -44,7 +44,9 @@ class MiniLMEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def load(self):
+        """The model, loaded on first use (seconds of CPU; other threads wait for the one
+        loading)."""
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -58,7 +60,7 @@ class MiniLMEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        model = self._load()
+        model = self.load()
         vectors = model.encode(
             texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False
         )
@@ -86,6 +88,21 @@ class EmbeddingCache:
         self.store = store
         self._memory: dict[str, np.ndarray] = {}
         self.computed = 0  # texts actually sent to the model (for tests and benchmarks)
+
+    def warm_up(self) -> None:
+        """Start loading the model in a background thread, so that the first batch finds it
+        ready and nothing waits for it meanwhile. A no-op for embedders without a ``load``."""
+        load = getattr(self.embedder, "load", None)
+        if load is None:
+            return
+
+        def load_quietly() -> None:
+            try:
+                load()
+            except Exception:  # the first embedding tries again and reports the failure
+                log.warning("could not load the embedding model in the background", exc_info=True)
+
+        threading.Thread(target=load_quietly, name="morphscope-embedder-load", daemon=True).start()
 
     def prefetch(self, texts: list[str]) -> None:
         """Make sure every text has a vector; one model batch for all the missing ones."""
