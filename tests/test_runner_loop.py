@@ -9,6 +9,7 @@ while a batch is being evaluated.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 
 from app.clients.mock import MockClient
@@ -142,10 +143,8 @@ def test_a_run_torn_down_from_outside_keeps_what_finished(store, embeddings):
         while len(answered) < 6:
             await asyncio.sleep(0.01)
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
 
     asyncio.run(cancel_midway())
     run_id = CONFIG.run_id(samples)
