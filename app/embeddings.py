@@ -86,6 +86,7 @@ class MiniLMProcessEmbedder:
     """
 
     name = MINILM_NAME
+    command = (sys.executable, "-c", "from app.embeddings import serve; serve()")
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
@@ -101,7 +102,7 @@ class MiniLMProcessEmbedder:
             root = str(Path(__file__).resolve().parents[1])
             pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
             self._process = subprocess.Popen(
-                [sys.executable, "-c", "from app.embeddings import serve; serve()"],
+                self.command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": pythonpath},
@@ -119,6 +120,8 @@ class MiniLMProcessEmbedder:
                 reply = pickle.load(process.stdout)
             except (OSError, EOFError, pickle.UnpicklingError) as exc:
                 process.kill()
+                process.wait()
+                self._process = None  # the next batch starts a fresh one
                 raise EmbedderProcessError(f"the embedding process died ({exc})") from None
         if isinstance(reply, str):
             raise EmbedderProcessError(f"the embedding model failed: {reply}")

@@ -156,3 +156,49 @@ def test_a_run_torn_down_from_outside_keeps_what_finished(store, embeddings):
     resumed = _runner(store, embeddings, again).run_sync(CONFIG, SENTIMENT, samples)
     assert resumed.status == "done" and resumed.cases == 12
     assert resumed.calls_made == 24 - cached
+
+
+# A stand-in for the embedding process speaking the same pipe protocol: pickled lists of texts
+# in, one pickled reply (vectors, or a failure message) out. "die" makes it exit mid-request.
+FAKE_EMBEDDING_PROCESS = """
+import pickle, sys
+import numpy as np
+while True:
+    try:
+        texts = pickle.load(sys.stdin.buffer)
+    except EOFError:
+        break
+    if "die" in texts:
+        sys.exit(3)
+    reply = "ValueError: no model" if "fail" in texts else np.ones((len(texts), 4), np.float32)
+    pickle.dump(reply, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+"""
+
+
+def test_the_embedding_process_answers_over_its_pipe_and_reports_failures_as_errors(
+    monkeypatch,
+):
+    """Issue 11, item 1: MiniLM runs in a helper process so that loading and encoding never hold
+    the app's GIL. Its vectors come back over the pipe; a failure in it, or its death, is an
+    ``EmbedderProcessError`` with the reason (the runner turns that into the run's error, as a
+    model that failed to load in-process did), and the next batch starts a fresh process."""
+    import sys
+
+    import pytest
+
+    from app.embeddings import EmbedderProcessError, MiniLMProcessEmbedder
+
+    monkeypatch.setattr(
+        MiniLMProcessEmbedder, "command", (sys.executable, "-c", FAKE_EMBEDDING_PROCESS)
+    )
+    embedder = MiniLMProcessEmbedder()
+    embedder.load()
+    assert embedder.embed(["a", "b"]).shape == (2, 4)
+    assert embedder.embed([]).shape == (0, 384)
+    with pytest.raises(EmbedderProcessError, match="no model"):
+        embedder.embed(["fail"])
+    with pytest.raises(EmbedderProcessError, match="died"):
+        embedder.embed(["die"])
+    assert embedder.embed(["c"]).shape == (1, 4)
+    embedder.close()
