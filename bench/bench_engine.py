@@ -13,9 +13,10 @@ call), at the same concurrency (24):
 The 1,000 calls are 500 inputs × (source + its ``char.leet`` follow-up), all distinct. Figures
 are calls/s and ratios to the bare client measured in the same run, so a loaded machine moves
 them together. ``--code DIR`` runs the engine and the command from another checkout of the code
-(e.g. ``git archive`` of an older commit) to compare before and after.
+(e.g. ``git archive`` of an older commit); given twice, both are measured in the same run,
+interleaved, against the same bare-client figures.
 
-    .venv/bin/python bench/bench_engine.py [--json] [--code DIR] [--repeat N]
+    .venv/bin/python bench/bench_engine.py [--json] [--code DIR [--code DIR2]] [--repeat N]
 """
 
 from __future__ import annotations
@@ -171,41 +172,62 @@ def command(code: Path, base_url: str, tmp: Path, tag: str) -> float:
     return calls / elapsed
 
 
-def measure(code: Path, repeat: int) -> dict:
+def measure(codes: list[Path], repeat: int) -> dict:
+    """Rounds of: the bare client, then the engine and the command of each checkout in turn
+    (interleaved, so a change in the machine's load hits all of them alike); medians."""
     sys.path.insert(0, str(ROOT))
     from core.types import Endpoint
 
     prompts = _prompts()
     params = Endpoint(name="b", base_url="http://x/v1", model="m").sampling_params()
-    figures: dict[str, list[float]] = {"bare": [], "engine": [], "command": [], "sequential": []}
+    bare: list[float] = []
+    runs = {str(code): {"engine": [], "command": []} for code in codes}
     with ServerProcess() as server, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for round_ in range(repeat):
-            figures["bare"].append(bare_client(server.base_url, prompts, params))
-            figures["engine"].append(engine(code, server.base_url, tmp, f"{round_}"))
-            figures["command"].append(command(code, server.base_url, tmp, f"{round_}"))
-        figures["sequential"].append(sequential(server.base_url, prompts, params))
-    calls_s = {name: statistics.median(values) for name, values in figures.items()}
-    bare = calls_s["bare"]
-    return {
+            bare.append(bare_client(server.base_url, prompts, params))
+            for index, code in enumerate(codes):
+                tag = f"{round_}-{index}"
+                runs[str(code)]["engine"].append(engine(code, server.base_url, tmp, tag))
+                runs[str(code)]["command"].append(command(code, server.base_url, tmp, tag))
+        sequential_calls_s = sequential(server.base_url, prompts, params)
+    bare_calls_s = statistics.median(bare)
+    result = {
         "calls": N_INPUTS * 2,
         "concurrency": CONCURRENCY,
         "latency_ms": LATENCY_S * 1000,
         "repeat": repeat,
-        "calls_per_s": {k: round(v, 1) for k, v in calls_s.items()},
-        "calls_per_s_each": {k: [round(x, 1) for x in v] for k, v in figures.items()},
-        "engine_vs_bare": round(calls_s["engine"] / bare, 3),
-        "command_vs_bare": round(calls_s["command"] / bare, 3),
-        "engine_vs_sequential": round(calls_s["engine"] / calls_s["sequential"], 1),
+        "bare_calls_per_s": round(bare_calls_s, 1),
+        "bare_calls_per_s_each": [round(x, 1) for x in bare],
+        "sequential_calls_per_s": round(sequential_calls_s, 1),
+        "code": {},
         "targets": TARGETS,
         "load_avg": os.getloadavg(),
     }
+    for code, figures in runs.items():
+        engine_calls_s = statistics.median(figures["engine"])
+        command_calls_s = statistics.median(figures["command"])
+        result["code"][code] = {
+            "engine_calls_per_s": round(engine_calls_s, 1),
+            "command_calls_per_s": round(command_calls_s, 1),
+            "engine_calls_per_s_each": [round(x, 1) for x in figures["engine"]],
+            "command_calls_per_s_each": [round(x, 1) for x in figures["command"]],
+            "engine_vs_bare": round(engine_calls_s / bare_calls_s, 3),
+            "command_vs_bare": round(command_calls_s / bare_calls_s, 3),
+            "engine_vs_sequential": round(engine_calls_s / sequential_calls_s, 1),
+        }
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--code", type=Path, default=ROOT, help="checkout to run the engine from")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        action="append",
+        help="a checkout to run the engine and the command from (repeat to compare; default: this one)",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="rounds; medians are reported")
     parser.add_argument("--engine-child", nargs=2, metavar=("BASE_URL", "DB"), help="internal")
     args = parser.parse_args()
@@ -213,29 +235,30 @@ def main() -> None:
         sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
         engine_child(*args.engine_child)
         return
-    result = measure(args.code.resolve(), args.repeat)
+    codes = [code.resolve() for code in args.code or [ROOT]]
+    result = measure(codes, args.repeat)
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    calls_s = result["calls_per_s"]
     print(
         f"{result['calls']} distinct calls, concurrency {CONCURRENCY}, "
-        f"server latency {LATENCY_S * 1000:.0f} ms, code {args.code}"
+        f"server latency {LATENCY_S * 1000:.0f} ms, {args.repeat} round(s), medians"
     )
-    print(f"bare AsyncOpenAI + semaphore : {calls_s['bare']:6.1f} calls/s   1.00×")
-    print(
-        f"engine (Runner, MiniLM)      : {calls_s['engine']:6.1f} calls/s   "
-        f"{result['engine_vs_bare']:.2f}×  (target ≥ {TARGETS['engine']}×)"
-    )
-    print(
-        f"whole `python -m app run`    : {calls_s['command']:6.1f} calls/s   "
-        f"{result['command_vs_bare']:.2f}×  (target ≥ {TARGETS['command']}×)"
-    )
-    print(
-        f"sequential loop              : {calls_s['sequential']:6.1f} calls/s   engine is "
-        f"{result['engine_vs_sequential']:.1f}× faster (target ≥ {TARGETS['vs_sequential']:g}×)"
-    )
-    print(f"load average during the run  : {result['load_avg']}")
+    print(f"bare AsyncOpenAI + semaphore : {result['bare_calls_per_s']:6.1f} calls/s   1.00×")
+    print(f"sequential loop              : {result['sequential_calls_per_s']:6.1f} calls/s")
+    for code, figures in result["code"].items():
+        print(f"code {code}")
+        print(
+            f"  engine (Runner, MiniLM)    : {figures['engine_calls_per_s']:6.1f} calls/s   "
+            f"{figures['engine_vs_bare']:.2f}×  (target ≥ {TARGETS['engine']}×); "
+            f"{figures['engine_vs_sequential']:.1f}× the sequential loop "
+            f"(target ≥ {TARGETS['vs_sequential']:g}×)"
+        )
+        print(
+            f"  whole `python -m app run`  : {figures['command_calls_per_s']:6.1f} calls/s   "
+            f"{figures['command_vs_bare']:.2f}×  (target ≥ {TARGETS['command']}×)"
+        )
+    print(f"load average after the run   : {result['load_avg']}")
 
 
 if __name__ == "__main__":
