@@ -7,6 +7,7 @@ cosine of two texts, the cache computes the SI paper's step-level score (eq. 4).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import logging
 import os
@@ -137,6 +138,10 @@ class MiniLMProcessEmbedder:
 def serve() -> None:
     """The embedding process: texts in (pickled lists on stdin), vectors out (on stdout), until
     the app closes the pipe. A failure comes back as its message, not as a dead pipe."""
+    # A run's calls come first: on a small machine the model loads and encodes with the CPU
+    # the event loop and the endpoint leave over (the run waits for it only at its last batch).
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints of the libraries must not corrupt the replies
     requests = os.fdopen(0, "rb")
