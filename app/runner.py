@@ -316,8 +316,10 @@ class Runner:
         if self._embeddings_needed(run_id):
             # Loading the model takes seconds of CPU: it happens beside the first calls.
             self.embeddings.warm_up()
-        # Evaluation, embedding and every store write of the run happen on this one thread, in
-        # batches, so the event loop only sends calls.
+        # The event loop only sends calls. Evaluation (parsing, oracles, embedding) runs on one
+        # thread, and every store write of the run on another, in batches: answers are cached
+        # every second even while a batch waits for the embedding model.
+        self._evaluator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="morphscope-eval")
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="morphscope-writer")
         client = self.client_factory(config.endpoint, self.retry)
         calls = CallCache(self.store, client, config.endpoint, state, write_through=False)
@@ -362,6 +364,7 @@ class Runner:
         finally:
             # Rewrites answered before a failure are kept too.
             save_answers(self.store, transform_calls.take_answers())
+            self._evaluator.shutdown(wait=True)
             self._writer.shutdown(wait=True)
             await client.close()
             if transform_client is not client:
@@ -473,8 +476,8 @@ class Runner:
                         if item.source_fields:
                             case.source_fields = dict(item.source_fields)
                     planned.append(case)
-        # The gate embeds inputs: on the writer thread, with the rest of the run's embedding.
-        await asyncio.wrap_future(self._writer.submit(self._gate, planned))
+        # The gate embeds inputs: on the evaluation thread, with the rest of the run's embedding.
+        await asyncio.wrap_future(self._evaluator.submit(self._gate, planned))
         return planned
 
     def _gate(self, planned: list[_PlannedCase]) -> None:
@@ -549,9 +552,15 @@ class Runner:
                 self._count(saving.result(), state, progress)
                 saving = None
 
+        def save_answers_now() -> None:
+            answers = calls.take_answers()
+            if answers:
+                self._writer.submit(save_answers, self.store, answers)
+
         def save_batch() -> Future:
+            save_answers_now()
             batch, finished[:] = list(finished), []
-            return self._writer.submit(self._save, batch, calls.take_answers(), task)
+            return self._evaluator.submit(self._save, batch, task)
 
         try:
             while pending:
@@ -573,6 +582,9 @@ class Runner:
                 if saving is None and finished and (len(finished) >= FLUSH_EVERY or overdue):
                     saving = save_batch()
                     last_flush = time.monotonic()
+                elif overdue:  # a batch is still being evaluated: its answers are kept already
+                    save_answers_now()
+                    last_flush = time.monotonic()
                 done, pending = await asyncio.wait(
                     pending, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -587,6 +599,7 @@ class Runner:
                 if progress and done:
                     progress(state)
             if saving is not None:
+                save_answers_now()  # the last answers need not wait for the batch before
                 await asyncio.wrap_future(saving)
                 collect()
             if status == "done":
@@ -611,15 +624,12 @@ class Runner:
         except Exception:  # a missed heartbeat is harmless; the next one comes in seconds
             log.warning("could not record the run's heartbeat", exc_info=True)
 
-    def _save(
-        self, batch: list[_PlannedCase], answers: list[CachedAnswer], task: Task
-    ) -> list[Case]:
-        """On the writer thread: cache the batch's answers, then evaluate and record its cases."""
-        save_answers(self.store, answers)
+    def _save(self, batch: list[_PlannedCase], task: Task) -> list[Case]:
+        """On the evaluation thread: evaluate a batch, and have the writer thread record it."""
         if not batch:
             return []
         cases = self._evaluate(batch, task)
-        self.store.record_cases(cases)
+        self._writer.submit(self.store.record_cases, cases).result()
         return cases
 
     @staticmethod

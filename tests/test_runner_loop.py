@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 
 from app.clients.mock import MockClient
 from app.embeddings import EmbeddingCache
@@ -202,3 +203,31 @@ def test_the_embedding_process_answers_over_its_pipe_and_reports_failures_as_err
         embedder.embed(["die"])
     assert embedder.embed(["c"]).shape == (1, 4)
     embedder.close()
+
+
+def test_answers_are_cached_every_second_while_a_batch_waits_for_the_model(store):
+    """The first batch waits for the embedding model (seconds, on a loaded machine). Meanwhile
+    the answers that arrive are still written to the call cache at least every second, so a run
+    killed then does not send them again: here the embedder holds its first batch until every
+    answer of the run is in the store."""
+    n = 2 * FLUSH_EVERY
+
+    class WaitsForTheCache(BagOfWordsEmbedder):
+        waited_in_vain = False
+
+        def embed(self, texts):
+            if not self.calls:
+                deadline = time.monotonic() + 5
+                while store.count_calls() < 2 * n and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                self.waited_in_vain = store.count_calls() < 2 * n
+            return super().embed(texts)
+
+    embedder = WaitsForTheCache()
+    # Answers trickle in (2 at a time), so most arrive while the first batch is held.
+    mock = MockClient(lambda m: "positive", latency_s=0.05, concurrency=2)
+    summary = _runner(store, EmbeddingCache(embedder, store), mock).run_sync(
+        CONFIG, SENTIMENT, _samples(n)
+    )
+    assert not embedder.waited_in_vain
+    assert summary.status == "done" and summary.cases == n
