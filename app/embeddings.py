@@ -7,11 +7,16 @@ cosine of two texts, the cache computes the SI paper's step-level score (eq. 4).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import logging
 import os
+import pickle
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -44,7 +49,9 @@ class MiniLMEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def load(self):
+        """The model, loaded on first use (seconds of CPU; other threads wait for the one
+        loading)."""
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -58,23 +65,117 @@ class MiniLMEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        model = self._load()
+        model = self.load()
         vectors = model.encode(
             texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False
         )
         return np.asarray(vectors, dtype=np.float32)
 
 
-_DEFAULT: MiniLMEmbedder | None = None
+class EmbedderProcessError(RuntimeError):
+    """The embedding process failed (it could not load the model, or it died)."""
+
+
+class MiniLMProcessEmbedder:
+    """MiniLM in a helper process of its own, answering over a pipe.
+
+    Importing sentence-transformers and loading the model takes seconds of CPU-bound Python, and
+    encoding holds the GIL for part of each batch: in a thread of the app's process either one
+    slows the event loop that sends a run's calls. In a separate process they run beside it (on
+    another core), and the app's process never imports torch. The vectors are the same as
+    ``MiniLMEmbedder``'s (same model, same name, so the same cache entries).
+    """
+
+    name = MINILM_NAME
+    command = (sys.executable, "-c", "from app.embeddings import serve; serve()")
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        """Start the process (it loads the model at once); returns without waiting for it."""
+        with self._lock:
+            self._start()
+
+    def _start(self) -> subprocess.Popen:
+        if self._process is None or self._process.poll() is not None:
+            root = str(Path(__file__).resolve().parents[1])
+            pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+            self._process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": pythonpath},
+            )
+        return self._process
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._lock:
+            process = self._start()
+            try:
+                pickle.dump(list(texts), process.stdin)
+                process.stdin.flush()
+                reply = pickle.load(process.stdout)
+            except (OSError, EOFError, pickle.UnpicklingError) as exc:
+                process.kill()
+                process.wait()
+                self._process = None  # the next batch starts a fresh one
+                raise EmbedderProcessError(f"the embedding process died ({exc})") from None
+        if isinstance(reply, str):
+            raise EmbedderProcessError(f"the embedding model failed: {reply}")
+        return reply
+
+    def close(self) -> None:
+        with self._lock:
+            if self._process is not None and self._process.poll() is None:
+                self._process.stdin.close()
+                self._process.wait(timeout=10)
+
+
+def serve() -> None:
+    """The embedding process: texts in (pickled lists on stdin), vectors out (on stdout), until
+    the app closes the pipe. A failure comes back as its message, not as a dead pipe."""
+    # A run's calls come first: on a small machine the model loads and encodes with the CPU
+    # the event loop and the endpoint leave over (the run waits for it only at its last batch).
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints of the libraries must not corrupt the replies
+    requests = os.fdopen(0, "rb")
+    embedder = MiniLMEmbedder()
+    try:
+        embedder.load()
+    except Exception as exc:
+        log.exception("could not load the embedding model")
+        failure: str | None = f"{type(exc).__name__}: {exc}"
+    else:
+        failure = None
+    while True:
+        try:
+            texts = pickle.load(requests)
+        except EOFError:
+            return
+        try:
+            reply = failure or embedder.embed(texts)
+        except Exception as exc:
+            reply = f"{type(exc).__name__}: {exc}"
+        pickle.dump(reply, replies)
+        replies.flush()
+
+
+_DEFAULT: MiniLMProcessEmbedder | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
-def default_embedder() -> MiniLMEmbedder:
-    """One MiniLM per process (loading it takes seconds)."""
+def default_embedder() -> MiniLMProcessEmbedder:
+    """One MiniLM per app process, in its own helper process (loading it takes seconds)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            _DEFAULT = MiniLMEmbedder()
+            _DEFAULT = MiniLMProcessEmbedder()
         return _DEFAULT
 
 
@@ -86,6 +187,21 @@ class EmbeddingCache:
         self.store = store
         self._memory: dict[str, np.ndarray] = {}
         self.computed = 0  # texts actually sent to the model (for tests and benchmarks)
+
+    def warm_up(self) -> None:
+        """Start loading the model in a background thread, so that the first batch finds it
+        ready and nothing waits for it meanwhile. A no-op for embedders without a ``load``."""
+        load = getattr(self.embedder, "load", None)
+        if load is None:
+            return
+
+        def load_quietly() -> None:
+            try:
+                load()
+            except Exception:  # the first embedding tries again and reports the failure
+                log.warning("could not load the embedding model in the background", exc_info=True)
+
+        threading.Thread(target=load_quietly, name="morphscope-embedder-load", daemon=True).start()
 
     def prefetch(self, texts: list[str]) -> None:
         """Make sure every text has a vector; one model batch for all the missing ones."""

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,7 +32,7 @@ from relations.base import FollowUp, Relation
 from relations.oracles import evaluate
 from relations.validity import gate_followup
 from storage import Store
-from storage.store import HEARTBEAT_EVERY_S
+from storage.store import HEARTBEAT_EVERY_S, CachedAnswer
 
 log = logging.getLogger(__name__)
 
@@ -174,15 +174,34 @@ class _PlannedCase:
 
 
 class CallCache:
-    """Sends each distinct (endpoint, params, messages, repeat, slot) once; answers from SQLite."""
+    """Sends each distinct (endpoint, params, messages, repeat, slot) once; answers from SQLite.
 
-    def __init__(self, store: Store, client: ModelClient, endpoint: Endpoint, progress: Progress):
+    With ``write_through=False`` new answers are kept in memory until ``take_answers`` hands them
+    to the runner's writer thread, so no SQLite commit happens on the event loop per call.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        client: ModelClient,
+        endpoint: Endpoint,
+        progress: Progress,
+        *,
+        write_through: bool = True,
+    ):
         self.store = store
         self.client = client
         self.endpoint = endpoint
         self.progress = progress
         self.params = endpoint.sampling_params()
+        self.write_through = write_through
         self._inflight: dict[str, asyncio.Future] = {}
+        self._unsaved: list[CachedAnswer] = []
+
+    def take_answers(self) -> list[CachedAnswer]:
+        """The answers not yet written to the store (they are no longer held here)."""
+        answers, self._unsaved = self._unsaved, []
+        return answers
 
     async def complete(self, messages: list[dict[str, str]], repeat_index: int) -> Completion:
         key = Store.call_key(
@@ -210,21 +229,34 @@ class CallCache:
     def _remember(
         self, key: str, messages: list[dict[str, str]], repeat_index: int, result: Completion
     ) -> None:
-        """Cache an answer. A storage failure here loses only the cache entry, never the answer:
-        the store already retried, and the case still gets its verdict (the call may simply be
-        sent again by a later run)."""
-        try:
-            self.store.cache_call(
-                key,
-                base_url=self.endpoint.cache_base_url,
-                model=self.endpoint.model,
-                params=self.params,
-                messages=messages,
-                repeat_index=repeat_index,
-                completion=result,
-            )
-        except Exception:
-            log.warning("could not cache a call; its answer is kept", exc_info=True)
+        """Cache an answer (at once, or later through ``take_answers``)."""
+        if not result.ok:
+            return
+        answer = CachedAnswer(
+            key,
+            self.endpoint.cache_base_url,
+            self.endpoint.model,
+            self.params,
+            messages,
+            repeat_index,
+            result,
+        )
+        if self.write_through:
+            save_answers(self.store, [answer])
+        else:
+            self._unsaved.append(answer)
+
+
+def save_answers(store: Store, answers: list[CachedAnswer]) -> None:
+    """Write answers to the call cache. A storage failure here loses only the cache entries,
+    never the answers: the store already retried, and the cases still get their verdicts (the
+    calls may simply be sent again by a later run)."""
+    if not answers:
+        return
+    try:
+        store.cache_calls(answers)
+    except Exception:
+        log.warning("could not cache %d calls; their answers are kept", len(answers), exc_info=True)
 
 
 class TransformationError(RuntimeError):
@@ -287,18 +319,29 @@ class Runner:
         cancel = cancel or threading.Event()
         self._stop_reason = ""
         state = Progress(total=0)
+        if self._embeddings_needed(run_id):
+            # Loading the model takes seconds of CPU: it happens beside the first calls.
+            self.embeddings.warm_up()
+        # The event loop only sends calls. Evaluation (parsing, oracles, embedding) runs on one
+        # thread, and every store write of the run on another, in batches: answers are cached
+        # every second even while a batch waits for the embedding model.
+        self._evaluator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="morphscope-eval")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="morphscope-writer")
         client = self.client_factory(config.endpoint, self.retry)
-        calls = CallCache(self.store, client, config.endpoint, state)
+        calls = CallCache(self.store, client, config.endpoint, state, write_through=False)
         transform_endpoint = config.transformation_endpoint or config.endpoint
         transform_client = (
             client
             if transform_endpoint == config.endpoint
             else self.client_factory(transform_endpoint, self.retry)
         )
-        transform_calls = CallCache(self.store, transform_client, transform_endpoint, Progress(0))
+        transform_calls = CallCache(
+            self.store, transform_client, transform_endpoint, Progress(0), write_through=False
+        )
         transform_calls.params = dict(TRANSFORM_PARAMS)
         try:
             planned = await self._plan(run_id, config, task, samples, relations, transform_calls)
+            self._writer.submit(save_answers, self.store, transform_calls.take_answers()).result()
             state.total = len(planned)
             # ERROR cases are not settled: a rerun sends their calls again and replaces them.
             recorded = self.store.recorded_case_verdicts(run_id)
@@ -325,6 +368,10 @@ class Runner:
                 self.store.finish_run(run_id, "interrupted")
                 raise
         finally:
+            # Rewrites answered before a failure are kept too.
+            save_answers(self.store, transform_calls.take_answers())
+            self._evaluator.shutdown(wait=True)
+            self._writer.shutdown(wait=True)
             await client.close()
             if transform_client is not client:
                 await transform_client.close()
@@ -343,6 +390,21 @@ class Runner:
             error_kinds=error_kinds(self.store.run_error_reasons(run_id)),
             stop_reason=self._stop_reason,
         )
+
+    def _embeddings_needed(self, run_id: str) -> bool:
+        """Whether this run will embed anything: every answered case stores the similarity of
+        its two outputs (and Δ/Score against a reference), and the validity gate compares inputs
+        for relations with a similarity floor; only a run whose cases are all settled already
+        (a rerun) embeds nothing new (the gate's vectors are in the store by then)."""
+        stored = self.store.run(run_id)
+        if stored is None or not stored.get("n_planned"):
+            return True
+        settled = sum(
+            n
+            for verdict, n in self.store.run_verdict_counts(run_id).items()
+            if verdict != Verdict.ERROR.value
+        )
+        return settled < stored["n_planned"]
 
     # ---------------------------------------------------------------- planning
 
@@ -420,7 +482,8 @@ class Runner:
                         if item.source_fields:
                             case.source_fields = dict(item.source_fields)
                     planned.append(case)
-        self._gate(planned)
+        # The gate embeds inputs: on the evaluation thread, with the rest of the run's embedding.
+        await asyncio.wrap_future(self._evaluator.submit(self._gate, planned))
         return planned
 
     def _gate(self, planned: list[_PlannedCase]) -> None:
@@ -455,10 +518,11 @@ class Runner:
         cancel: threading.Event,
     ) -> str:
         finished: list[_PlannedCase] = []
-        immediate = [c for c in todo if c.followup is None or c.skip_reason or c.error]
-        to_call = [c for c in todo if c not in immediate]
-        finished.extend(immediate)
-        state.done += len(immediate)
+        to_call: list[_PlannedCase] = []
+        for case in todo:
+            settled_now = case.followup is None or case.skip_reason or case.error
+            (finished if settled_now else to_call).append(case)
+        state.done += len(finished)
 
         async def run_case(case: _PlannedCase) -> _PlannedCase:
             followup = case.followup
@@ -484,13 +548,29 @@ class Runner:
         # Calls queue on the client's semaphore in case order (source, then its follow-up), so
         # cases finish steadily from the start.
         pending = {asyncio.ensure_future(run_case(c)) for c in to_call}
-        waiting: list[_PlannedCase] = []
+        saving: Future | None = None  # the batch the writer thread is evaluating and saving
         last_flush = last_beat = last_progress = time.monotonic()
         status = "done"
+
+        def collect() -> None:
+            nonlocal saving
+            if saving is not None and saving.done():
+                self._count(saving.result(), state, progress)
+                saving = None
+
+        def save_answers_now() -> None:
+            answers = calls.take_answers()
+            if answers:
+                self._writer.submit(save_answers, self.store, answers)
+
+        def save_batch() -> Future:
+            save_answers_now()
+            batch, finished[:] = list(finished), []
+            return self._evaluator.submit(self._save, batch, task)
+
         try:
-            if len(finished) >= FLUSH_EVERY or not pending:
-                self._flush(finished, task, state, progress)
             while pending:
+                collect()
                 if cancel.is_set():
                     status = "cancelled"
                     break
@@ -501,6 +581,16 @@ class Runner:
                         "stopped (run again to resume)"
                     )
                     break
+                # Save in batches (one embedding batch each), and at least every FLUSH_AFTER_S
+                # so a killed run loses little. One batch at a time: the next one gathers while
+                # the writer thread works, and calls keep flowing meanwhile.
+                overdue = time.monotonic() - last_flush > FLUSH_AFTER_S
+                if saving is None and finished and (len(finished) >= FLUSH_EVERY or overdue):
+                    saving = save_batch()
+                    last_flush = time.monotonic()
+                elif overdue:  # a batch is still being evaluated: its answers are kept already
+                    save_answers_now()
+                    last_flush = time.monotonic()
                 done, pending = await asyncio.wait(
                     pending, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -510,23 +600,28 @@ class Runner:
                 if done:
                     last_progress = time.monotonic()
                 if time.monotonic() - last_beat > HEARTBEAT_EVERY_S:
-                    self._heartbeat()
+                    self._writer.submit(self._heartbeat)
                     last_beat = time.monotonic()
                 if progress and done:
                     progress(state)
-                # Save in batches (one embedding batch each), and at least every FLUSH_AFTER_S
-                # so a killed run loses little.
-                overdue = time.monotonic() - last_flush > FLUSH_AFTER_S
-                if finished and (len(finished) >= FLUSH_EVERY or not pending or overdue):
-                    self._flush(finished, task, state, progress)
-                    last_flush = time.monotonic()
+            if saving is not None:
+                save_answers_now()  # the last answers need not wait for the batch before
+                await asyncio.wrap_future(saving)
+                collect()
+            if status == "done":
+                saving = save_batch()
+                await asyncio.wrap_future(saving)
+                collect()
         finally:
             for future in pending:
                 future.cancel()
-            if (pending or waiting) and status == "done":
+            if pending and status == "done":
                 status = "cancelled" if cancel.is_set() else "interrupted"
-            # Whatever finished is kept, even when the caller is being torn down.
-            self._flush(finished, task, state, None)
+            # Whatever finished is kept, even when the caller is being torn down: this waits
+            # for the writer thread (blocking the loop is fine while the run ends).
+            if saving is not None:
+                self._count(saving.result(), state, progress)
+            self._count(save_batch().result(), state, None)
         return status
 
     def _heartbeat(self) -> None:
@@ -535,21 +630,19 @@ class Runner:
         except Exception:  # a missed heartbeat is harmless; the next one comes in seconds
             log.warning("could not record the run's heartbeat", exc_info=True)
 
-    def _flush(
-        self,
-        finished: list[_PlannedCase],
-        task: Task,
-        state: Progress,
-        progress: ProgressCallback | None,
-    ) -> None:
-        if not finished:
-            return
-        batch, finished[:] = list(finished), []
+    def _save(self, batch: list[_PlannedCase], task: Task) -> list[Case]:
+        """On the evaluation thread: evaluate a batch, and have the writer thread record it."""
+        if not batch:
+            return []
         cases = self._evaluate(batch, task)
-        self.store.record_cases(cases)
+        self._writer.submit(self.store.record_cases, cases).result()
+        return cases
+
+    @staticmethod
+    def _count(cases: list[Case], state: Progress, progress: ProgressCallback | None) -> None:
         for case in cases:
             state.verdicts[case.verdict.value] += 1
-        if progress:
+        if progress and cases:
             progress(state)
 
     # ---------------------------------------------------------------- evaluation

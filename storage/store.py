@@ -16,6 +16,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -573,24 +574,21 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
         completion: Completion,
     ) -> None:
         """Only successful calls are cached: a failed call is retried on the next run."""
-        if not completion.ok:
+        self.cache_calls(
+            [CachedAnswer(key, base_url, model, params, messages, repeat_index, completion)]
+        )
+
+    def cache_calls(self, answers: Iterable[CachedAnswer]) -> None:
+        """Cache many answers in one transaction (the runner's writer thread batches them);
+        failed calls are left out, so the next run sends them again."""
+        stamp = now()
+        rows = [_call_row(answer, stamp) for answer in answers if answer.completion.ok]
+        if not rows:
             return
-        row = {
-            "key": key,
-            "base_url": base_url,
-            "model": model,
-            "params": json_text(params),
-            "messages": json_text(messages),
-            "repeat_index": repeat_index,
-            "response": completion.text,
-            "latency_ms": completion.latency_ms,
-            "usage": json_text(completion.usage),
-            "created_at": now(),
-        }
 
         def write() -> None:
             with self._write():
-                self._db["calls"].insert(row, replace=True)
+                self._db["calls"].insert_all(rows, replace=True)
 
         _retry_when_busy(write)
 
@@ -619,6 +617,34 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
                 "INSERT OR REPLACE INTO embeddings (text_hash, model, vector) VALUES (?, ?, ?)",
                 [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
             )
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """One answered call, as the call cache stores it (keyed by ``Store.call_key``)."""
+
+    key: str
+    base_url: str
+    model: str
+    params: dict
+    messages: list
+    repeat_index: int
+    completion: Completion
+
+
+def _call_row(answer: CachedAnswer, stamp: str) -> dict[str, Any]:
+    return {
+        "key": answer.key,
+        "base_url": answer.base_url,
+        "model": answer.model,
+        "params": json_text(answer.params),
+        "messages": json_text(answer.messages),
+        "repeat_index": answer.repeat_index,
+        "response": answer.completion.text,
+        "latency_ms": answer.completion.latency_ms,
+        "usage": json_text(answer.completion.usage),
+        "created_at": stamp,
+    }
 
 
 _CASE_COLUMNS = Case.columns()

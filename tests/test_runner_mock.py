@@ -167,7 +167,7 @@ def test_a_failed_cache_write_keeps_the_answer(store, embeddings, monkeypatch):
     def locked(*args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(store, "cache_call", locked)
+    monkeypatch.setattr(store, "cache_calls", locked)
     summary = _run(store, embeddings, MockClient(sentiment_model))
     assert "ERROR" not in summary.verdicts and summary.cases == 4 and summary.calls_made == 8
 
