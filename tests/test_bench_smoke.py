@@ -86,3 +86,17 @@ def test_last_json_object_skips_lines_printed_before_it():
     text = 'loading model…\n{"a": 1}\nprogress 50%\n{\n  "b": {"c": 2}\n}\n'
     assert run_all.last_json_object(text) == {"b": {"c": 2}}
     assert run_all.last_json_object("no json here") is None
+
+
+def test_engine_ratios_are_read_from_the_checkout_bench_engine_measured():
+    """bench_engine.py reports its ratios per checkout (``--code``); run_all reads this one's."""
+    run_all = _run_all_module()
+    benchmarks = {
+        "engine": {
+            "status": "ok",
+            "figures": {"code": {"/repo": {"engine_vs_bare": 0.9, "command_vs_bare": 0.7}}},
+        }
+    }
+    assert run_all._engine_figure(benchmarks, "engine_vs_bare") == 0.9
+    assert run_all._engine_figure(benchmarks, "command_vs_bare") == 0.7
+    assert run_all._engine_figure({"engine": {"status": "failed"}}, "engine_vs_bare") is None
