@@ -604,6 +604,11 @@ class Runner:
                     last_beat = time.monotonic()
                 if progress and done:
                     progress(state)
+            if pending:
+                # Stopped early (cancel, stall): no new call may start while the batch in the
+                # writer finishes, which can take seconds (the embedding model may be loading).
+                for future in pending:
+                    future.cancel()
             if saving is not None:
                 save_answers_now()  # the last answers need not wait for the batch before
                 await asyncio.wrap_future(saving)

@@ -3,69 +3,19 @@
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, serve_dashboard
+
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
 def dashboard(tmp_path):
-    port = _free_port()
-    env = {**os.environ, "MORPHSCOPE_DB": str(tmp_path / "browser.db")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "streamlit_app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.terminate()
-        pytest.fail("the dashboard did not start")
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
+    with serve_dashboard({**os.environ, "MORPHSCOPE_DB": str(tmp_path / "browser.db")}) as url:
+        yield url
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from storage import Store
-from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, dashboard  # noqa: F401 (fixture)
+from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS
+from tests.test_browser import dashboard  # noqa: F401 (fixture)
 from tests.triage_data import make_case, save_runs
 
 pytestmark = pytest.mark.slow

@@ -19,15 +19,10 @@ import pytest
 from app.reports.html_report import render_html_report
 from storage import Store
 from storage.analysis import CaseFilter
+from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_DB = ROOT / "tests" / "golden" / "fixture.db"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 
 # Every chart's bounding box and, inside it, its tick labels, legend and colour bar — all in page
 # coordinates — plus the MAD chart's bar colours (the browser's computed SVG fills).

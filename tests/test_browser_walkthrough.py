@@ -10,9 +10,6 @@ every step are kept under ``test-artifacts/walkthrough/`` (git-ignored) for a hu
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -21,8 +18,8 @@ import pytest
 
 from core.types import Endpoint
 from storage import Store
+from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT, serve_dashboard
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
-from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, ROOT, _free_port
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,32 +52,10 @@ def dashboard(tmp_path, fake_model):
         Endpoint(name="slow", base_url=fake_model.base_url, model="fake-model", concurrency=1)
     )
     store.close()
-    port = _free_port()
     # No embedded model: the walk is about the dashboard, and the fake endpoint is chosen.
     env = {**os.environ, "MORPHSCOPE_DB": str(db), "MORPHSCOPE_AUTOSTART": "0"}
-    log = (tmp_path / "streamlit.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.terminate()
-        pytest.fail("the dashboard did not start")
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
-    log.close()
+    with (tmp_path / "streamlit.log").open("w") as log, serve_dashboard(env, log) as url:
+        yield url
 
 
 class Watch:

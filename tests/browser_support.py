@@ -1,0 +1,57 @@
+"""What the real-browser tests share: the Chromium they drive and a dashboard server to drive."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def serve_dashboard(env: dict[str, str], output: IO | int = subprocess.DEVNULL) -> Iterator[str]:
+    """The dashboard in its own process on a free port (its URL), stopped afterwards."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true"],
+        cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("the dashboard did not start")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
