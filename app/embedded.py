@@ -223,7 +223,7 @@ class EmbeddedServer:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
-                env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                env=server_env(),
             )
         except OSError as exc:
             self._state, self._message = ServerState.FAILED, f"could not start: {exc}"
@@ -300,3 +300,21 @@ def get_server() -> EmbeddedServer:
         if _SERVER is None:
             _SERVER = EmbeddedServer()
         return _SERVER
+
+
+def server_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the llama.cpp server: ours, less what would override its arguments.
+
+    Its settings read environment variables of the same names, case-insensitively and before the
+    command line: a ``PORT`` in the environment (``make run PORT=8600`` exports one) made the
+    server bind the dashboard's port and die. Those variables, and ``CONFIG_FILE``, are dropped.
+    """
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    overriding = (
+        set(ServerSettings.model_fields) | set(ModelSettings.model_fields) | {"config_file"}
+    )
+    environ = dict(os.environ if environ is None else environ)
+    env = {key: value for key, value in environ.items() if key.lower() not in overriding}
+    env["HF_HUB_OFFLINE"] = "1"
+    return env

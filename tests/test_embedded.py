@@ -10,7 +10,14 @@ import threading
 import time
 from pathlib import Path
 
-from app.embedded import _LAUNCHER, EmbeddedServer, ServerState, _die_with_parent, embedded_endpoint
+from app.embedded import (
+    _LAUNCHER,
+    EmbeddedServer,
+    ServerState,
+    _die_with_parent,
+    embedded_endpoint,
+    server_env,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,3 +84,11 @@ def test_missing_model_file_is_a_failed_state_not_an_exception(tmp_path, monkeyp
 def test_embedded_endpoint_cache_identity_is_stable_across_ports():
     assert embedded_endpoint(1234).cache_base_url == embedded_endpoint(5678).cache_base_url
     assert embedded_endpoint(1234).kind == "embedded"
+
+
+def test_server_env_drops_variables_that_would_override_its_arguments():
+    """Regression: `make run PORT=8650` exported PORT, llama.cpp's server settings read it ahead
+    of `--port`, and the embedded model bound the dashboard's own port and died."""
+    env = server_env({"PORT": "8650", "host": "0.0.0.0", "Model": "/x.gguf", "N_CTX": "9",
+                      "CONFIG_FILE": "c.json", "PATH": "/usr/bin", "HOME": "/root"})  # fmt: skip
+    assert env == {"PATH": "/usr/bin", "HOME": "/root", "HF_HUB_OFFLINE": "1"}
