@@ -164,8 +164,14 @@ def fields_text(fields: Any) -> str:
 
 
 def side_by_side(left_title: str, left: str | None, right_title: str, right: str | None) -> None:
-    """Two texts next to each other with word differences highlighted."""
-    left_html, right_html = diff_html(left or "", right or "", for_markdown=True)
+    """Two texts next to each other with word differences highlighted. When one side is
+    missing (a SKIP or ERROR case has no follow-up or no output), nothing is marked as deleted or
+    inserted: the present side is shown plain and the missing one as "—"."""
+    if left and right:
+        left_html, right_html = diff_html(left, right, for_markdown=True)
+    else:
+        left_html = diff_html(left, left, for_markdown=True)[0] if left else MISSING
+        right_html = diff_html(right, right, for_markdown=True)[0] if right else MISSING
     col_left, col_right = st.columns(2)
     with col_left:
         st.markdown(f"**{inert(left_title, one_line=True)}**")

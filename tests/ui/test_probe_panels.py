@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.tasks import BUILTIN_TASKS
@@ -161,3 +162,21 @@ def test_results_table_writes_values_and_missing_cells_readably(db_path) -> None
     by_verdict = dict(zip(frame["verdict"], frame["value"], strict=True))
     assert by_verdict == {"FAIL": "0.123", "SKIP": "—"}
     assert "None" not in frame.astype(str).to_numpy().ravel().tolist()
+
+
+def _one_sided(left, right):
+    from app.ui.components import side_by_side
+
+    side_by_side("Source input", left, "Follow-up input", right)
+
+
+@pytest.mark.parametrize(("left", "right"), [("The cat sat.", None), (None, "The cat sat.")])
+def test_a_missing_side_is_not_shown_as_deleted_or_inserted(left, right) -> None:
+    """Regression: a SKIP case without a follow-up showed its whole source struck through as
+    if the relation had deleted it. The present side is plain, the missing one "—"."""
+    from app.diffing import DELETED_STYLE, INSERTED_STYLE
+
+    at = AppTest.from_function(_one_sided, args=(left, right)).run()
+    html = " ".join(m.value for m in at.markdown)
+    assert "The cat sat." in html and "—" in html
+    assert DELETED_STYLE not in html and INSERTED_STYLE not in html
