@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from core.answers import AnswerType
+from core.thresholds import threshold_rule
 from core.types import OracleResult, ParsedOutput, Sample, Verdict
 from relations.base import (
     CheckInput,
@@ -150,42 +151,45 @@ DIRECTED_SOURCE = SourcePrecondition(
 )
 
 
-def same_relation_when_symmetric(ci: CheckInput) -> OracleResult:
-    """141: for a symmetric relation (``SYMMETRIC_SOURCE``) the swapped pair must get an
-    equivalent relation phrase."""
-    oracle = "semantic_similar"
+def _compare_relations(ci: CheckInput, oracle: str, default: float) -> OracleResult | tuple:
+    """The shared part of 141 and 142: an error for unparseable outputs, else (cosine of the two
+    relation phrases, threshold, verdict under the oracle's threshold rule, details)."""
     error = unparseable(oracle, ci)
     if error:
         return error
     source, followup = ci.source.answer or "", ci.followup.answer or ""
-    details = {"source": source, "followup": followup}
-    threshold = ci.threshold if ci.threshold is not None else 0.8
+    threshold = ci.threshold if ci.threshold is not None else default
     value = _similarity(ci, source, followup)
-    details["threshold"] = threshold
-    if value >= threshold:
-        return OracleResult(
-            Verdict.PASS, oracle, value, f"same relation (cos {value:.2f})", details
-        )
-    reason = f"relation changed after swapping a symmetric pair (cos {value:.2f} < {threshold})"
-    return OracleResult(Verdict.FAIL, oracle, value, reason, details)
+    details = {"source": source, "followup": followup, "threshold": threshold}
+    return value, threshold, threshold_rule(oracle).verdict(value, threshold), details
+
+
+def same_relation_when_symmetric(ci: CheckInput) -> OracleResult:
+    """141: for a symmetric relation (``SYMMETRIC_SOURCE``) the swapped pair must get an
+    equivalent relation phrase."""
+    compared = _compare_relations(ci, "semantic_similar", 0.8)
+    if isinstance(compared, OracleResult):
+        return compared
+    value, threshold, verdict, details = compared
+    if verdict is Verdict.PASS:
+        reason = f"same relation (cos {value:.2f})"
+    else:
+        reason = f"relation changed after swapping a symmetric pair (cos {value:.2f} < {threshold})"
+    return OracleResult(verdict, "semantic_similar", value, reason, details)
 
 
 def different_relation_when_asymmetric(ci: CheckInput) -> OracleResult:
     """142: for a directional relation (``DIRECTED_SOURCE``) the swapped pair must not get the
     same relation phrase."""
-    oracle = "semantic_different"
-    error = unparseable(oracle, ci)
-    if error:
-        return error
-    source, followup = ci.source.answer or "", ci.followup.answer or ""
-    details = {"source": source, "followup": followup}
-    threshold = ci.threshold if ci.threshold is not None else 0.9
-    value = _similarity(ci, source, followup)
-    details["threshold"] = threshold
-    if value >= threshold:
+    compared = _compare_relations(ci, "semantic_different", 0.9)
+    if isinstance(compared, OracleResult):
+        return compared
+    value, threshold, verdict, details = compared
+    if verdict is Verdict.FAIL:
         reason = f"same directed relation after swapping (cos {value:.2f} ≥ {threshold})"
-        return OracleResult(Verdict.FAIL, oracle, value, reason, details)
-    return OracleResult(Verdict.PASS, oracle, value, f"relation changed (cos {value:.2f})", details)
+    else:
+        reason = f"relation changed (cos {value:.2f})"
+    return OracleResult(verdict, "semantic_different", value, reason, details)
 
 
 _RE_EXAMPLE = {
