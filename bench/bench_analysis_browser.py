@@ -16,7 +16,9 @@ For each it records the time from the navigation (or the click) to the first cha
 the dashboard process's peak memory. The target is the first chart in at most 2 s.
 
 Run: ``.venv/bin/python bench/bench_analysis_browser.py [--cases N] [--json] [--quick]``
-(``--quick``: 20,000 cases). ``bench/run_all.py`` can call :func:`measure`.
+(``--quick``: 20,000 cases). ``bench/run_all.py`` can call :func:`measure` or run it with
+``--json``; ``app_peak_memory_mb`` is the dashboard's own peak (the browser's is left out).
+Times are wall-clock on whatever else the machine runs: the load average is printed with them.
 """
 
 from __future__ import annotations
@@ -180,6 +182,7 @@ def measure(quick: bool) -> dict[str, Any]:
         "cases": n_cases,
         "db_ready_s": round(prepare_s, 1),
         **figures,
+        "first_chart_s": max(cold, warm),  # the figure the target is about: the worse of the two
         "target_first_chart_s": TARGET_FIRST_CHART_S,
         "cold_first_chart_vs_target": round(cold / TARGET_FIRST_CHART_S, 3),
         "warm_first_chart_vs_target": round(warm / TARGET_FIRST_CHART_S, 3),
