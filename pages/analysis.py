@@ -6,15 +6,16 @@ import streamlit as st
 
 from app.ui import analysis_view as view
 from app.ui.analysis_filters import render_filters, render_headline
-from app.ui.analysis_tabs import AnalysisView, render_tabs
-from app.ui.data import data_version, get_store
+from app.ui.analysis_tabs import AnalysisView, open_tabs, render_open_tabs
+from app.ui.data import get_store
 from app.ui.demo import render_demo_offer
 from app.ui.entry import require_entrypoint
 
 require_entrypoint("pages/analysis.py")
 st.title("Analysis")
 store = get_store()
-path, version = store.path, data_version()
+# Read from the database itself: a run or a label added anywhere refreshes the cached numbers.
+path, version = store.path, store.data_version()
 
 opts = view.options(path, version)
 if not opts["n_cases"]:
@@ -27,11 +28,18 @@ if not opts["n_cases"]:
 render_demo_offer(key="analysis", empty=False)
 
 flt = render_filters(opts, view.run_relations(path, version))
+# Laid out before the numbers exist: while they are aggregated, the open chart tab shows a
+# placeholder (the browser meanwhile loads its chart library); then headline and tab fill in.
+headline, tab_area = st.container(), st.empty()
+with tab_area.container():
+    tabs = open_tabs(loading=not view.is_aggregated(path, version, flt))
 summary = view.summary(path, version, flt)
 if not summary["n_cases"]:
-    st.warning("No cases match these filters.")
+    tab_area.empty()
+    headline.warning("No cases match these filters.")
     st.stop()
 
-render_headline(summary)
+with headline:
+    render_headline(summary)
 runs_by_id = {run["id"]: run for run in opts["runs"]}
-render_tabs(AnalysisView(path, version, flt, summary, runs_by_id))
+render_open_tabs(tabs, AnalysisView(path, version, flt, summary, runs_by_id))

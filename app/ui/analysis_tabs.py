@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from app import columns, figures, metrics
@@ -28,7 +29,7 @@ class AnalysisView:
     """What every tab needs: the DB (path + data version), the filter and its summary."""
 
     path: str
-    version: int
+    version: str | int
     flt: CaseFilter
     summary: dict[str, Any]
     runs_by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -390,10 +391,51 @@ TABS: dict[str, Callable[[AnalysisView], None]] = {
 """Tab name → its renderer, in display order."""
 
 
-def render_tabs(data: AnalysisView) -> None:
-    """The tab bar; only the open tab's renderer runs (a 500k-case database stays responsive)."""
+# Tabs whose first element is a chart: while their data is aggregated they show a placeholder
+# chart, so the browser loads its (large) chart library while the server is still counting.
+CHART_TABS = frozenset({"Heatmaps", "Distributions", "Severity", "Breakdown", "Compare runs"})
+
+
+@dataclass(frozen=True)
+class OpenTab:
+    """A tab the user has open and the slot its content goes into."""
+
+    name: str
+    slot: Any  # an ``st.empty()`` inside the tab
+
+
+def loading_figure() -> go.Figure:
+    """An empty chart saying the numbers are on their way (replaced by the real chart)."""
+    figure = go.Figure()
+    figure.add_annotation(text="Aggregating…", showarrow=False, font={"size": 16})
+    figure.update_layout(height=320, xaxis={"visible": False}, yaxis={"visible": False})
+    return figure
+
+
+def open_tabs(loading: bool) -> list[OpenTab]:
+    """Lay out the tab bar and return the open tab(s), before any data is read.
+
+    ``loading``: the data is not aggregated yet, so an open chart tab shows
+    :func:`loading_figure` until :func:`render_open_tabs` fills it."""
     tabs = st.tabs(list(TABS), key="analysis_tab", on_change="rerun")
-    for (name, render), tab in zip(TABS.items(), tabs, strict=True):
+    opened = []
+    for name, tab in zip(TABS, tabs, strict=True):
         if tab.open is not False:  # None when the tab state is not tracked
-            with tab, error_boundary(f"The {name} tab"):
-                render(data)
+            slot = tab.empty()
+            if loading and name in CHART_TABS:
+                slot.plotly_chart(loading_figure(), config={"displayModeBar": False})
+            opened.append(OpenTab(name, slot))
+    return opened
+
+
+def render_open_tabs(opened: list[OpenTab], data: AnalysisView) -> None:
+    """Fill the open tab(s) from :func:`open_tabs` (only those renderers run: a 500k-case
+    database stays responsive)."""
+    for tab in opened:
+        with tab.slot.container(), error_boundary(f"The {tab.name} tab"):
+            TABS[tab.name](data)
+
+
+def render_tabs(data: AnalysisView) -> None:
+    """The tab bar and the open tab's content, in one go."""
+    render_open_tabs(open_tabs(loading=False), data)

@@ -1,26 +1,32 @@
 """Streamlit helpers for the Analysis page: cached aggregates, table frames, the case view.
 
-Aggregates are cached with ``st.cache_data`` keyed by the DB path, the data version (bumped by
-every write, see ``app.ui.data``) and the filter; each cached function opens its own short-lived
-``Store`` so no SQLite connection crosses threads or reruns.
+Aggregates are cached with ``st.cache_data`` keyed by the DB path, the data version (read from
+the database on every rerun, ``Store.data_version``: a run from the CLI or another session, a
+label or a verdict change moves it) and the filter; a rerun that changed none of them recomputes
+nothing. Each cached function opens its own short-lived ``Store`` so no SQLite connection crosses
+threads or reruns.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from app import metrics, reports, stats
+from app import metrics
 from app.columns import Shown, Unit, format_shown
 from app.embeddings import EmbeddingCache, default_embedder
 from app.triage import false_positive_rates
 from app.ui.components import inert, side_by_side, verdict_badge
 from storage import Store
 from storage.analysis import CaseFilter
+
+Version = str | int  # a data version: the database's fingerprint (tests pass 0)
 
 SEP = " × "
 ALL_VERDICTS = ["FAIL", "ERROR", "SKIP", "PASS"]
@@ -36,42 +42,69 @@ def _with_store(path: str, fn: Callable[[Store], Any]) -> Any:
 
 # ------------------------------------------------------------------ cached aggregates
 
+# Summaries this process has computed (the keys of ``summary``'s cache, as far as it knows):
+# a page whose summary is among them draws at once and needs no placeholder chart.
+_AGGREGATED: OrderedDict[tuple, None] = OrderedDict()
+_AGGREGATED_LOCK = threading.Lock()
+_AGGREGATED_KEPT = 256
+
+
+def _remember_aggregated(key: tuple) -> None:
+    with _AGGREGATED_LOCK:
+        _AGGREGATED[key] = None
+        _AGGREGATED.move_to_end(key)
+        while len(_AGGREGATED) > _AGGREGATED_KEPT:
+            _AGGREGATED.popitem(last=False)
+
+
+def is_aggregated(path: str, version: Version, flt: CaseFilter) -> bool:
+    """Whether ``summary(path, version, flt)`` was computed before (most likely still cached).
+
+    Wrong only after the cache was cleared or evicted the entry: then the page merely skips its
+    placeholder chart while the numbers are computed again."""
+    with _AGGREGATED_LOCK:
+        return (path, version, flt) in _AGGREGATED
+
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def options(path: str, version: int) -> dict[str, Any]:
+def options(path: str, version: Version) -> dict[str, Any]:
     """Filter choices plus the total number of cases."""
     return _with_store(path, lambda s: {**s.filter_options(), "n_cases": s.count_cases()})
 
 
 @st.cache_data(show_spinner="Aggregating…", max_entries=64)
-def summary(path: str, version: int, flt: CaseFilter) -> dict[str, Any]:
+def summary(path: str, version: Version, flt: CaseFilter) -> dict[str, Any]:
     """``metrics.summarize`` plus the filtered case count."""
 
     def run(store: Store) -> dict[str, Any]:
         return {**metrics.summarize(store, flt), "n_cases": store.count_cases(flt)}
 
-    return _with_store(path, run)
+    found = _with_store(path, run)
+    _remember_aggregated((path, version, flt))
+    return found
 
 
 @st.cache_data(show_spinner="Running tests…", max_entries=64)
-def tests(path: str, version: int, flt: CaseFilter) -> dict[str, Any]:
+def tests(path: str, version: Version, flt: CaseFilter) -> dict[str, Any]:
     """``stats.run_tests``, reusing the (cached) summary's verdict counts."""
+    from app import stats  # scipy: imported when the Statistics tab is first opened
+
     counts = summary(path, version, flt)["counts"]
     return _with_store(path, lambda s: stats.run_tests(s, flt, counts=counts))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def box(path: str, version: int, flt: CaseFilter, column: str) -> tuple[list[dict], int]:
+def box(path: str, version: Version, flt: CaseFilter, column: str) -> tuple[list[dict], int]:
     return _with_store(path, lambda s: metrics.box_stats(s, flt, column))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def meta_keys(path: str, version: int) -> list[str]:
+def meta_keys(path: str, version: Version) -> list[str]:
     return _with_store(path, lambda s: s.meta_keys())
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def breakdown(path: str, version: int, flt: CaseFilter, key: str) -> list[dict]:
+def breakdown(path: str, version: Version, flt: CaseFilter, key: str) -> list[dict]:
     return _with_store(path, lambda s: metrics.breakdown(s, key, flt))
 
 
@@ -82,7 +115,7 @@ def input_embeddings(store: Store) -> EmbeddingCache:
 
 
 @st.cache_data(show_spinner="Embedding inputs…", max_entries=64)
-def severity(path: str, version: int, flt: CaseFilter) -> list[dict]:
+def severity(path: str, version: Version, flt: CaseFilter) -> list[dict]:
     return _with_store(
         path, lambda s: metrics.severity_table(s, flt, embeddings=input_embeddings(s))
     )
@@ -90,7 +123,7 @@ def severity(path: str, version: int, flt: CaseFilter) -> list[dict]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def drilldown(
-    path: str, version: int, flt: CaseFilter, model: str, relation_id: str, verdicts: tuple
+    path: str, version: Version, flt: CaseFilter, model: str, relation_id: str, verdicts: tuple
 ) -> list[dict]:
     return _with_store(
         path,
@@ -106,12 +139,12 @@ def drilldown(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def compare(path: str, version: int, run_a: str, run_b: str) -> list[dict]:
+def compare(path: str, version: Version, run_a: str, run_b: str) -> list[dict]:
     return _with_store(path, lambda s: metrics.compare_runs(s, run_a, run_b))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def run_relations(path: str, version: int) -> dict[str, tuple[str, ...]]:
+def run_relations(path: str, version: Version) -> dict[str, tuple[str, ...]]:
     """Run id → the relations its configuration asked for (for run labels)."""
 
     def run(store: Store) -> dict[str, tuple[str, ...]]:
@@ -129,7 +162,7 @@ def run_relations(path: str, version: int) -> dict[str, tuple[str, ...]]:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def triage_feedback(path: str, version: int, flt: CaseFilter) -> list[dict]:
+def triage_feedback(path: str, version: Version, flt: CaseFilter) -> list[dict]:
     """Per model × relation false-positive rates from Triage labels (empty when none exist)."""
 
     def run(store: Store) -> list[dict]:
@@ -147,6 +180,8 @@ def export_data(path: str, fmt: str, flt: CaseFilter) -> Callable[[], bytes]:
     """A callable for ``st.download_button``: builds the file only when it is clicked."""
 
     def build() -> bytes:
+        from app import reports  # with scipy and the HTML report: imported on first download
+
         if fmt == "report":
             document = _with_store(path, lambda s: reports.report(s, flt=flt))
             return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
