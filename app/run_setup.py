@@ -135,8 +135,14 @@ def with_sampling(
 def endpoint_problem(config: RunConfig) -> str | None:
     """The pre-flight check of a run's endpoints (the one under test and, when it differs, the
     transformation endpoint): None when they answer, else one line saying why not."""
+    from app.clients.batch import BATCH_KIND
     from app.endpoints import preflight
 
+    if config.endpoint.kind == BATCH_KIND:
+        return (
+            f"{config.endpoint.name} is a batch endpoint: it answers only through batch files "
+            "(use `batch export`, then `batch import`)"
+        )
     endpoints = [config.endpoint]
     if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
         endpoints.append(config.transformation_endpoint)

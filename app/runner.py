@@ -23,6 +23,7 @@ from typing import Any
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.clients.base import live_load
+from app.clients.batch import BATCH_KIND
 from app.clients.limiter import LiveLoad
 from app.embeddings import EmbeddingCache
 from app.tasks import Task
@@ -95,6 +96,10 @@ class RunConfig:
                 endpoint.pop("tpm_limit", None)
                 if endpoint.get("embedded"):
                     endpoint["base_url"] = "embedded://local"
+                # Answers from batch files are the same answers as online ones: a batch
+                # endpoint's run is the run of the OpenAI-compatible endpoint it stands for.
+                if endpoint.get("kind") == BATCH_KIND:
+                    del endpoint["kind"]
         identity["samples"] = [s.id for s in samples]
         return content_hash(identity)[:12]
 
@@ -171,6 +176,14 @@ class _PlannedCase:
     error: str | None = None
     source_fields: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, Completion] = field(default_factory=dict)
+
+
+@dataclass
+class PlannedRun:
+    """A run planned but not sent (``Runner.plan_sync``): its id and every case it will have."""
+
+    run_id: str
+    cases: list[_PlannedCase]
 
 
 class CallCache:
@@ -391,6 +404,38 @@ class Runner:
             stop_reason=self._stop_reason,
         )
 
+    def plan_sync(self, config: RunConfig, task: Task, samples: Sequence[Sample]) -> PlannedRun:
+        """Plan a run without sending it (batch export): its id and cases, follow-ups made and
+        gated exactly as ``execute`` makes them. Rewrites of LLM-prompted relations go through
+        the transformation endpoint's client from ``client_factory`` (and the call cache); one it
+        cannot answer makes its cases ERROR, as in a run."""
+        return asyncio.run(self._plan_only(config, task, samples))
+
+    async def _plan_only(
+        self, config: RunConfig, task: Task, samples: Sequence[Sample]
+    ) -> PlannedRun:
+        from relations.registry import get_relation
+
+        if not samples:
+            raise ValueError("no inputs to run")
+        relations = [get_relation(rid, self.custom_relations) for rid in config.relation_ids]
+        run_id = config.run_id(samples)
+        self._run_id, self._model = run_id, config.endpoint.model
+        self._evaluator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="morphscope-eval")
+        transform_endpoint = config.transformation_endpoint or config.endpoint
+        client = self.client_factory(transform_endpoint, self.retry)
+        transform_calls = CallCache(
+            self.store, client, transform_endpoint, Progress(0), write_through=False
+        )
+        transform_calls.params = dict(TRANSFORM_PARAMS)
+        try:
+            planned = await self._plan(run_id, config, task, samples, relations, transform_calls)
+        finally:
+            save_answers(self.store, transform_calls.take_answers())
+            self._evaluator.shutdown(wait=True)
+            await client.close()
+        return PlannedRun(run_id, planned)
+
     def _embeddings_needed(self, run_id: str) -> bool:
         """Whether this run will embed anything: every answered case stores the similarity of
         its two outputs (and Δ/Score against a reference), and the validity gate compares inputs
@@ -525,20 +570,7 @@ class Runner:
         state.done += len(finished)
 
         async def run_case(case: _PlannedCase) -> _PlannedCase:
-            followup = case.followup
-            assert followup is not None
-            source_messages = task.messages(case.source_fields)
-            followup_messages = task.messages(followup.fields, followup.preamble)
-            # si.identity sends the same prompt twice: the follow-up must be a separate sample.
-            followup_repeat = case.repeat_index
-            if followup_messages == source_messages:
-                followup_repeat = 10_000 + case.repeat_index
-            wanted = {
-                "source": (source_messages, case.repeat_index),
-                "followup": (followup_messages, followup_repeat),
-            }
-            for name, fields in followup.companions.items():
-                wanted[name] = (task.messages(fields), case.repeat_index)
+            wanted = case_calls(task, case)
             results = await asyncio.gather(
                 *(calls.complete(msgs, rep) for msgs, rep in wanted.values())
             )
@@ -754,6 +786,27 @@ class Runner:
             reason=result.reason,
             details=result.details,
         )
+
+
+def case_calls(task: Task, case: _PlannedCase) -> dict[str, tuple[list[dict[str, str]], int]]:
+    """The calls a planned case with a follow-up needs, by output name ("source", "followup",
+    companions): each its messages and repeat index. Online runs send them; batch export writes
+    them as request lines, so both key the call cache alike."""
+    followup = case.followup
+    assert followup is not None
+    source_messages = task.messages(case.source_fields)
+    followup_messages = task.messages(followup.fields, followup.preamble)
+    # si.identity sends the same prompt twice: the follow-up must be a separate sample.
+    followup_repeat = case.repeat_index
+    if followup_messages == source_messages:
+        followup_repeat = 10_000 + case.repeat_index
+    wanted = {
+        "source": (source_messages, case.repeat_index),
+        "followup": (followup_messages, followup_repeat),
+    }
+    for name, fields in followup.companions.items():
+        wanted[name] = (task.messages(fields), case.repeat_index)
+    return wanted
 
 
 def _has(task: Task, fields: dict[str, str]) -> bool:

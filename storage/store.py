@@ -26,6 +26,7 @@ from sqlite_utils import Database
 
 from core.types import Case, Completion, Endpoint, Sample, content_hash, json_text
 from storage.analysis import AnalysisQueries, CaseFilter, with_endpoint_label
+from storage.batch_verbs import BatchVerbs
 from storage.gate_verbs import GateVerbs
 from storage.labels import LabelVerbs
 from storage.migrations import migrations, prepare_database
@@ -85,7 +86,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
+class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use.
 
     Everything outside ``storage/`` reads and writes through the verbs below and in the mixins;

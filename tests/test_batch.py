@@ -1,0 +1,368 @@
+"""Batch mode end to end: ``batch export`` → answer every request line → ``batch import``.
+
+The contract (issue 13): an exported and imported run is the very run an online ``run`` of the
+same config makes — same run id, case ids, verdicts, outputs and similarity values — and a
+second export of the same config writes no line.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app.batch.export import CALLS, REWRITES, export_batch
+from app.batch.importer import BatchImportError, import_results
+from app.clients.batch import BATCH_KIND, NOT_ANSWERED, BatchClient
+from app.clients.mock import MockClient
+from app.embeddings import EmbeddingCache
+from app.run_setup import endpoint_problem
+from app.runner import RunConfig, Runner
+from app.tasks import BUILTIN_TASKS
+from core.types import Endpoint, Sample
+from relations.base import Expectation, Relation, RelationKind
+from storage import Store
+from tests.conftest import BagOfWordsEmbedder
+
+SENTIMENT = BUILTIN_TASKS["sentiment"]
+SCORE = BUILTIN_TASKS["sentiment_score"]
+ENDPOINT = Endpoint(name="server", base_url="http://127.0.0.1:9/v1", model="m-1")
+SAMPLES = [
+    Sample({"text": t})
+    for t in ("I love it.", "It broke twice.", "Bad food, good staff.", "Fine enough.")
+]
+
+
+def _add_good(text, ctx):
+    return text + " Honestly good."
+
+
+def _same(text, ctx):
+    return text
+
+
+ADD_GOOD = Relation(
+    id="test.add_good", name="add good", family="test", category="test", description="d",
+    example="x", kind=RelationKind.RULE, expectation=Expectation.EQUIVALENT, transform=_add_good,
+)  # fmt: skip
+# Makes a follow-up identical to its source: the validity gate SKIPs it before anything is sent.
+SAME = Relation(
+    id="test.same", name="same", family="test", category="test", description="d",
+    example="x", kind=RelationKind.RULE, expectation=Expectation.EQUIVALENT, transform=_same,
+)  # fmt: skip
+CUSTOM = [ADD_GOOD, SAME]
+
+
+def model(messages):
+    """A deterministic model for both tasks: words decide the label and the score."""
+    prompt = messages[-1]["content"]
+    text = prompt.split("Text:", 1)[-1].lower()
+    score = 0.2 + 0.3 * text.count("good") + 0.4 * text.count("love") - 0.1 * text.count("bad")
+    if "Score:" in prompt:
+        return f"{max(0.0, min(1.0, score)):.2f}"
+    return "positive" if ("good" in text or "love" in text) else "negative"
+
+
+def runner_factory(store: Store) -> Runner:
+    return Runner(store, EmbeddingCache(BagOfWordsEmbedder(), store), custom_relations=CUSTOM)
+
+
+def _online(tmp_path, name, config, task, samples=SAMPLES):
+    store = Store(tmp_path / f"{name}.db")
+    mock = MockClient(model)
+    runner = runner_factory(store)
+    runner.client_factory = mock.factory
+    summary = runner.run_sync(config, task, samples)
+    return store, summary
+
+
+def answer_file(paths, path: Path, responder=model, *, skip=(), fail=()) -> Path:
+    """Answer every request line with ``responder`` in the OpenAI Batch output format."""
+    with path.open("w") as out:
+        for part in paths:
+            for number, line in enumerate(Path(part).read_text().splitlines()):
+                request = json.loads(line)
+                key = request["custom_id"]
+                if key in skip:
+                    continue
+                if key in fail:
+                    result = {
+                        "id": f"batch_req_{number}",
+                        "custom_id": key,
+                        "response": None,
+                        "error": {"code": "server_error", "message": "the model crashed"},
+                    }
+                else:
+                    text = responder(request["body"]["messages"])
+                    result = {
+                        "id": f"batch_req_{number}",
+                        "custom_id": key,
+                        "response": {
+                            "status_code": 200,
+                            "request_id": f"req_{number}",
+                            "body": {
+                                "object": "chat.completion",
+                                "model": request["body"]["model"],
+                                "choices": [
+                                    {"index": 0, "message": {"role": "assistant", "content": text}}
+                                ],
+                            },
+                        },
+                        "error": None,
+                    }
+                out.write(json.dumps(result) + "\n")
+    return path
+
+
+def _case_rows(store: Store, run_id: str) -> list[dict]:
+    columns = (
+        "id, run_id, sample_id, relation_id, followup_index, repeat_index, verdict, reason, "
+        "source_output, followup_output, source_answer, followup_answer, value, "
+        "output_similarity, oracle, details, source_prompt, followup_prompt"
+    )
+    conn = sqlite3.connect(store.path)
+    conn.row_factory = sqlite3.Row
+    try:
+        rows = conn.execute(
+            f"SELECT {columns} FROM cases WHERE run_id = ? ORDER BY id", [run_id]
+        ).fetchall()
+    finally:
+        conn.close()
+    return [dict(row) for row in rows]
+
+
+def _all_case_rows(store: Store) -> list[tuple]:
+    conn = sqlite3.connect(store.path)
+    try:
+        return conn.execute("SELECT * FROM cases ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("task", "relation_ids", "repeats"),
+    [
+        (SENTIMENT, ("test.add_good", "si.identity", "test.same", "char.delete"), 2),
+        (SCORE, ("multi.pairwise_order",), 1),  # companions: the partner's two calls
+    ],
+)
+def test_export_answer_import_equals_an_online_run(tmp_path, task, relation_ids, repeats):
+    """Export → answer each line with the model's answers → import gives exactly the cases of an
+    online run (ids, verdicts, outputs, similarity values) — issue 13's first "Must show" — and
+    a second export of the same config writes 0 lines."""
+    import relations.si  # noqa: F401 - registers si.identity
+
+    config = RunConfig(ENDPOINT, task.id, relation_ids, repeats=repeats, seed=3)
+    online_store, online = _online(tmp_path, "online", config, task)
+
+    store = Store(tmp_path / "batch.db")
+    export = export_batch(
+        store, config, task, SAMPLES, tmp_path / "requests.jsonl", runner_factory=runner_factory
+    )
+    assert export.run_id == online.run_id
+    assert export.stage == CALLS
+    assert export.requests > 0 and export.files == [tmp_path / "requests.jsonl"]
+    assert store.run(export.run_id)["status"] == "awaiting_batch"
+    assert store.run(export.run_id)["config"]["endpoint"]["kind"] == BATCH_KIND
+    # One line per distinct call: the online run sent exactly these calls.
+    assert export.requests == online.calls_made
+
+    results = answer_file(export.files, tmp_path / "results.jsonl")
+    imported = import_results(store, [results], runner_factory=runner_factory)
+    assert imported.run_ids == [online.run_id]
+    assert imported.status == {online.run_id: "done"}
+    assert imported.missing == {}
+    assert imported.answered == export.requests
+
+    batch_rows = _case_rows(store, online.run_id)
+    online_rows = _case_rows(online_store, online.run_id)
+    assert batch_rows == online_rows
+    verdicts = {row["verdict"] for row in batch_rows}
+    if task is SENTIMENT:
+        assert "SKIP" in verdicts  # test.same, gated
+        assert any(row["relation_id"] == "si.identity" for row in batch_rows)
+        assert {row["repeat_index"] for row in batch_rows} == {0, 1}
+    assert store.run(online.run_id)["status"] == "done"
+
+    again = export_batch(
+        store, config, task, SAMPLES, tmp_path / "again.jsonl", runner_factory=runner_factory
+    )
+    assert again.requests == 0 and again.files == []
+    assert again.cached == export.requests
+    assert not (tmp_path / "again.jsonl").exists()
+    assert store.run(online.run_id)["status"] == "done"
+
+
+def test_reimport_changes_nothing(tmp_path):
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    first_key = json.loads(export.files[0].read_text().splitlines()[0])["custom_id"]
+    results = answer_file(export.files, tmp_path / "res.jsonl", skip={first_key})
+    first = import_results(store, [results], runner_factory=runner_factory)
+    assert first.status == {export.run_id: "partial"}
+    assert first.missing == {export.run_id: [first_key]}
+    before = _all_case_rows(store)
+    second = import_results(store, [results], runner_factory=runner_factory)
+    assert _all_case_rows(store) == before
+    assert second.summaries == {}  # nothing new: the run was not judged again
+    assert second.status == {export.run_id: "partial"}
+    errors = [row for row in _case_rows(store, export.run_id) if row["verdict"] == "ERROR"]
+    assert errors and all(NOT_ANSWERED in row["reason"] for row in errors)
+
+
+def test_the_missing_answers_finish_a_partial_run(tmp_path):
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    keys = [json.loads(line)["custom_id"] for line in export.files[0].read_text().splitlines()]
+    import_results(
+        store,
+        [answer_file(export.files, tmp_path / "a.jsonl", skip=set(keys[:2]))],
+        runner_factory=runner_factory,
+    )
+    rest = answer_file(export.files, tmp_path / "b.jsonl", skip=set(keys[2:]))
+    done = import_results(store, [rest], runner_factory=runner_factory)
+    assert done.status == {export.run_id: "done"} and done.missing == {}
+    assert "ERROR" not in {row["verdict"] for row in _case_rows(store, export.run_id)}
+
+
+def test_a_per_line_error_becomes_the_case_reason(tmp_path):
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    key = json.loads(export.files[0].read_text().splitlines()[0])["custom_id"]
+    results = answer_file(export.files, tmp_path / "res.jsonl", fail={key})
+    imported = import_results(store, [results], runner_factory=runner_factory)
+    assert imported.line_errors == {key: "batch error: server_error: the model crashed"}
+    assert imported.status == {export.run_id: "partial"}
+    reasons = [
+        row["reason"] for row in _case_rows(store, export.run_id) if row["verdict"] == "ERROR"
+    ]
+    assert reasons and all("the model crashed" in reason for reason in reasons)
+    # The failed call is exported again, alone.
+    again = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "again.jsonl", runner_factory=runner_factory
+    )
+    assert again.requests == 1
+
+
+def test_a_file_from_another_database_is_refused(tmp_path):
+    other = Store(tmp_path / "other.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        other, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    results = answer_file(export.files, tmp_path / "res.jsonl")
+    store = Store(tmp_path / "mine.db")
+    with pytest.raises(BatchImportError, match="belongs to another run or database") as caught:
+        import_results(store, [results], runner_factory=runner_factory)
+    assert str(results) in str(caught.value)
+    assert store.count_calls() == 0 and store.runs() == []
+
+
+def test_a_half_written_file_imports_its_valid_lines(tmp_path):
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    results = answer_file(export.files, tmp_path / "res.jsonl")
+    lines = results.read_text().splitlines()
+    garbage = [*lines[:2], "not json at all", '{"no_custom_id": 1}', *lines[2:]]
+    results.write_text("\n".join(garbage)[:-25])  # the last line cut in the middle
+    imported = import_results(store, [results], runner_factory=runner_factory)
+    assert imported.invalid_lines == [3, 4, len(garbage)]
+    assert imported.answered == len(lines) - 1
+    assert imported.status == {export.run_id: "partial"}
+    assert len(imported.missing[export.run_id]) == 1
+    assert "3 lines are not result lines" in "\n".join(imported.describe())
+
+
+def test_llm_prompted_relations_export_their_rewrites_first(tmp_path):
+    """Stage 1 writes the rewrites (transformation endpoint, rewrite parameters); once they are
+    imported, stage 2 writes the calls of the follow-ups made from them."""
+    store = Store(tmp_path / "batch.db")
+    rewriter = Endpoint(name="rw", base_url="http://127.0.0.1:9/v1", model="rewriter")
+    config = RunConfig(
+        ENDPOINT, "sentiment", ("sentence.paraphrase",), transformation_endpoint=rewriter
+    )
+    stage1 = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "rw.jsonl", runner_factory=runner_factory
+    )
+    assert stage1.stage == REWRITES
+    assert stage1.requests == len(SAMPLES)
+    request = json.loads(stage1.files[0].read_text().splitlines()[0])
+    assert request["body"]["model"] == "rewriter" and request["body"]["temperature"] == 0.7
+    assert "stage 1 of 2" in "\n".join(stage1.describe())
+
+    def paraphrase(messages):
+        prompt = messages[-1]["content"]
+        original = next(s.fields["text"] for s in SAMPLES if s.fields["text"] in prompt)
+        return original.replace(".", ", really.")
+
+    imported = import_results(
+        store,
+        [answer_file(stage1.files, tmp_path / "rw-res.jsonl", paraphrase)],
+        runner_factory=runner_factory,
+    )
+    assert imported.rewrites_answered == [stage1.run_id]
+    assert store.run(stage1.run_id)["status"] == "awaiting_batch"
+    stage2 = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "calls.jsonl", runner_factory=runner_factory
+    )
+    assert stage2.stage == CALLS and stage2.run_id == stage1.run_id
+    assert stage2.requests == 2 * len(SAMPLES)
+    final = import_results(
+        store,
+        [answer_file(stage2.files, tmp_path / "calls-res.jsonl")],
+        runner_factory=runner_factory,
+    )
+    assert final.status == {stage1.run_id: "done"}
+    followups = [row["followup_prompt"] for row in _case_rows(store, stage1.run_id)]
+    assert all("really" in prompt for prompt in followups)
+
+
+def test_run_ids_do_not_depend_on_how_answers_come():
+    """A batch endpoint's run is the run of the OpenAI-compatible endpoint it stands for, and the
+    run ids of openai and embedded endpoints are what they were before the batch kind."""
+    from dataclasses import replace
+
+    openai_config = RunConfig(ENDPOINT, "sentiment", ("char.delete",))
+    batch_config = replace(openai_config, endpoint=replace(ENDPOINT, kind=BATCH_KIND))
+    assert batch_config.run_id(SAMPLES) == openai_config.run_id(SAMPLES)
+    # Pinned before the batch kind existed (same config, same samples).
+    assert openai_config.run_id(SAMPLES) == PINNED_OPENAI_RUN_ID
+    embedded = Endpoint(name="e", base_url="http://127.0.0.1:5/v1", model="s", kind="embedded")
+    assert RunConfig(embedded, "sentiment", ("char.delete",)).run_id(SAMPLES) == (
+        PINNED_EMBEDDED_RUN_ID
+    )
+
+
+PINNED_OPENAI_RUN_ID = "e2e367e8fe13"
+PINNED_EMBEDDED_RUN_ID = "2e95dc6d1fe7"
+
+
+def test_the_batch_client_never_sends():
+    import asyncio
+
+    client = BatchClient(ENDPOINT)
+    completion = asyncio.run(client.complete([{"role": "user", "content": "hi"}], {}))
+    assert completion.text is None and completion.error == NOT_ANSWERED
+    assert client.unanswered == [[{"role": "user", "content": "hi"}]]
+
+
+def test_a_run_against_a_batch_endpoint_says_use_batch_export():
+    config = RunConfig(
+        Endpoint("b", "http://127.0.0.1:9/v1", "m", kind=BATCH_KIND), "sentiment", ("char.delete",)
+    )
+    problem = endpoint_problem(config)
+    assert problem is not None and "batch export" in problem
