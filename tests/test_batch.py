@@ -366,3 +366,135 @@ def test_a_run_against_a_batch_endpoint_says_use_batch_export():
     )
     problem = endpoint_problem(config)
     assert problem is not None and "batch export" in problem
+
+
+# ------------------------------------------------------------------ the CLI, over real HTTP
+
+
+def answer_with_server(paths, out: Path, base_url: str) -> Path:
+    """Answer every request line by POSTing its body to the server, as a batch engine would,
+    and write the responses in the OpenAI Batch output format."""
+    import urllib.request
+
+    with out.open("w") as handle:
+        for part in paths:
+            for number, line in enumerate(Path(part).read_text().splitlines()):
+                request = json.loads(line)
+                http = urllib.request.Request(
+                    base_url.rstrip("/") + "/chat/completions",
+                    data=json.dumps(request["body"]).encode(),
+                    headers={"Content-Type": "application/json"},
+                )
+                with urllib.request.urlopen(http, timeout=10) as response:
+                    body = json.loads(response.read())
+                result = {
+                    "id": f"batch_req_{number}",
+                    "custom_id": request["custom_id"],
+                    "response": {"status_code": 200, "request_id": f"r{number}", "body": body},
+                    "error": None,
+                }
+                handle.write(json.dumps(result) + "\n")
+    return out
+
+
+@pytest.fixture
+def bow(monkeypatch):
+    import functools
+
+    from app import workspace
+
+    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(workspace, "make_runner", fast)
+
+
+def test_cli_export_answer_import_equals_cli_run(capsys, tmp_path, fake_server, bow):
+    """`batch export` → the fake server answers every line → `batch import` stores the same
+    cases as `run` of the same options against the same server; a second export writes 0."""
+    from app.cli import main
+
+    inputs = tmp_path / "inputs.csv"
+    inputs.write_text(
+        "text\n" + "".join(f"Review {i}: {'good' if i % 2 else 'cold'}.\n" for i in range(6))
+    )
+    common = [
+        "--endpoint", fake_server.base_url, "--model", "fake-model", "--task", "sentiment",
+        "--relations", "si.identity,sentence.uppercase,char.leet", "--inputs", str(inputs),
+        "--repeats", "2",
+    ]  # fmt: skip
+    assert main(["run", *common, "--db", str(tmp_path / "online.db"), "--quiet", "--json"]) == 0
+    online = json.loads(capsys.readouterr().out)
+
+    db = str(tmp_path / "batch.db")
+    out = tmp_path / "requests.jsonl"
+    assert main(["batch", "export", *common, "--db", db, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"run {online['run_id']}: 36 cases planned" in printed
+    assert f"wrote {online['calls_made']} requests to {out}" in printed
+    calls_before = fake_server.stats.chat_calls
+    results = answer_with_server([out], tmp_path / "results.jsonl", fake_server.base_url)
+    assert fake_server.stats.chat_calls - calls_before == online["calls_made"]
+
+    assert main(["batch", "import", str(results), "--db", db, "--json"]) == 0
+    imported = json.loads(capsys.readouterr().out)
+    assert imported["status"] == {online["run_id"]: "done"}
+    assert imported["summaries"][online["run_id"]]["verdicts"] == online["verdicts"]
+    assert _case_rows(Store(db), online["run_id"]) == _case_rows(
+        Store(tmp_path / "online.db"), online["run_id"]
+    )
+
+    again = tmp_path / "again.jsonl"
+    assert main(["batch", "export", *common, "--db", db, "--out", str(again), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["requests"] == 0 and not again.exists()
+
+    # A results file imported into another database is refused in one line, exit 2.
+    assert main(["batch", "import", str(results), "--db", str(tmp_path / "other.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "another run or database" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_export_splits_parts_and_import_reads_them_all(capsys, tmp_path, bow):
+    from app.cli import main
+
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("".join(f"Line {i} is fine.\n" for i in range(5)))
+    db = str(tmp_path / "b.db")
+    args = [
+        "batch", "export", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+        "--task", "sentiment", "--relations", "sentence.uppercase", "--inputs", str(inputs),
+        "--db", db, "--out", str(tmp_path / "req.jsonl"), "--max-lines", "4", "--json",
+    ]  # fmt: skip
+    assert main(args) == 0
+    export = json.loads(capsys.readouterr().out)
+    assert export["lines_per_file"] == [4, 4, 2]
+    assert [Path(f).name for f in export["files"]] == [
+        "req-001.jsonl",
+        "req-002.jsonl",
+        "req-003.jsonl",
+    ]
+    results = [answer_file([f], tmp_path / f"res-{i}.jsonl") for i, f in enumerate(export["files"])]
+    assert main(["batch", "import", *map(str, results[:2]), "--db", db]) == 3  # calls missing
+    assert "still missing" in capsys.readouterr().out
+    assert main(["batch", "import", str(results[2]), "--db", db]) == 0
+    assert f"run {export['run_id']}: done" in capsys.readouterr().out
+
+
+def test_batch_states_show_where_runs_are_listed(tmp_path, capsys):
+    """An exported run reads "awaiting_batch" (never "interrupted", though no process owns it),
+    its label in Analysis says so, and `report --run` notes it on stderr."""
+    from app.cli import main
+    from app.ui.analysis_view import run_label
+
+    store = Store(tmp_path / "b.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    with store._write():  # its owner process is long gone and its heartbeat is old
+        store._db.execute("UPDATE runs SET owner = 'nohost:1', heartbeat_at = '2020-01-01'")
+    [row] = store.runs()
+    assert row["status"] == "awaiting_batch"
+    assert store.pending_batch_runs() == [export.run_id]
+    assert run_label(row).endswith("awaiting batch results")
+    assert main(["report", "--db", str(tmp_path / "b.db"), "--run", export.run_id]) == 0
+    assert "awaiting_batch" in capsys.readouterr().err
