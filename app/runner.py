@@ -178,12 +178,41 @@ class _PlannedCase:
     outputs: dict[str, Completion] = field(default_factory=dict)
 
 
+class Partners(Sequence[Sample]):
+    """The samples after ``index``, wrapping round to those before it, without copying them.
+
+    Every (sample, relation) job of a run's plan is pending at once: a copied list each made the
+    plan's memory grow with the square of the inputs (5,000 inputs × 10 relations held 2 GB).
+    """
+
+    __slots__ = ("_samples", "_start")
+
+    def __init__(self, samples: list[Sample], index: int) -> None:
+        self._samples = samples
+        self._start = index + 1
+
+    def __len__(self) -> int:
+        return max(len(self._samples) - 1, 0)
+
+    def __getitem__(self, position):  # type: ignore[override]
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]
+        size = len(self)
+        if position < 0:
+            position += size
+        if not 0 <= position < size:
+            raise IndexError("partner index out of range")
+        return self._samples[(self._start + position) % len(self._samples)]
+
+
 @dataclass
 class PlannedRun:
     """A run planned but not sent (``Runner.plan_sync``): its id and every case it will have."""
 
     run_id: str
-    cases: list[_PlannedCase]
+    # Left out of repr: Python 3.11's asyncio.run formats the main task, result included, when
+    # it ends (restoring the SIGINT handler), and 100,000 cases took seconds and 500 MB to print.
+    cases: list[_PlannedCase] = field(repr=False)
 
 
 class CallCache:
@@ -478,8 +507,10 @@ class Runner:
         # HTTP client itself needs (DNS lookups run there), and the run would deadlock.
         pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="morphscope-transform")
 
+        every_sample = list(samples)
+
         async def followups_for(index: int, sample: Sample, relation: Relation):
-            partners = list(samples[index + 1 :]) + list(samples[:index])
+            partners = Partners(every_sample, index)
             make = functools.partial(
                 generate_followups,
                 relation,
