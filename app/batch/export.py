@@ -162,11 +162,19 @@ def _call_requests(endpoint: Endpoint, task: Task, cases) -> dict[str, BatchRequ
     params = endpoint.sampling_params()
     base_url = endpoint.cache_base_url
     requests: dict[str, BatchRequest] = {}
+    # Every relation's case of a sample asks for the same source call: its key (a hash of the
+    # call as JSON) is computed once.
+    keys: dict[tuple, str] = {}
     for case in cases:
         if case.followup is None or case.skip_reason or case.error:
             continue
         for messages, repeat in case_calls(task, case).values():
-            key = Store.call_key(base_url, endpoint.model, params, messages, repeat)
+            call = (repeat, *(tuple(message.items()) for message in messages))
+            key = keys.get(call)
+            if key is None:
+                key = keys[call] = Store.call_key(
+                    base_url, endpoint.model, params, messages, repeat
+                )
             if key not in requests:
                 requests[key] = BatchRequest(
                     key, base_url, endpoint.model, params, messages, repeat
