@@ -529,3 +529,30 @@ def test_a_planned_run_prints_without_its_cases(tmp_path):
     plan = runner.plan_sync(config, SENTIMENT, SAMPLES)
     assert len(plan.cases) == len(SAMPLES)
     assert repr(plan) == f"PlannedRun(run_id='{plan.run_id}')"
+
+
+def test_vllm_results_given_as_lines_are_imported(tmp_path):
+    """vLLM's run_batch output (older versions: no status_code; errors as plain strings), passed
+    as the lines of an uploaded file rather than a path."""
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    requests = [json.loads(line) for line in export.files[0].read_text().splitlines()]
+    lines = []
+    for number, request in enumerate(requests):
+        if number == 0:
+            lines.append(json.dumps({"id": "vllm-0", "custom_id": request["custom_id"],
+                "response": {"status_code": 400, "request_id": "vllm-batch-0", "body": None},
+                "error": "prompt too long"}))  # fmt: skip
+            continue
+        body = {"object": "chat.completion", "choices": [
+            {"index": 0, "message": {"role": "assistant",
+                                     "content": model(request["body"]["messages"])}}]}  # fmt: skip
+        lines.append(json.dumps({"id": f"vllm-{number}", "custom_id": request["custom_id"],
+            "response": {"request_id": f"vllm-batch-{number}", "body": body}, "error": None}))  # fmt: skip
+    imported = import_results(store, iter(lines), runner_factory=runner_factory)
+    assert imported.answered == len(requests) - 1
+    assert imported.line_errors == {requests[0]["custom_id"]: "batch error: prompt too long"}
+    assert imported.status == {export.run_id: "partial"}

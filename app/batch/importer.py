@@ -101,9 +101,9 @@ def _numbers(numbers: list[int]) -> str:
     return shown + (", …" if len(numbers) > SHOWN_LINE_NUMBERS else "")
 
 
-def _read(source: Path | str | Iterable[str], name: str) -> ParsedResults:
-    if isinstance(source, (str, Path)):
-        path = Path(source)
+def _read(source: Path | Iterable[str], name: str) -> ParsedResults:
+    if isinstance(source, Path):
+        path = source
         if not path.is_file():
             raise BatchImportError(f"{path}: no such file")
         try:
@@ -116,19 +116,25 @@ def _read(source: Path | str | Iterable[str], name: str) -> ParsedResults:
 
 def import_results(
     store: Store,
-    sources: Sequence[Path | str] | Iterable[str],
+    sources: Sequence[Path] | Iterable[str],
     *,
+    name: str = "the results",
     runner_factory: RunnerFactory = default_runner,
 ) -> BatchImport:
-    """Import result files (paths) — or the lines of one result file (an iterable of strings)
-    — into ``store`` and judge every run they answer.
+    """Import result files (``Path`` objects) — or the lines of one result file (strings, e.g.
+    an uploaded file's; ``name`` names it in messages) — into ``store`` and judge every run they
+    answer.
 
     Raises ``BatchImportError`` (nothing written) when a file matches no exported request.
     """
-    if isinstance(sources, (list, tuple)) and all(isinstance(s, (str, Path)) for s in sources):
+    if (
+        isinstance(sources, (list, tuple))
+        and sources
+        and all(isinstance(source, Path) for source in sources)
+    ):
         named = [(str(source), _read(source, str(source))) for source in sources]
     else:
-        named = [("<lines>", _read(sources, "<lines>"))]
+        named = [(name, _read(sources, name))]
     outcome = BatchImport()
     # Every file is checked before anything is written: one foreign file refuses the import.
     requests: dict[str, dict] = {}
