@@ -556,3 +556,37 @@ def test_vllm_results_given_as_lines_are_imported(tmp_path):
     assert imported.answered == len(requests) - 1
     assert imported.line_errors == {requests[0]["custom_id"]: "batch error: prompt too long"}
     assert imported.status == {export.run_id: "partial"}
+
+
+def test_the_export_benchmark_runs_quick():
+    """bench/bench_batch_export.py --quick: the plumbing and the figures' keys (no timing)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "bench/bench_batch_export.py", "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=root,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    figures = json.loads(done.stdout)
+    # 200 inputs × 10 relations × 2 repeats follow-ups, and each input's source twice.
+    assert figures["cases"] == 4_000 and figures["requests"] == 4_400 and figures["files"] == 1
+    for key in ("seconds", "peak_rss_mb", "lines_per_s", "seconds_vs_target", "memory_vs_target"):
+        assert isinstance(figures[key], (int, float))
+
+
+def test_an_interrupted_import_is_judged_again_by_the_same_file(tmp_path):
+    """Its answers are cached already, so nothing is new in the file; the run is still judged
+    again because it did not finish (Ctrl-C while judging)."""
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    results = answer_file(export.files, tmp_path / "res.jsonl")
+    import_results(store, [results], runner_factory=runner_factory)
+    store.set_run_status(export.run_id, "interrupted")
+    again = import_results(store, [results], runner_factory=runner_factory)
+    assert list(again.summaries) == [export.run_id]
+    assert again.status == {export.run_id: "done"}

@@ -20,7 +20,7 @@ from app.clients.batch import request_identity
 from app.runner import RunSummary
 from core.types import Completion
 from storage import Store
-from storage.batch_verbs import AWAITING_BATCH, PARTIAL
+from storage.batch_verbs import PARTIAL
 from storage.store import CachedAnswer
 
 # How many line numbers a message lists before "…".
@@ -202,8 +202,13 @@ def _finish_run(
         outcome.rewrites_answered.append(run_id)
         outcome.status[run_id] = run["status"]
         return
+    missing = sorted(set(call_keys) - store.cached_call_keys(call_keys))
     changed = touched.intersection(store.batch_request_keys(run_id))
-    if changed or run["status"] == AWAITING_BATCH:
+    # Judged already with what the cache holds now: done, or partial with calls still missing
+    # (a run whose import was interrupted, or whose last calls another run's file answered, is
+    # judged again).
+    settled = run["status"] == "done" or (run["status"] == PARTIAL and missing)
+    if changed or not settled:
         errors = {
             request_identity(row["model"], row["params"], row["messages"]): row["error"]
             for row in store.batch_errors(run_id)
@@ -213,7 +218,6 @@ def _finish_run(
         status = summary.status
     else:
         status = run["status"]
-    missing = sorted(set(call_keys) - store.cached_call_keys(call_keys))
     if missing:
         outcome.missing[run_id] = missing
         if status == "done":
