@@ -590,3 +590,51 @@ def test_an_interrupted_import_is_judged_again_by_the_same_file(tmp_path):
     again = import_results(store, [results], runner_factory=runner_factory)
     assert list(again.summaries) == [export.run_id]
     assert again.status == {export.run_id: "done"}
+
+
+# ------------------------------------------------------------------ storage
+
+
+def test_batch_job_verbs(tmp_path):
+    """What ``--submit`` records per part file: created, updated (counts as a dict), listed."""
+    store = Store(tmp_path / "jobs.db")
+    store.record_batch_job("run1", 2, stage=CALLS, remote_batch_id="b2", input_file_id="f2",
+                           status="validating")  # fmt: skip
+    store.record_batch_job("run1", 1, stage=CALLS, remote_batch_id="b1", input_file_id="f1",
+                           status="validating")  # fmt: skip
+    store.update_batch_job("run1", 1, status="completed", output_file_id="o1",
+                           counts={"total": 3, "completed": 3, "failed": 0})  # fmt: skip
+    jobs = store.batch_jobs("run1")
+    assert [job["part"] for job in jobs] == [1, 2]
+    assert jobs[0]["status"] == "completed" and jobs[0]["output_file_id"] == "o1"
+    assert jobs[0]["counts"] == {"total": 3, "completed": 3, "failed": 0}
+    assert jobs[1]["counts"] == {} and jobs[1]["remote_batch_id"] == "b2"
+    with pytest.raises(ValueError, match="unknown batch job field"):
+        store.update_batch_job("run1", 1, owner="x")
+    assert store.batch_jobs("other") == []
+
+
+def test_a_database_from_before_batch_mode_gets_the_tables(tmp_path):
+    store = Store(tmp_path / "old.db")
+    with store._write():
+        store._db.execute("DROP TABLE batch_requests")
+        store._db.execute("DROP TABLE batch_jobs")
+        store._db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm007_batch'")
+    store.close()
+    reopened = Store(tmp_path / "old.db")
+    assert reopened.batch_jobs("r") == [] and reopened.cached_call_keys(["k"]) == set()
+    assert reopened.batch_requests_for_keys(["k"]) == {}
+
+
+def test_cached_call_keys_are_found_in_chunks(tmp_path):
+    """More keys than one IN query takes: every cached one is found, no other."""
+    from core.types import Completion
+    from storage.batch_verbs import IN_CHUNK
+    from storage.store import CachedAnswer
+
+    store = Store(tmp_path / "keys.db")
+    keys = [f"k{i}" for i in range(2 * IN_CHUNK + 7)]
+    store.cache_calls(
+        CachedAnswer(key, "u", "m", {}, [], 0, Completion(text="x")) for key in keys[::2]
+    )
+    assert store.cached_call_keys([*keys, "absent"]) == set(keys[::2])
