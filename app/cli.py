@@ -236,11 +236,11 @@ def _load_text(progress) -> str:
 
 
 def run_config_from_args(
-    args: argparse.Namespace, store, resolve_endpoint=None
+    args: argparse.Namespace, store, resolve_endpoint=None, max_rows: int | None = None
 ) -> tuple[RunConfig, Task, list[Sample]]:
     """The run the ``run`` command's arguments describe, checked like the Probe page's.
     ``resolve_endpoint(args, url, model)`` turns a URL into an endpoint (default: start the
-    embedded model for "embedded")."""
+    embedded model for "embedded"); ``max_rows`` inputs at most (default: a run's limit)."""
     resolve = resolve_endpoint or _endpoint_from_args
     from app.run_setup import (
         RunSetupError,
@@ -252,7 +252,11 @@ def run_config_from_args(
 
     try:
         plan = plan_run(store, args.task, relation_ids_from_text(args.relations))
-        samples = samples_from_file(args.inputs, plan.task)
+        samples = (
+            samples_from_file(args.inputs, plan.task, max_rows=max_rows)
+            if max_rows
+            else samples_from_file(args.inputs, plan.task)
+        )
         endpoint = with_sampling(
             resolve(args, args.endpoint, args.model),
             task=plan.task,
@@ -392,6 +396,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 # Exit code of `batch import` when calls are still unanswered (import their results to finish).
 EXIT_BATCH_MISSING = 3
+# Inputs one `batch export` takes: sweeps too large to run interactively are what it is for.
+BATCH_MAX_ROWS = 50_000
 
 
 def _batch_endpoint_from_args(
@@ -419,7 +425,9 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
         raise CliError("--max-lines and --max-mb must be more than 0")
     check_run_options(args)
     store = _store(args.db)
-    config, task, samples = run_config_from_args(args, store, _batch_endpoint_from_args)
+    config, task, samples = run_config_from_args(
+        args, store, _batch_endpoint_from_args, max_rows=BATCH_MAX_ROWS
+    )
     try:
         export = export_batch(
             store,

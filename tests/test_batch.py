@@ -570,8 +570,8 @@ def test_the_export_benchmark_runs_quick():
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr[-2000:]
     figures = json.loads(done.stdout)
-    # 200 inputs × 10 relations × 2 repeats follow-ups, and each input's source twice.
-    assert figures["cases"] == 4_000 and figures["requests"] == 4_400 and figures["files"] == 1
+    # 1,000 inputs × char.delete: a source and a follow-up each.
+    assert figures["cases"] == 1_000 and figures["requests"] == 2_000 and figures["files"] == 1
     for key in ("seconds", "peak_rss_mb", "lines_per_s", "seconds_vs_target", "memory_vs_target"):
         assert isinstance(figures[key], (int, float))
 
@@ -638,3 +638,22 @@ def test_cached_call_keys_are_found_in_chunks(tmp_path):
         CachedAnswer(key, "u", "m", {}, [], 0, Completion(text="x")) for key in keys[::2]
     )
     assert store.cached_call_keys([*keys, "absent"]) == set(keys[::2])
+
+
+def test_batch_export_takes_more_inputs_than_a_run(tmp_path, capsys, bow):
+    """A run takes at most 5,000 inputs; a batch export (sweeps too large to run
+    interactively) up to 50,000."""
+    from app.cli import BATCH_MAX_ROWS, main
+    from app.inputs import MAX_ROWS
+
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("".join(f"Line {i} is fine.\n" for i in range(MAX_ROWS + 1)))
+    common = [
+        "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--task", "sentiment",
+        "--relations", "char.delete", "--inputs", str(inputs), "--db", str(tmp_path / "b.db"),
+    ]  # fmt: skip
+    assert main(["run", *common]) == 2
+    assert "at most 5,000 rows" in capsys.readouterr().err
+    assert main(["batch", "export", *common, "--out", str(tmp_path / "r.jsonl"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cases"] == MAX_ROWS + 1
+    assert BATCH_MAX_ROWS == 50_000
