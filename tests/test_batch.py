@@ -657,3 +657,19 @@ def test_batch_export_takes_more_inputs_than_a_run(tmp_path, capsys, bow):
     assert main(["batch", "export", *common, "--out", str(tmp_path / "r.jsonl"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cases"] == MAX_ROWS + 1
     assert BATCH_MAX_ROWS == 50_000
+
+
+def test_import_takes_paths_as_strings_or_paths_and_lines_as_strings(tmp_path):
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    results = answer_file(export.files, tmp_path / "res.jsonl")
+    lines = results.read_text().splitlines()
+    assert import_results(store, [str(results)], runner_factory=runner_factory).answered == len(
+        lines
+    )
+    assert import_results(store, lines, runner_factory=runner_factory).answered == len(lines)
+    with pytest.raises(BatchImportError, match="no such file"):
+        import_results(store, [str(tmp_path / "nope.jsonl")], runner_factory=runner_factory)

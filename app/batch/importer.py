@@ -101,6 +101,12 @@ def _numbers(numbers: list[int]) -> str:
     return shown + (", …" if len(numbers) > SHOWN_LINE_NUMBERS else "")
 
 
+def _is_path(source: object) -> bool:
+    return isinstance(source, Path) or (
+        isinstance(source, str) and not source.lstrip().startswith("{")
+    )
+
+
 def _read(source: Path | Iterable[str], name: str) -> ParsedResults:
     if isinstance(source, Path):
         path = source
@@ -116,23 +122,19 @@ def _read(source: Path | Iterable[str], name: str) -> ParsedResults:
 
 def import_results(
     store: Store,
-    sources: Sequence[Path] | Iterable[str],
+    sources: Sequence[Path | str] | Iterable[str],
     *,
     name: str = "the results",
     runner_factory: RunnerFactory = default_runner,
 ) -> BatchImport:
-    """Import result files (``Path`` objects) — or the lines of one result file (strings, e.g.
-    an uploaded file's; ``name`` names it in messages) — into ``store`` and judge every run they
-    answer.
+    """Import result files (paths) — or the lines of one result file (strings, e.g. an
+    uploaded file's; ``name`` names it in messages) — into ``store`` and judge every run they
+    answer. A list of strings is paths unless one of them is a JSON object (a result line).
 
     Raises ``BatchImportError`` (nothing written) when a file matches no exported request.
     """
-    if (
-        isinstance(sources, (list, tuple))
-        and sources
-        and all(isinstance(source, Path) for source in sources)
-    ):
-        named = [(str(source), _read(source, str(source))) for source in sources]
+    if isinstance(sources, (list, tuple)) and sources and all(map(_is_path, sources)):
+        named = [(str(source), _read(Path(source), str(source))) for source in sources]
     else:
         named = [(name, _read(sources, name))]
     outcome = BatchImport()
