@@ -673,3 +673,17 @@ def test_import_takes_paths_as_strings_or_paths_and_lines_as_strings(tmp_path):
     assert import_results(store, lines, runner_factory=runner_factory).answered == len(lines)
     with pytest.raises(BatchImportError, match="no such file"):
         import_results(store, [str(tmp_path / "nope.jsonl")], runner_factory=runner_factory)
+
+
+def test_results_of_a_deleted_run_are_cached_and_said_so(tmp_path):
+    store = Store(tmp_path / "batch.db")
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    export = export_batch(
+        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
+    )
+    store.delete_run(export.run_id)
+    imported = import_results(
+        store, [answer_file(export.files, tmp_path / "res.jsonl")], runner_factory=runner_factory
+    )
+    assert imported.status == {export.run_id: "deleted"} and imported.answered == export.requests
+    assert f"run {export.run_id}: deleted" in imported.describe()

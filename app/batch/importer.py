@@ -140,17 +140,17 @@ def import_results(
     outcome = BatchImport()
     # Every file is checked before anything is written: one foreign file refuses the import.
     requests: dict[str, dict] = {}
-    for name, parsed in named:
+    for label, parsed in named:
         keys = [result.key for result in parsed.results]
         found = store.batch_requests_for_keys(keys)
         if parsed.results and not found:
             raise BatchImportError(
-                f"{name}: none of its {len(parsed.results)} results answers a request exported "
+                f"{label}: none of its {len(parsed.results)} results answers a request exported "
                 "to this database; it belongs to another run or database (nothing was imported)"
             )
         if not parsed.results:
             raise BatchImportError(
-                f"{name}: no result lines in it ({len(parsed.invalid_lines)} unreadable lines); "
+                f"{label}: no result lines in it ({len(parsed.invalid_lines)} unreadable lines); "
                 "nothing was imported"
             )
         requests |= found
@@ -197,7 +197,8 @@ def _finish_run(
 ) -> None:
     """Judge one run the files answered (unless nothing changed for it since it was judged)."""
     run = store.run(run_id)
-    if run is None:  # deleted since its export
+    if run is None:  # deleted since its export: its answers are cached all the same
+        outcome.status[run_id] = "deleted"
         return
     call_keys = store.batch_request_keys(run_id, CALLS)
     if not call_keys:  # only its first-stage rewrites were exported: it is not planned yet
