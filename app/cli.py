@@ -1,4 +1,4 @@
-"""The CLI: relations, transform, run, report, export, import.
+"""The CLI: relations, transform, run, report, export, import, batch.
 
 Progress goes to stderr, results to stdout; bad input exits non-zero with a one-line message.
 """
@@ -235,8 +235,13 @@ def _load_text(progress) -> str:
     return f" · {load.describe()}" if load is not None else ""
 
 
-def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Task, list[Sample]]:
-    """The run the ``run`` command's arguments describe, checked like the Probe page's."""
+def run_config_from_args(
+    args: argparse.Namespace, store, resolve_endpoint=None, max_rows: int | None = None
+) -> tuple[RunConfig, Task, list[Sample]]:
+    """The run the ``run`` command's arguments describe, checked like the Probe page's.
+    ``resolve_endpoint(args, url, model)`` turns a URL into an endpoint (default: start the
+    embedded model for "embedded"); ``max_rows`` inputs at most (default: a run's limit)."""
+    resolve = resolve_endpoint or _endpoint_from_args
     from app.run_setup import (
         RunSetupError,
         plan_run,
@@ -247,9 +252,13 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
 
     try:
         plan = plan_run(store, args.task, relation_ids_from_text(args.relations))
-        samples = samples_from_file(args.inputs, plan.task)
+        samples = (
+            samples_from_file(args.inputs, plan.task, max_rows=max_rows)
+            if max_rows
+            else samples_from_file(args.inputs, plan.task)
+        )
         endpoint = with_sampling(
-            _endpoint_from_args(args, args.endpoint, args.model),
+            resolve(args, args.endpoint, args.model),
             task=plan.task,
             temperature=args.temperature,
             top_p=args.top_p,
@@ -267,7 +276,7 @@ def run_config_from_args(args: argparse.Namespace, store) -> tuple[RunConfig, Ta
         transformation = None
         if args.transformation_endpoint or plan.needs_transformation_endpoint:
             # LLM-prompted relations rewrite through the embedded model unless told otherwise.
-            transformation = _endpoint_from_args(
+            transformation = resolve(
                 args, args.transformation_endpoint or "embedded", args.transformation_model
             )
         config = plan.config(
@@ -342,6 +351,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.run and store.run(args.run) is None:
         raise CliError(f"no run {args.run!r} in {args.db}")
     report = report_json(store, args.run)
+    state = store.run(args.run)["status"] if args.run else ""
+    if state in ("awaiting_batch", "partial"):
+        print(f"note: run {args.run} is {state}: `batch import` its results", file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
         return 0
@@ -378,6 +390,136 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None  # the message already names the file
     print(f"imported as run {run_id}")
     return 0
+
+
+# ------------------------------------------------------------------ batch
+
+# Exit code of `batch import` when calls are still unanswered (import their results to finish).
+EXIT_BATCH_MISSING = 3
+# Inputs one `batch export` takes: sweeps too large to run interactively are what it is for.
+BATCH_MAX_ROWS = 50_000
+
+
+def _batch_endpoint_from_args(
+    args: argparse.Namespace, url: str | None, model: str | None
+) -> Endpoint:
+    """Like ``_endpoint_from_args`` without starting anything: a batch export sends nothing, so
+    the embedded model (as a transformation endpoint) is named, not started."""
+    if url in (None, "", "embedded"):
+        from app.embedded import embedded_endpoint
+
+        endpoint = embedded_endpoint()
+        return replace(endpoint, model=model) if model else endpoint
+    return _endpoint_from_args(args, url, model)
+
+
+def cmd_batch_export(args: argparse.Namespace) -> int:
+    from app.batch.export import export_batch
+
+    if args.endpoint in ("", "embedded"):
+        raise CliError(
+            "batch export needs the --endpoint URL and --model of the server that will answer "
+            "the batch (the embedded model is not a batch engine)"
+        )
+    if args.max_lines < 1 or args.max_mb <= 0:
+        raise CliError("--max-lines and --max-mb must be more than 0")
+    check_run_options(args)
+    store = _store(args.db)
+    config, task, samples = run_config_from_args(
+        args, store, _batch_endpoint_from_args, max_rows=BATCH_MAX_ROWS
+    )
+    try:
+        export = export_batch(
+            store,
+            config,
+            task,
+            samples,
+            Path(args.out),
+            max_lines=args.max_lines,
+            max_bytes=int(args.max_mb * 1024 * 1024),
+        )
+    except OSError as exc:
+        raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    if args.json:
+        print(json.dumps(export.to_dict(), indent=2))
+    else:
+        for line in export.describe():
+            print(line)
+    return 0
+
+
+def cmd_batch_import(args: argparse.Namespace) -> int:
+    from app.batch.importer import BatchImportError, import_results
+
+    store = _store(args.db)
+    try:
+        outcome = import_results(store, [Path(path) for path in args.results])
+    except BatchImportError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print(json.dumps(outcome.to_dict(), indent=2))
+    else:
+        for line in outcome.describe():
+            print(line)
+    return EXIT_BATCH_MISSING if outcome.missing else 0
+
+
+def add_batch_parser(sub) -> argparse._SubParsersAction:
+    """``batch export`` and ``batch import``; returns the ``batch`` subcommands (``batch
+    status`` and ``--submit`` join them)."""
+    batch = sub.add_parser("batch", help="export a run as batch request files, import results")
+    commands = batch.add_subparsers(dest="batch_command", required=True)
+
+    p = commands.add_parser(
+        "export",
+        help="plan a run as `run` would and write its unanswered calls as a batch request file",
+    )
+    p.add_argument("--endpoint", required=True, help="base URL of the server that will answer")
+    p.add_argument("--model", required=True)
+    p.add_argument("--api-key-env")
+    p.add_argument("--task", required=True)
+    p.add_argument("--relations", required=True, help="comma-separated relation ids")
+    p.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
+    p.add_argument("--db")
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--top-p", type=float)
+    p.add_argument("--max-tokens", type=int)
+    p.add_argument("--transformation-endpoint")
+    p.add_argument("--transformation-model")
+    p.add_argument("--out", required=True, help="the request file (FILE.jsonl)")
+    p.add_argument(
+        "--max-lines",
+        type=int,
+        default=50_000,
+        help="requests per file before a new numbered part (default 50,000, the Batch API's)",
+    )
+    p.add_argument(
+        "--max-mb",
+        type=float,
+        default=200.0,
+        help="MB per file before a new numbered part (default 200, the Batch API's)",
+    )
+    p.add_argument("--json", action="store_true")
+    # What `run` options set that a batch export has no use for (nothing is sent from here).
+    p.set_defaults(
+        func=cmd_batch_export,
+        concurrency=None,
+        timeout=None,
+        retries=RETRIES_DEFAULT,
+        rpm=None,
+        tpm=None,
+    )
+
+    p = commands.add_parser(
+        "import", help="read batch result files, judge the runs they answer, store the cases"
+    )
+    p.add_argument("results", nargs="+", help="result files (OpenAI Batch or vLLM output)")
+    p.add_argument("--db")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_batch_import)
+    return commands
 
 
 # ------------------------------------------------------------------ parser
@@ -480,6 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=["llmorph"])
     p.add_argument("file")
     p.set_defaults(func=cmd_import)
+
+    add_batch_parser(sub)
     return parser
 
 

@@ -91,10 +91,10 @@ def _check_line_lengths(lines: Iterable[str], label: str = "line") -> None:
             )
 
 
-def _check_row_count(count: int) -> None:
-    if count > MAX_ROWS:
+def _check_row_count(count: int, limit: int = MAX_ROWS) -> None:
+    if count > limit:
         raise InputError(
-            f"the input has {count:,} rows; at most {MAX_ROWS:,} rows can be run at once. "
+            f"the input has {count:,} rows; at most {limit:,} rows can be run at once. "
             "Split it into smaller files."
         )
 
@@ -584,6 +584,8 @@ def samples_from_frame(
     reference_column: str | None = None,
     steps_column: str | None = None,
     meta_columns: Iterable[str] = (),
+    *,
+    max_rows: int = MAX_ROWS,
 ) -> list[Sample]:
     """Rows → samples. ``mapping`` maps every task field to a column of ``df``.
 
@@ -614,7 +616,7 @@ def samples_from_frame(
         )
     if len(df) == 0:
         raise InputError("the input has no rows")
-    _check_row_count(len(df))
+    _check_row_count(len(df), max_rows)
     positions = {column: columns.index(column) for column in columns}
     rows = df.itertuples(index=False, name=None)
     samples, problems = [], []
@@ -642,7 +644,11 @@ def samples_from_frame(
 
 
 def auto_samples(
-    df: pd.DataFrame, task_fields: Sequence[str], prefer_reference: Sequence[str] = ()
+    df: pd.DataFrame,
+    task_fields: Sequence[str],
+    prefer_reference: Sequence[str] = (),
+    *,
+    max_rows: int = MAX_ROWS,
 ) -> list[Sample]:
     """Samples with the suggested mapping; reference and steps columns are picked by name and every
     other column goes into meta."""
@@ -654,13 +660,18 @@ def auto_samples(
     steps = suggest_steps_column(columns, exclude=used)
     used |= {steps} if steps else set()
     meta = [column for column in columns if column not in used]
-    return samples_from_frame(df, mapping, reference, steps, meta)
+    return samples_from_frame(df, mapping, reference, steps, meta, max_rows=max_rows)
 
 
 def load_input_file(
-    path: str | Path, task_fields: Sequence[str], prefer_reference: Sequence[str] = ()
+    path: str | Path,
+    task_fields: Sequence[str],
+    prefer_reference: Sequence[str] = (),
+    *,
+    max_rows: int = MAX_ROWS,
 ) -> list[Sample]:
-    """Read an inputs file (CSV/TSV/JSONL/JSON/TXT) with the suggested column mapping."""
+    """Read an inputs file (CSV/TSV/JSONL/JSON/TXT) with the suggested column mapping; more
+    than ``max_rows`` rows are refused (``batch export`` takes more than a run)."""
     path = Path(path)
     if path.is_dir():
         raise InputError(
@@ -680,4 +691,4 @@ def load_input_file(
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     frame = read_upload(path.name, data)
-    return auto_samples(frame, task_fields, prefer_reference)
+    return auto_samples(frame, task_fields, prefer_reference, max_rows=max_rows)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.inputs import InputError, load_input_file
+from app.inputs import MAX_ROWS, InputError, load_input_file
 from app.runner import RunConfig
 from app.tasks import Task
 from app.workspace import all_relations, get_task
@@ -92,12 +92,13 @@ def require_samples(samples: Sequence[Sample], source: str) -> list[Sample]:
     return list(samples)
 
 
-def samples_from_file(path: str | Path, task: Task) -> list[Sample]:
-    """An inputs file (CSV, JSONL or TXT) read with the suggested column mapping."""
+def samples_from_file(path: str | Path, task: Task, *, max_rows: int = MAX_ROWS) -> list[Sample]:
+    """An inputs file (CSV, JSONL or TXT) read with the suggested column mapping (at most
+    ``max_rows`` rows)."""
     if not Path(path).exists():
         raise RunSetupError(f"inputs file not found: {path}")
     try:
-        samples = load_input_file(path, list(task.fields))
+        samples = load_input_file(path, list(task.fields), max_rows=max_rows)
     except InputError as exc:
         raise RunSetupError(f"{path}: {exc}") from None
     return require_samples(samples, str(path))
@@ -135,8 +136,14 @@ def with_sampling(
 def endpoint_problem(config: RunConfig) -> str | None:
     """The pre-flight check of a run's endpoints (the one under test and, when it differs, the
     transformation endpoint): None when they answer, else one line saying why not."""
+    from app.clients.batch import BATCH_KIND
     from app.endpoints import preflight
 
+    if config.endpoint.kind == BATCH_KIND:
+        return (
+            f"{config.endpoint.name} is a batch endpoint: it answers only through batch files "
+            "(use `batch export`, then `batch import`)"
+        )
     endpoints = [config.endpoint]
     if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
         endpoints.append(config.transformation_endpoint)

@@ -11,7 +11,6 @@ run that is interrupted resumes without repeating finished calls or cases.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 import time
@@ -23,6 +22,7 @@ from typing import Any
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.clients.base import live_load
+from app.clients.batch import BATCH_KIND
 from app.clients.limiter import LiveLoad
 from app.embeddings import EmbeddingCache
 from app.tasks import Task
@@ -95,6 +95,10 @@ class RunConfig:
                 endpoint.pop("tpm_limit", None)
                 if endpoint.get("embedded"):
                     endpoint["base_url"] = "embedded://local"
+                # Answers from batch files are the same answers as online ones: a batch
+                # endpoint's run is the run of the OpenAI-compatible endpoint it stands for.
+                if endpoint.get("kind") == BATCH_KIND:
+                    del endpoint["kind"]
         identity["samples"] = [s.id for s in samples]
         return content_hash(identity)[:12]
 
@@ -171,6 +175,43 @@ class _PlannedCase:
     error: str | None = None
     source_fields: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, Completion] = field(default_factory=dict)
+
+
+class Partners(Sequence[Sample]):
+    """The samples after ``index``, wrapping round to those before it, without copying them.
+
+    Every (sample, relation) job of a run's plan is pending at once: a copied list each made the
+    plan's memory grow with the square of the inputs (5,000 inputs × 10 relations held 2 GB).
+    """
+
+    __slots__ = ("_samples", "_start")
+
+    def __init__(self, samples: list[Sample], index: int) -> None:
+        self._samples = samples
+        self._start = index + 1
+
+    def __len__(self) -> int:
+        return max(len(self._samples) - 1, 0)
+
+    def __getitem__(self, position):  # type: ignore[override]
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]
+        size = len(self)
+        if position < 0:
+            position += size
+        if not 0 <= position < size:
+            raise IndexError("partner index out of range")
+        return self._samples[(self._start + position) % len(self._samples)]
+
+
+@dataclass
+class PlannedRun:
+    """A run planned but not sent (``Runner.plan_sync``): its id and every case it will have."""
+
+    run_id: str
+    # Left out of repr: Python 3.11's asyncio.run formats the main task, result included, when
+    # it ends (restoring the SIGINT handler), and 100,000 cases took seconds and 500 MB to print.
+    cases: list[_PlannedCase] = field(repr=False)
 
 
 class CallCache:
@@ -391,6 +432,38 @@ class Runner:
             stop_reason=self._stop_reason,
         )
 
+    def plan_sync(self, config: RunConfig, task: Task, samples: Sequence[Sample]) -> PlannedRun:
+        """Plan a run without sending it (batch export): its id and cases, follow-ups made and
+        gated exactly as ``execute`` makes them. Rewrites of LLM-prompted relations go through
+        the transformation endpoint's client from ``client_factory`` (and the call cache); one it
+        cannot answer makes its cases ERROR, as in a run."""
+        return asyncio.run(self._plan_only(config, task, samples))
+
+    async def _plan_only(
+        self, config: RunConfig, task: Task, samples: Sequence[Sample]
+    ) -> PlannedRun:
+        from relations.registry import get_relation
+
+        if not samples:
+            raise ValueError("no inputs to run")
+        relations = [get_relation(rid, self.custom_relations) for rid in config.relation_ids]
+        run_id = config.run_id(samples)
+        self._run_id, self._model = run_id, config.endpoint.model
+        self._evaluator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="morphscope-eval")
+        transform_endpoint = config.transformation_endpoint or config.endpoint
+        client = self.client_factory(transform_endpoint, self.retry)
+        transform_calls = CallCache(
+            self.store, client, transform_endpoint, Progress(0), write_through=False
+        )
+        transform_calls.params = dict(TRANSFORM_PARAMS)
+        try:
+            planned = await self._plan(run_id, config, task, samples, relations, transform_calls)
+        finally:
+            save_answers(self.store, transform_calls.take_answers())
+            self._evaluator.shutdown(wait=True)
+            await client.close()
+        return PlannedRun(run_id, planned)
+
     def _embeddings_needed(self, run_id: str) -> bool:
         """Whether this run will embed anything: every answered case stores the similarity of
         its two outputs (and Δ/Score against a reference), and the validity gate compares inputs
@@ -433,28 +506,40 @@ class Runner:
         # HTTP client itself needs (DNS lookups run there), and the run would deadlock.
         pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="morphscope-transform")
 
-        async def followups_for(index: int, sample: Sample, relation: Relation):
-            partners = list(samples[index + 1 :]) + list(samples[:index])
-            make = functools.partial(
-                generate_followups,
-                relation,
-                sample,
-                task,
-                list(task.perturbable_fields),
-                run_seed=config.seed,
-                partners=partners,
-                rewrite=rewrite,
-            )
+        every_sample = list(samples)
+        fields = list(task.perturbable_fields)
+
+        def make_all(batch: list[tuple[int, Sample, Relation]]) -> list[Any]:
+            made: list[Any] = []
+            for index, sample, relation in batch:
+                try:
+                    made.append(
+                        generate_followups(
+                            relation,
+                            sample,
+                            task,
+                            fields,
+                            run_seed=config.seed,
+                            partners=Partners(every_sample, index),
+                            rewrite=rewrite,
+                        )
+                    )
+                except Exception as exc:
+                    made.append(exc)
+            return made
+
+        async def followups_for(batch: list[tuple[int, Sample, Relation]]) -> list[Any]:
             try:
-                return await loop.run_in_executor(pool, make)
+                return await loop.run_in_executor(pool, make_all, batch)
             except Exception as exc:
-                return exc
+                return [exc] * len(batch)
 
         jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
         try:
-            results = await asyncio.gather(*(followups_for(i, s, r) for i, s, r in jobs))
+            made = await asyncio.gather(*(followups_for(b) for b in _job_batches(jobs)))
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+        results = [result for batch in made for result in batch]
         planned: list[_PlannedCase] = []
         for (_, sample, relation), result in zip(jobs, results, strict=True):
             if isinstance(result, BaseException):
@@ -497,12 +582,16 @@ class Runner:
             texts += [v for v in case.followup.fields.values() if isinstance(v, str)]
         if texts:
             self.embeddings.prefetch(texts)
+        # The repeats of a follow-up share it (and its source): it is gated once.
+        reasons: dict[int, str | None] = {}
         for case in planned:
             if case.followup is None:
                 continue
-            reason = gate_followup(
-                case.relation, case.source_fields, case.followup, self.embeddings.similarity
-            )
+            if id(case.followup) not in reasons:
+                reasons[id(case.followup)] = gate_followup(
+                    case.relation, case.source_fields, case.followup, self.embeddings.similarity
+                )
+            reason = reasons[id(case.followup)]
             if reason:
                 case.skip_reason = reason
 
@@ -525,20 +614,7 @@ class Runner:
         state.done += len(finished)
 
         async def run_case(case: _PlannedCase) -> _PlannedCase:
-            followup = case.followup
-            assert followup is not None
-            source_messages = task.messages(case.source_fields)
-            followup_messages = task.messages(followup.fields, followup.preamble)
-            # si.identity sends the same prompt twice: the follow-up must be a separate sample.
-            followup_repeat = case.repeat_index
-            if followup_messages == source_messages:
-                followup_repeat = 10_000 + case.repeat_index
-            wanted = {
-                "source": (source_messages, case.repeat_index),
-                "followup": (followup_messages, followup_repeat),
-            }
-            for name, fields in followup.companions.items():
-                wanted[name] = (task.messages(fields), case.repeat_index)
+            wanted = case_calls(task, case)
             results = await asyncio.gather(
                 *(calls.complete(msgs, rep) for msgs, rep in wanted.values())
             )
@@ -754,6 +830,53 @@ class Runner:
             reason=result.reason,
             details=result.details,
         )
+
+
+# Follow-ups that need no model are made this many jobs to an executor call: one call per job
+# cost more in hand-offs between threads than the follow-ups themselves (100,000 of them took
+# most of a batch export's time).
+PLAN_BATCH = 256
+
+
+def _job_batches(
+    jobs: list[tuple[int, Sample, Relation]],
+) -> list[list[tuple[int, Sample, Relation]]]:
+    """Plan jobs in order, in batches: an LLM-prompted relation's job alone (its rewrites wait on
+    the model, concurrently with the others), the rest ``PLAN_BATCH`` at a time."""
+    batches: list[list[tuple[int, Sample, Relation]]] = []
+    current: list[tuple[int, Sample, Relation]] = []
+    for job in jobs:
+        if job[2].kind == "llm":
+            batches.append([job])
+            continue
+        current.append(job)
+        if len(current) >= PLAN_BATCH:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    return batches
+
+
+def case_calls(task: Task, case: _PlannedCase) -> dict[str, tuple[list[dict[str, str]], int]]:
+    """The calls a planned case with a follow-up needs, by output name ("source", "followup",
+    companions): each its messages and repeat index. Online runs send them; batch export writes
+    them as request lines, so both key the call cache alike."""
+    followup = case.followup
+    assert followup is not None
+    source_messages = task.messages(case.source_fields)
+    followup_messages = task.messages(followup.fields, followup.preamble)
+    # si.identity sends the same prompt twice: the follow-up must be a separate sample.
+    followup_repeat = case.repeat_index
+    if followup_messages == source_messages:
+        followup_repeat = 10_000 + case.repeat_index
+    wanted = {
+        "source": (source_messages, case.repeat_index),
+        "followup": (followup_messages, followup_repeat),
+    }
+    for name, fields in followup.companions.items():
+        wanted[name] = (task.messages(fields), case.repeat_index)
+    return wanted
 
 
 def _has(task: Task, fields: dict[str, str]) -> bool:

@@ -277,3 +277,49 @@ def m006_run_liveness(db: Database) -> None:
     """
     db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
     db.execute("ALTER TABLE runs ADD COLUMN heartbeat_at TEXT")
+
+
+@migrations()
+def m007_batch(db: Database) -> None:
+    """Batch mode: the requests a ``batch export`` wrote, and the remote batch jobs.
+
+    ``batch_requests`` keeps, per run and call key, what ``batch import`` needs to cache an answer
+    (a result line carries only the key) and the per-line error a result file reported for it.
+    A key may belong to several runs that share a call. ``batch_jobs`` follows each part file
+    submitted to a Files + Batches server.
+    """
+    db.execute(
+        """
+        CREATE TABLE batch_requests (
+            run_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            model TEXT NOT NULL,
+            params TEXT NOT NULL,
+            messages TEXT NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            error TEXT,
+            exported_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, key)
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_batch_requests_key ON batch_requests(key)")
+    db.execute(
+        """
+        CREATE TABLE batch_jobs (
+            run_id TEXT NOT NULL,
+            part INTEGER NOT NULL,
+            stage TEXT NOT NULL,
+            remote_batch_id TEXT,
+            input_file_id TEXT,
+            output_file_id TEXT,
+            error_file_id TEXT,
+            status TEXT NOT NULL,
+            counts TEXT NOT NULL DEFAULT '{}',
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, part)
+        )
+        """
+    )

@@ -64,10 +64,11 @@ def test_endpoint_dict_round_trips(endpoint):
 
 
 def test_a_new_kind_is_named_in_the_dict_and_in_the_run_id():
-    batch = Endpoint(name="b", base_url="http://x/v1", model="m", kind="batch")
+    # Not "batch": a batch endpoint's run is the run of the endpoint it stands for (test_batch).
+    other = Endpoint(name="b", base_url="http://x/v1", model="m", kind="other")
     plain = Endpoint(name="b", base_url="http://x/v1", model="m")
-    assert batch.to_dict()["kind"] == "batch" and not batch.embedded
-    assert RunConfig(batch, "sentiment", ("si.identity",)).run_id(SAMPLES) != RunConfig(
+    assert other.to_dict()["kind"] == "other" and not other.embedded
+    assert RunConfig(other, "sentiment", ("si.identity",)).run_id(SAMPLES) != RunConfig(
         plain, "sentiment", ("si.identity",)
     ).run_id(SAMPLES)
 

@@ -241,10 +241,18 @@ def run_label(run: dict[str, Any], relations: Sequence[str] = ()) -> str:
     model = run.get("model") or "?"
     who = endpoint if endpoint == model else f"{endpoint} ({model})"
     started = str(run.get("created_at") or "")[:16].replace("T", " ")
+    state = BATCH_STATE_TEXT.get(str(run.get("status")), "")
     return (
         f"{who} · {run.get('task_id') or '?'} · {started} · {relation_set_text(relations)}"
-        f" · {str(run['id'])[:6]}"
+        f" · {str(run['id'])[:6]}{state}"
     )
+
+
+# Runs of batch mode that are not finished say so in their label.
+BATCH_STATE_TEXT = {
+    "awaiting_batch": " · awaiting batch results",
+    "partial": " · batch partly answered",
+}
 
 
 def default_run_pair(runs: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
