@@ -1,0 +1,1 @@
+"""Batch mode: export runs as request files, import their results."""
