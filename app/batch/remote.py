@@ -318,7 +318,8 @@ def poll(
     ``timeout_s`` has passed (``None``: no limit; ``0``: one round); the jobs as they now are.
 
     ``on_progress`` and ``save`` get each job whose status or counts changed. A transient error
-    (429, 5xx, connection) is reported to ``on_retry`` and tried again after a doubling pause;
+    (429, 5xx, connection) is told to ``on_retry`` (its message) and tried again after a
+    doubling pause;
     after ``patience_s`` of nothing but such errors, or on any other error, it raises
     ``RemoteBatchError`` (every change seen so far has been saved)."""
     client = _client(endpoint)
@@ -347,7 +348,7 @@ def poll(
                 pause = min(max(interval_s, 1.0) * 2.0**failures, MAX_BACKOFF_S)
                 failures += 1
                 if on_retry:
-                    on_retry(f"{message}; trying again in {pause:g} s")
+                    on_retry(message)
                 break
             failures, failing_since = 0, None
             updated = _job_from_batch(job, batch)
@@ -359,7 +360,7 @@ def poll(
                     on_progress(updated)
         if all(job.terminal for job in current.values()):
             break
-        if deadline is not None and clock() + pause > deadline:
+        if deadline is not None and clock() + pause >= deadline:
             break
         sleep(pause)
     return [current[job.part] for job in jobs]
