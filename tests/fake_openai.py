@@ -648,12 +648,18 @@ def main() -> None:
     parser.add_argument("--always-fault", choices=FAULT_KINDS)
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--max-concurrent", type=int, help="429 beyond this many calls at once")
+    parser.add_argument("--no-batch-api", action="store_true", help="404 on /v1/files, /v1/batches")
+    parser.add_argument(
+        "--batch-steps", type=int, default=2, help="polls a batch stays in_progress"
+    )
     args = parser.parse_args()
     behaviour = FakeBehaviour(
         latency_s=args.latency,
         fault_rate=args.fault_rate,
         always_fault=args.always_fault,
         max_concurrent=args.max_concurrent,
+        batch_api=not args.no_batch_api,
+        batch_steps=args.batch_steps,
     )
     with FakeOpenAIServer(behaviour, port=args.port) as srv:
         print(srv.base_url, flush=True)

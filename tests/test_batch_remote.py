@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import openai
@@ -590,3 +592,47 @@ def test_wait_and_import_with_nothing_left_running_downloads_at_once(tmp_path, t
         assert server.stats.batch_polls == polls  # ended batches are not asked about again
     assert outcome.imported == 2
     assert outcome.exit_code == EXIT_DONE
+
+
+def test_building_the_command_line_does_not_import_the_sdk():
+    """The options are added to every command's parser: they must not pull in the openai SDK
+    (about half a second of imports) before a batch command actually runs."""
+    code = (
+        "import argparse, sys\n"
+        "from app.batch.remote_cli import configure_remote_batch\n"
+        "sub = argparse.ArgumentParser().add_subparsers()\n"
+        "configure_remote_batch(sub.add_parser('status'), sub.add_parser('export'))\n"
+        "print('openai' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
+
+
+def test_the_fake_server_serves_batches_from_its_own_process(tmp_path, two_parts):
+    """``python -m tests.fake_openai`` (for end-to-end runs of the CLI) answers the Batch API."""
+    root = Path(__file__).resolve().parents[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_openai", "--batch-steps", "1"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base_url = server.stdout.readline().strip()
+        endpoint = Endpoint(name="fake", base_url=base_url, model="fake-model")
+        outcome = submit_and_import(
+            endpoint,
+            two_parts,
+            import_results=len,
+            results_dir=tmp_path / "results",
+            poll_interval_s=0,
+            sleep=no_sleep,
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert outcome.exit_code == EXIT_DONE
+    assert outcome.imported == 2

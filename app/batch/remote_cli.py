@@ -20,21 +20,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.batch.remote import (
-    RemoteBatchError,
-    RemoteJob,
-    cancel,
-    download_results,
-    endpoint_for_run,
-    poll,
-    refresh,
-    store_saver,
-    stored_jobs,
-    submit_parts,
-)
-from core.types import Endpoint
+if TYPE_CHECKING:  # the SDK behind app.batch.remote takes 0.5 s to import: only when used
+    from app.batch.remote import RemoteJob
+    from core.types import Endpoint
 
 EXIT_DONE = 0
 EXIT_FAILED = 1
@@ -174,6 +164,8 @@ def submit_and_import(
 ) -> RemoteOutcome:
     """Submit the exported part files, poll with progress lines, download the output and
     error files, and hand them to ``import_results``."""
+    from app.batch.remote import RemoteBatchError, submit_parts
+
     outcome = RemoteOutcome(jobs=[])
     say = _sayer(outcome, on_line)
     files = [path for path in files if path.stat().st_size > 0]  # the API refuses empty files
@@ -227,6 +219,8 @@ def wait_and_import(
     Batches that failed, expired or were cancelled are listed with their errors; the results
     they have (expired and cancelled batches keep what was answered) are imported all the same,
     and the exit code is 1."""
+    from app.batch.remote import RemoteBatchError, download_results, poll
+
     outcome = outcome or RemoteOutcome(jobs=list(jobs))
     say = _sayer(outcome, on_line)
     parts = max((job.part for job in jobs), default=0)
@@ -299,6 +293,8 @@ def submit_export(
 ) -> int:
     """``batch export --submit``, after the export wrote ``export.files`` for ``export.run_id``
     (stage ``export.stage``): submit them to the run's endpoint and import the results."""
+    from app.batch.remote import endpoint_for_run, store_saver
+
     run = store.run(export.run_id)
     endpoint = endpoint_for_run(run, export.stage)
     results_dir = args.results_dir or default_results_dir(args.db, export.run_id)
@@ -328,6 +324,15 @@ def batch_status_command(
 ) -> int:
     """``batch status RUN_ID [--wait] [--cancel] [--json]``: the run's batches as the server
     reports them now (the stored state when it cannot be reached)."""
+    from app.batch.remote import (
+        RemoteBatchError,
+        cancel,
+        endpoint_for_run,
+        refresh,
+        store_saver,
+        stored_jobs,
+    )
+
     run = store.run(args.run_id)
     if run is None:
         on_line(f"error: no run {args.run_id} in this database")
