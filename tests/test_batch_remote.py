@@ -288,6 +288,18 @@ def test_cancel_stops_a_running_batch_and_keeps_what_was_answered(tmp_path, two_
         assert remote.cancel(endpoint, jobs) == jobs
 
 
+def test_cancelling_a_batch_that_has_just_ended_shows_how_it_ended(two_parts):
+    """The server refuses (409) to cancel a batch that ended since the last poll: the job
+    then shows the batch as it ended, not an error."""
+    with serve(batch_steps=1) as server:
+        endpoint = endpoint_of(server)
+        submitted = remote.submit_parts(endpoint, two_parts[:1], sleep=no_sleep)
+        ended = remote.poll(endpoint, submitted, interval_s=0, sleep=no_sleep)
+        assert ended[0].status == "completed"
+        [job] = remote.cancel(endpoint, submitted)  # still "validating" as far as we knew
+    assert job == ended[0]
+
+
 def test_transient_errors_while_polling_are_retried_with_a_growing_pause(two_parts):
     """A 500, a 429 and a dropped connection on the poll are tried again (after 1, 2, 4 s);
     the batch still completes."""

@@ -17,6 +17,7 @@ variable when a client is made, and is never logged, stored or put in a message.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -120,8 +121,6 @@ class RemoteJob:
         """A job from a ``batch_jobs`` row (``counts`` as a dict or as its JSON text)."""
         counts = row.get("counts")
         if isinstance(counts, str):
-            import json
-
             counts = json.loads(counts or "{}")
         return cls(
             part=int(row["part"]),
@@ -165,8 +164,10 @@ def _describe(exc: Exception, endpoint: Endpoint, *, not_found: str) -> str:
         code = exc.status_code
         if code in (404, 405):
             return not_found
-        if code in (401, 403):
+        if code in (401, 403) and endpoint.api_key_env:
             return f"the server refused the API key ({code}); check ${endpoint.api_key_env}"
+        if code in (401, 403):
+            return f"the server wants an API key ({code}); give the endpoint its key variable"
         detail = _error_text(exc)
         return f"the server answered {code}" + (f": {detail}" if detail else "")
     return f"{type(exc).__name__}: {exc}"
@@ -181,10 +182,10 @@ def _error_text(exc: openai.APIStatusError) -> str:
     return ""
 
 
-def _require(result: Any, kind: type) -> Any:
+def _require(result: Any, kind: type, jobs: Sequence[RemoteJob] = ()) -> Any:
     """The SDK hands back the raw text when a server answers HTML: not the Batch API."""
     if not isinstance(result, kind):
-        raise RemoteBatchError(NO_BATCH_API)
+        raise RemoteBatchError(NO_BATCH_API, jobs)
     return result
 
 
@@ -266,6 +267,7 @@ def submit_parts(
         uploaded = _require(
             _retrying(upload, endpoint, not_found=NO_BATCH_API, sleep=sleep, jobs=jobs),
             openai.types.FileObject,
+            jobs,
         )
         metadata = {"part": str(part), "stage": stage}
         if run_id:
@@ -291,6 +293,7 @@ def submit_parts(
                 jobs=jobs,
             ),
             openai.types.Batch,
+            jobs,
         )
         job = _job_from_batch(
             RemoteJob(part, batch.id, uploaded.id, batch.status, stage=stage), batch
@@ -319,9 +322,8 @@ def poll(
 
     ``on_progress`` and ``save`` get each job whose status or counts changed. A transient error
     (429, 5xx, connection) is told to ``on_retry`` (its message) and tried again after a
-    doubling pause;
-    after ``patience_s`` of nothing but such errors, or on any other error, it raises
-    ``RemoteBatchError`` (every change seen so far has been saved)."""
+    doubling pause; after ``patience_s`` of nothing but such errors, or on any other error, it
+    raises ``RemoteBatchError`` (every change seen so far has been saved)."""
     client = _client(endpoint)
     current = {job.part: job for job in jobs}
     deadline = None if timeout_s is None else clock() + timeout_s
@@ -331,7 +333,11 @@ def poll(
         pause = interval_s
         for job in [job for job in current.values() if not job.terminal]:
             try:
-                batch = _require(client.batches.retrieve(job.remote_batch_id), openai.types.Batch)
+                batch = _require(
+                    client.batches.retrieve(job.remote_batch_id),
+                    openai.types.Batch,
+                    list(current.values()),
+                )
             except openai.APIError as exc:
                 message = _describe(
                     exc, endpoint, not_found=f"the server does not know batch {job.remote_batch_id}"
@@ -341,8 +347,8 @@ def poll(
                 failing_since = clock() if failing_since is None else failing_since
                 if clock() - failing_since >= patience_s:
                     raise RemoteBatchError(
-                        f"{message}, for {patience_s:g} s; the batches go on on the server: "
-                        "check again later",
+                        f"{message}, for {patience_s:g} s; the batches stay on the server: "
+                        "check them again later",
                         list(current.values()),
                     ) from None
                 pause = min(max(interval_s, 1.0) * 2.0**failures, MAX_BACKOFF_S)
