@@ -8,13 +8,23 @@ tests can assert how many calls really reached the server. Faults come at random
 a chat call beyond that many at once gets a 429. The server can also be stopped and started again
 on the same port (a dead endpoint that comes back). Unit tests of the runner use the in-process
 mock client (``app.clients.mock``) instead.
+
+It also answers OpenAI's Files + Batches API from memory (see ``FakeBatchStore``): upload a
+request file, create a batch, and each poll of the batch moves it one step on, from
+``validating`` through ``in_progress`` (with ``request_counts``) to ``completed`` with an output
+file (and an error file when some lines failed), so a test sees a whole batch in a few polls.
+Every line is answered exactly as ``/v1/chat/completions`` would answer it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email
+import email.policy
+import itertools
 import json
 import random
+import re
 import socket
 import struct
 import threading
@@ -22,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 Responder = Callable[[list[dict[str, str]]], str]
 
@@ -61,6 +72,14 @@ class FakeBehaviour:
     lists_models: bool = True  # False: /v1/models answers 404, as on some servers
     # At most this many chat calls at once; beyond it, 429 with Retry-After: retry_after_s.
     max_concurrent: int | None = None
+    # The Files + Batches API. batch_api=False: those paths answer batch_api_missing_status, as
+    # on servers that only serve chat (llama.cpp answers 404; some proxies 405).
+    batch_api: bool = True
+    batch_api_missing_status: int = 404
+    batch_steps: int = 2  # polls a batch spends in_progress (counts growing) before finalizing
+    batch_end: str = "completed"  # or "expired" (half done) or "failed" (at the first poll)
+    batch_failing_ids: frozenset[str] = frozenset()  # custom_ids answered with a 500 line
+    batch_faults: list[str] = field(default_factory=list)  # for the next Files/Batches calls
 
 
 @dataclass
@@ -72,7 +91,287 @@ class FakeServerStats:
     active: int = 0  # chat calls being answered now
     peak_active: int = 0
     prompts: list[str] = field(default_factory=list)
+    batch_calls: int = 0  # requests to the Files + Batches API, faults included
+    batch_polls: int = 0  # GET /v1/batches/{id} that reached a batch
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+BATCH_ENDPOINT = "/v1/chat/completions"
+TERMINAL_BATCH_STATES = ("completed", "failed", "expired", "cancelled")
+# files, files/{id}, files/{id}/content, batches, batches/{id}, batches/{id}/cancel
+_BATCH_PATH = re.compile(r"/(files|batches)(?:/([^/]+))?(?:/(content|cancel))?$")
+
+Answer = Callable[[dict], tuple[int, dict]]
+
+
+def chat_completion(model: str | None, text: str) -> dict:
+    """The body of a successful ``/v1/chat/completions`` answer with ``text``."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }
+
+
+class BatchApiError(Exception):
+    """A Files/Batches request the server refuses: HTTP status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class _FakeBatch:
+    obj: dict  # the batch object as the API shows it
+    requests: list[dict]  # the input lines, parsed
+    validation_errors: list[dict]
+    polls: int = 0
+    cancel_requested: bool = False
+
+
+class FakeBatchStore:
+    """Files and batches held in memory; each retrieve of a batch moves it one step on.
+
+    Object shapes follow OpenAI's File and Batch objects (``id``, ``object``, ``status``,
+    ``request_counts {total, completed, failed}``, ``output_file_id``, ``error_file_id``,
+    ``errors {object, data: [{code, line, message, param}]}``) and its output line format
+    (``{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}``).
+    """
+
+    def __init__(self, behaviour: FakeBehaviour, answer: Answer) -> None:
+        self.behaviour = behaviour
+        self._answer = answer
+        self._files: dict[str, tuple[dict, bytes]] = {}
+        self._batches: dict[str, _FakeBatch] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    # ---- files
+    def upload(self, filename: str, purpose: str, content: bytes) -> dict:
+        if purpose not in ("batch", "batch_output"):
+            raise BatchApiError(400, f"purpose {purpose!r} is not supported here")
+        with self._lock:
+            return self._add_file(filename, purpose, content)
+
+    def _add_file(self, filename: str, purpose: str, content: bytes) -> dict:
+        file_id = f"file-fake{next(self._ids)}"
+        obj = {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
+        self._files[file_id] = (obj, content)
+        return obj
+
+    def file(self, file_id: str) -> tuple[dict, bytes]:
+        with self._lock:
+            if file_id not in self._files:
+                raise BatchApiError(404, f"No such File object: {file_id}")
+            return self._files[file_id]
+
+    # ---- batches
+    def create(self, request: dict) -> dict:
+        file_id = request.get("input_file_id")
+        endpoint = request.get("endpoint")
+        if request.get("completion_window") != "24h":
+            raise BatchApiError(400, "completion_window must be '24h'")
+        if endpoint != BATCH_ENDPOINT:
+            raise BatchApiError(400, f"endpoint {endpoint!r} is not supported here")
+        with self._lock:
+            if file_id not in self._files:
+                raise BatchApiError(404, f"No such File object: {file_id}")
+            file_obj, content = self._files[file_id]
+            if file_obj["purpose"] != "batch":
+                raise BatchApiError(400, f"file {file_id} was not uploaded with purpose 'batch'")
+            requests, errors = _parse_batch_input(content, endpoint)
+            batch_id = f"batch_fake{next(self._ids)}"
+            obj = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": endpoint,
+                "errors": None,
+                "input_file_id": file_id,
+                "completion_window": "24h",
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": int(time.time()),
+                "expires_at": int(time.time()) + 24 * 3600,
+                "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                "metadata": request.get("metadata"),
+            }
+            self._batches[batch_id] = _FakeBatch(obj, requests, errors)
+            return dict(obj)
+
+    def retrieve(self, batch_id: str) -> dict:
+        with self._lock:
+            batch = self._batch(batch_id)
+            if batch.obj["status"] not in TERMINAL_BATCH_STATES:
+                batch.polls += 1
+                self._advance(batch)
+            return dict(batch.obj)
+
+    def cancel(self, batch_id: str) -> dict:
+        with self._lock:
+            batch = self._batch(batch_id)
+            status = batch.obj["status"]
+            if status in TERMINAL_BATCH_STATES:
+                raise BatchApiError(409, f"Cannot cancel a batch with status '{status}'.")
+            batch.cancel_requested = True
+            batch.obj.update(status="cancelling", cancelling_at=int(time.time()))
+            return dict(batch.obj)
+
+    def list_batches(self) -> dict:
+        with self._lock:
+            data = [dict(b.obj) for b in self._batches.values()]
+        return {"object": "list", "data": data, "has_more": False}
+
+    def _batch(self, batch_id: str) -> _FakeBatch:
+        if batch_id not in self._batches:
+            raise BatchApiError(404, f"No such Batch object: {batch_id}")
+        return self._batches[batch_id]
+
+    def _advance(self, batch: _FakeBatch) -> None:
+        """One poll's worth of progress: validating → in_progress … → finalizing → the end."""
+        total = len(batch.requests)
+        steps = max(1, self.behaviour.batch_steps)
+        now = int(time.time())
+        if batch.cancel_requested:
+            done = total * min(batch.polls - 1, steps) // (steps + 1)  # as far as it had got
+            self._finish(batch, "cancelled", done=done)
+        elif batch.validation_errors or (batch.polls == 1 and self.behaviour.batch_end == "failed"):
+            errors = batch.validation_errors or [
+                {"code": "server_error", "line": None, "message": "the batch failed", "param": None}
+            ]
+            batch.obj.update(
+                status="failed", failed_at=now, errors={"object": "list", "data": errors}
+            )
+        elif batch.polls <= steps:
+            done = total * batch.polls // (steps + 1)
+            batch.obj.update(
+                status="in_progress", in_progress_at=batch.obj.get("in_progress_at") or now
+            )
+            batch.obj["request_counts"] = self._counts(batch.requests[:done], total)
+        elif self.behaviour.batch_end == "expired":
+            self._finish(batch, "expired", done=total // 2)
+        elif batch.polls == steps + 1:
+            batch.obj.update(status="finalizing", finalizing_at=now)
+            batch.obj["request_counts"] = self._counts(batch.requests, total)
+        else:
+            self._finish(batch, "completed", done=total)
+
+    def _counts(self, answered: list[dict], total: int) -> dict:
+        failed = sum(1 for line in answered if self._result_line(line)["response"]["status_code"] != 200)  # fmt: skip
+        return {"total": total, "completed": len(answered) - failed, "failed": failed}
+
+    def _result_line(self, line: dict) -> dict:
+        """The output line for one request, as the endpoint answers it (or a scripted 500)."""
+        custom_id = line["custom_id"]
+        if custom_id in self.behaviour.batch_failing_ids:
+            status, body = 500, {"error": {"message": "boom", "type": "server_error"}}
+        else:
+            status, body = self._answer(line["body"])
+        return {
+            "id": f"batch_req_{custom_id}",
+            "custom_id": custom_id,
+            "response": {"status_code": status, "request_id": f"req_{custom_id}", "body": body},
+            "error": None,
+        }
+
+    def _finish(self, batch: _FakeBatch, status: str, done: int) -> None:
+        """End the batch: lines answered go to the output file (200) or the error file (other
+        statuses); lines never run (expired, cancelled) go to the error file with a code."""
+        output: list[dict] = []
+        failed: list[dict] = []
+        for line in batch.requests[:done]:
+            result = self._result_line(line)
+            (output if result["response"]["status_code"] == 200 else failed).append(result)
+        never_run = f"batch_{status}"  # batch_expired / batch_cancelled, as OpenAI names them
+        for line in batch.requests[done:]:
+            failed.append({
+                "id": f"batch_req_{line['custom_id']}",
+                "custom_id": line["custom_id"],
+                "response": None,
+                "error": {"code": never_run, "message": f"This request was not run: the batch was {status}."},
+            })  # fmt: skip
+        batch_id = batch.obj["id"]
+        if output:
+            batch.obj["output_file_id"] = self._add_file(
+                f"{batch_id}_output.jsonl", "batch_output", _jsonl(output)
+            )["id"]
+        if failed:
+            batch.obj["error_file_id"] = self._add_file(
+                f"{batch_id}_error.jsonl", "batch_output", _jsonl(failed)
+            )["id"]
+        batch.obj.update(status=status, **{f"{status}_at": int(time.time())})
+        batch.obj["request_counts"] = {
+            "total": len(batch.requests),
+            "completed": len(output),
+            "failed": len(failed),
+        }
+
+
+def _jsonl(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(row) + "\n" for row in rows).encode()
+
+
+def _parse_batch_input(content: bytes, endpoint: str) -> tuple[list[dict], list[dict]]:
+    """The request lines of an input file, and the validation errors that fail the batch."""
+    requests: list[dict] = []
+    errors: list[dict] = []
+    seen: set[str] = set()
+
+    def error(code: str, line: int, message: str) -> None:
+        errors.append({"code": code, "line": line, "message": message, "param": None})
+
+    for number, raw in enumerate(content.decode("utf-8", "replace").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError:
+            error("invalid_json_line", number, f"line {number} is not valid JSON")
+            continue
+        if not isinstance(line, dict) or not line.get("custom_id") or "body" not in line:
+            error("missing_required_parameter", number, "custom_id and body are required")
+        elif line.get("url") != endpoint or line.get("method") != "POST":
+            error("mismatched_endpoint", number, f"each line must POST to {endpoint}")
+        elif line["custom_id"] in seen:
+            error("duplicate_custom_id", number, f"custom_id {line['custom_id']!r} is repeated")
+        else:
+            seen.add(line["custom_id"])
+            requests.append(line)
+    if not requests and not errors:
+        error("empty_file", 0, "the input file has no requests")
+    return requests, errors
+
+
+def _multipart_fields(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]:
+    """The fields of a multipart/form-data body: name → (filename, bytes)."""
+    message = email.message_from_bytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + body, policy=email.policy.HTTP
+    )
+    fields: dict[str, tuple[str | None, bytes]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            fields[str(name)] = (part.get_filename(), part.get_payload(decode=True) or b"")
+    return fields
 
 
 class FakeOpenAIServer:
@@ -80,6 +379,7 @@ class FakeOpenAIServer:
         self.behaviour = behaviour or FakeBehaviour()
         self.stats = FakeServerStats()
         self._rng = random.Random(self.behaviour.fault_seed)
+        self.batches = FakeBatchStore(self.behaviour, self.answer)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -139,9 +439,58 @@ class FakeOpenAIServer:
                     raise ValueError(f"unknown fault {kind!r}")
                 return True
 
-            def _send_raw(self, code: int, data: bytes) -> None:
+            def _batch_api(self, method: str, raw: bytes) -> bool:
+                """Answer a Files/Batches request; False when the path is not one of them."""
+                match = _BATCH_PATH.search(urlsplit(self.path).path.rstrip("/"))
+                if not match:
+                    return False
+                behaviour = server.behaviour
+                with server.stats.lock:
+                    server.stats.batch_calls += 1
+                    fault = behaviour.batch_faults.pop(0) if behaviour.batch_faults else None
+                if fault and self._fault(fault):
+                    return True
+                if not behaviour.batch_api:
+                    status = behaviour.batch_api_missing_status
+                    self._send(status, {"error": {"message": "not found" if status == 404 else "method not allowed"}})  # fmt: skip
+                    return True
+                try:
+                    self._batch_request(method, raw, *match.groups())
+                except BatchApiError as exc:
+                    self._send(exc.status, {"error": {"message": exc.message, "type": "invalid_request_error"}})  # fmt: skip
+                return True
+
+            def _batch_request(
+                self, method: str, raw: bytes, kind: str, item: str | None, action: str | None
+            ) -> None:
+                batches = server.batches
+                if kind == "files" and method == "POST" and item is None:
+                    fields = _multipart_fields(self.headers.get("Content-Type", ""), raw)
+                    filename, content = fields.get("file", (None, b""))
+                    purpose = fields.get("purpose", (None, b""))[1].decode()
+                    self._send(200, batches.upload(filename or "upload.jsonl", purpose, content))
+                elif kind == "files" and method == "GET" and item and action == "content":
+                    self._send_raw(200, batches.file(item)[1], "application/octet-stream")
+                elif kind == "files" and method == "GET" and item and action is None:
+                    self._send(200, batches.file(item)[0])
+                elif kind == "batches" and method == "POST" and item is None:
+                    self._send(200, batches.create(json.loads(raw or b"{}")))
+                elif kind == "batches" and method == "GET" and item is None:
+                    self._send(200, batches.list_batches())
+                elif kind == "batches" and method == "GET" and item and action is None:
+                    with server.stats.lock:
+                        server.stats.batch_polls += 1
+                    self._send(200, batches.retrieve(item))
+                elif kind == "batches" and method == "POST" and item and action == "cancel":
+                    self._send(200, batches.cancel(item))
+                else:
+                    raise BatchApiError(404, "not found")
+
+            def _send_raw(
+                self, code: int, data: bytes, content_type: str = "application/json"
+            ) -> None:
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -154,6 +503,8 @@ class FakeOpenAIServer:
                     return
                 if behaviour.non_openai:
                     self._send(200, "<html><body>Hello, not an API</body></html>")
+                    return
+                if self._batch_api("GET", b""):
                     return
                 if self.path.rstrip("/").endswith("/stats"):  # for benchmarks in another process
                     self._send(200, server.counts())
@@ -171,10 +522,13 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:
                 behaviour = server.behaviour
                 length = int(self.headers.get("Content-Length", 0))
-                request = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
                 if behaviour.non_openai:
                     self._send(200, "<html><body>Hello, not an API</body></html>")
                     return
+                if self._batch_api("POST", raw):  # before parsing: an upload is multipart
+                    return
+                request = json.loads(raw or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
@@ -209,23 +563,7 @@ class FakeOpenAIServer:
                 finally:
                     server._leave()
                 text = behaviour.responder(messages)
-                self._send(
-                    200,
-                    {
-                        "id": "chatcmpl-test",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": request.get("model"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": text},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
-                    },
-                )
+                self._send(200, chat_completion(request.get("model"), text))
 
         class Server(ThreadingHTTPServer):
             # The stdlib default backlog (5) drops concurrent connects and stalls clients ~1 s.
@@ -240,6 +578,14 @@ class FakeOpenAIServer:
         self._handler = Handler
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def answer(self, request: dict) -> tuple[int, dict]:
+        """What ``/v1/chat/completions`` answers to ``request`` (status, body), without faults or
+        latency: how a batch's lines are answered."""
+        model = request.get("model")
+        if model not in self.behaviour.models:
+            return 404, {"error": {"message": f"model {model} not found"}}
+        return 200, chat_completion(model, self.behaviour.responder(request.get("messages", [])))
 
     def _admit(self) -> bool:
         """Count a chat call as being answered, unless max_concurrent are already."""
@@ -302,12 +648,18 @@ def main() -> None:
     parser.add_argument("--always-fault", choices=FAULT_KINDS)
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--max-concurrent", type=int, help="429 beyond this many calls at once")
+    parser.add_argument("--no-batch-api", action="store_true", help="404 on /v1/files, /v1/batches")
+    parser.add_argument(
+        "--batch-steps", type=int, default=2, help="polls a batch stays in_progress"
+    )
     args = parser.parse_args()
     behaviour = FakeBehaviour(
         latency_s=args.latency,
         fault_rate=args.fault_rate,
         always_fault=args.always_fault,
         max_concurrent=args.max_concurrent,
+        batch_api=not args.no_batch_api,
+        batch_steps=args.batch_steps,
     )
     with FakeOpenAIServer(behaviour, port=args.port) as srv:
         print(srv.base_url, flush=True)
