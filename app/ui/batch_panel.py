@@ -244,6 +244,8 @@ class UploadedImport:
     missing: dict[str, int] = field(default_factory=dict)  # run → calls still unanswered
     new_answers: int = 0  # answers the call cache did not hold before
     judged: list[str] = field(default_factory=list)  # runs judged again by this import
+    # Runs whose first-stage rewrites were answered: export again for their calls.
+    rewrites_answered: list[str] = field(default_factory=list)
 
     @property
     def changed_nothing(self) -> bool:
@@ -324,6 +326,7 @@ def import_uploaded(
     outcome.missing = {run_id: len(keys) for run_id, keys in imported.missing.items()}
     outcome.new_answers = len(store.cached_call_keys(keys) - before)
     outcome.judged = list(imported.summaries)
+    outcome.rewrites_answered = list(imported.rewrites_answered)
     return outcome
 
 
@@ -358,6 +361,12 @@ def show_import(outcome: UploadedImport) -> None:
         st.info("Nothing changed: these results were imported already.")
     st.code("\n".join(outcome.lines), language=None)
     for run_id in outcome.run_ids:
+        if run_id in outcome.rewrites_answered:
+            st.info(
+                f"Run `{run_id}`: stage 1 (the rewrites) is answered. Press **Export as batch** "
+                "again with the same form for stage 2, the model's calls."
+            )
+            continue
         status = outcome.status.get(run_id, "")
         missing = outcome.missing.get(run_id, 0)
         if missing:
@@ -386,7 +395,11 @@ def render_batch_panel(store: Store, choices: ProbeChoices, key: str) -> None:
         with import_tab:
             outcome = render_import(store, key)
             if outcome is not None and outcome.error is None:
-                shown += [run_id for run_id in outcome.run_ids if run_id not in shown]
+                shown += [
+                    run_id
+                    for run_id in outcome.run_ids
+                    if run_id not in shown and run_id not in outcome.rewrites_answered
+                ]
     for run_id in shown:
         if store.run(run_id) is None:  # deleted since
             continue

@@ -49,13 +49,13 @@ def _fast_runner(monkeypatch):
     monkeypatch.setattr("app.workspace.make_runner", bow_runner)
 
 
-def result_lines(request_lines: list[str], *, skip: int = 0) -> bytes:
-    """The OpenAI Batch output for request lines, answered by ``model`` (the first ``skip``
+def result_lines(request_lines: list[str], *, skip: int = 0, responder=model) -> bytes:
+    """The OpenAI Batch output for request lines, answered by ``responder`` (the first ``skip``
     requests left unanswered)."""
     out = []
     for number, line in enumerate(request_lines[skip:]):
         request = json.loads(line)
-        text = model(request["body"]["messages"])
+        text = responder(request["body"]["messages"])
         out.append(
             {
                 "id": f"batch_req_{number}",
@@ -258,3 +258,36 @@ def test_the_mock_client_answers_what_the_panel_exports(db_path, tmp_path) -> No
                       for c in store.cases_for([run_id]))  # fmt: skip
 
     assert verdicts(Store(db_path)) == verdicts(online)
+
+
+def rewriter(messages) -> str:
+    """Answers a rewrite request with a paraphrase that keeps the sentiment."""
+    return "Honestly, I really love it." if "love" in messages[-1]["content"] else "It broke."
+
+
+def test_llm_prompted_relations_export_their_rewrites_first(db_path) -> None:
+    """Two stages: the rewrites first (and the panel says so), then, once their results are
+    imported, the model's calls."""
+    choices = ProbeChoices(FAKE, SENTIMENT, ("sentence.paraphrase",), SAMPLES, "pasted", 1, 0, FAKE)
+    at = AppTest.from_function(batch_panel, args=(choices,)).run()
+    at.button(key="probe_batch_export_button").click().run()
+    assert not at.exception, at.exception
+    assert "**Stage 1 of 2**" in " ".join(m.value for m in at.markdown)
+    _, stage1 = at.session_state["probe_batch_export"]
+    assert stage1.stage == "rewrites" and stage1.requests == 2
+    lines = stage1.files[0].data.decode().splitlines()
+    outcome = import_uploaded(
+        Store(db_path), [("rewrites.jsonl", result_lines(lines, responder=rewriter))]
+    )
+    assert outcome.rewrites_answered == [stage1.run_id]
+    at.session_state["probe_batch_import"] = outcome
+    at.run()
+    assert not at.exception, at.exception
+    assert any("stage 1 (the rewrites) is answered" in i.value for i in at.info)
+    assert not [d for d in at.dataframe if "verdict" in d.value.columns]  # no cases yet
+
+    at.button(key="probe_batch_export_button").click().run()
+    _, stage2 = at.session_state["probe_batch_export"]
+    assert stage2.stage == "calls" and stage2.run_id == stage1.run_id
+    assert stage2.requests == 4  # 2 sources, 2 paraphrased follow-ups
+    assert "Stage 1 of 2" not in " ".join(m.value for m in at.markdown)
