@@ -385,8 +385,11 @@ def render_batch_panel(store: Store, choices: ProbeChoices, key: str) -> None:
     """Batch mode in an expander (export, import, the command line); the results of the run
     just exported or imported are drawn below it (an expander cannot hold their expanders)."""
     shown: list[str] = []
-    with st.expander("Batch mode: export as batch, import batch results"):
-        export_tab, import_tab = st.tabs(["Export as batch", "Import batch results"])
+    # Keyed: the open expander and tab stay as they are when an upload or a click reruns.
+    with st.expander("Batch mode: export as batch, import batch results", key=f"{key}_open"):
+        export_tab, import_tab = st.tabs(
+            ["Export as batch", "Import batch results"], key=f"{key}_tab"
+        )
         with export_tab:
             exported = render_export(store, choices, key)
             if exported is not None and not exported.requests:
