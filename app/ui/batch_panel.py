@@ -179,7 +179,8 @@ def render_export(store: Store, choices: ProbeChoices, key: str) -> ExportedBatc
             return None
         if config is None:  # never with _named_only; kept for the signature's sake
             return None
-        exported = export_for_download(store, config, choices.task, choices.samples)
+        with st.spinner("Planning the run and writing its requests…"):
+            exported = export_for_download(store, config, choices.task, choices.samples)
         st.session_state[f"{key}_export"] = (choices.fingerprint, exported)
         data_changed()
     kept = st.session_state.get(f"{key}_export")
@@ -339,7 +340,8 @@ def render_import(store: Store, key: str) -> UploadedImport | None:
         key=f"{key}_uploads",
     )
     if st.button("Import batch results", disabled=not uploads, key=f"{key}_import_button"):
-        outcome = import_uploaded(store, [(f.name, f.getvalue()) for f in uploads or []])
+        with st.spinner("Importing the answers and judging the runs they finish…"):
+            outcome = import_uploaded(store, [(f.name, f.getvalue()) for f in uploads or []])
         st.session_state[f"{key}_import"] = outcome
         if outcome.error is None:
             data_changed()

@@ -20,7 +20,7 @@ from app.datasets import DATASETS
 from app.embeddings import EmbeddingCache
 from app.runner import RunConfig, Runner
 from app.tasks import BUILTIN_TASKS
-from app.ui.batch_panel import cli_export_command, import_uploaded
+from app.ui.batch_panel import cli_export_command, export_for_download, import_uploaded
 from app.ui.probe_view import ProbeChoices
 from core.types import Endpoint, Sample
 from storage import Store
@@ -291,3 +291,22 @@ def test_llm_prompted_relations_export_their_rewrites_first(db_path) -> None:
     assert stage2.stage == "calls" and stage2.run_id == stage1.run_id
     assert stage2.requests == 4  # 2 sources, 2 paraphrased follow-ups
     assert "Stage 1 of 2" not in " ".join(m.value for m in at.markdown)
+
+
+def test_an_export_too_big_for_a_browser_points_to_the_command_line(db_path) -> None:
+    """Past the download limit the files are written and the run stored, but no download is
+    offered: the panel says to use the command line instead."""
+    config = RunConfig(FAKE, SENTIMENT.id, RELATIONS, dataset="pasted")
+    exported = export_for_download(
+        Store(db_path), config, SENTIMENT, SAMPLES, runner_factory=bow_runner, max_download_bytes=1
+    )
+    assert exported.too_big and exported.files == ()
+    assert exported.requests == 6 and exported.file_names == (f"batch-{exported.run_id}.jsonl",)
+
+    at = AppTest.from_function(batch_panel, args=(CHOICES,))
+    at.session_state["probe_batch_export"] = (CHOICES.fingerprint, exported)
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.download_button
+    (warning,) = [w.value for w in at.warning if "too big for a browser download" in w.value]
+    assert "command line below" in warning
