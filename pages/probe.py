@@ -13,6 +13,7 @@ st.caption(
 
 # The panels pull in the model clients and the runner (seconds of imports on a cold server):
 # imported after the title so the first load shows the page's layout at once.
+from app.ui.batch_panel import render_batch_panel, render_pending_batches  # noqa: E402
 from app.ui.components import error_boundary  # noqa: E402
 from app.ui.data import get_store  # noqa: E402
 from app.ui.demo import render_demo_offer  # noqa: E402
@@ -30,7 +31,11 @@ if not store.runs():
 choices = render_run_form(store, key="probe")
 with error_boundary("The run"):
     render_run(store, choices, key="probe")
+with error_boundary("Batch mode"):
+    render_batch_panel(store, choices, key="probe_batch")
 with error_boundary("The interrupted-run notice"):
     render_interrupted_notice(store, key="probe")
+with error_boundary("The batch-run notice"):
+    render_pending_batches(store, key="probe_batch")
 with error_boundary("The results"):
     render_latest_results(store, key="probe", choices=choices)
