@@ -440,12 +440,41 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
         )
     except OSError as exc:
         raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    if args.json:
+    if args.json and not args.submit:
         print(json.dumps(export.to_dict(), indent=2))
     else:
         for line in export.describe():
             print(line)
+    if args.submit and export.files:
+        from app.batch.remote_cli import submit_export
+
+        return submit_export(
+            args, export, store=store, import_results=_batch_importer(store), on_line=print
+        )
     return 0
+
+
+def _batch_importer(store):
+    """What `--submit` and `batch status --wait` call with the downloaded result files:
+    import them and say what happened."""
+    from app.batch.importer import import_results
+
+    def import_and_say(paths):
+        outcome = import_results(store, [Path(path) for path in paths])
+        for line in outcome.describe():
+            print(line)
+        return outcome
+
+    return import_and_say
+
+
+def cmd_batch_status(args: argparse.Namespace) -> int:
+    from app.batch.remote_cli import batch_status_command
+
+    store = _store(args.db, must_exist=True)
+    return batch_status_command(
+        args, store=store, import_results=_batch_importer(store), on_line=print
+    )
 
 
 def cmd_batch_import(args: argparse.Namespace) -> int:
@@ -470,7 +499,7 @@ def add_batch_parser(sub) -> argparse._SubParsersAction:
     batch = sub.add_parser("batch", help="export a run as batch request files, import results")
     commands = batch.add_subparsers(dest="batch_command", required=True)
 
-    p = commands.add_parser(
+    p = export = commands.add_parser(
         "export",
         help="plan a run as `run` would and write its unanswered calls as a batch request file",
     )
@@ -519,6 +548,14 @@ def add_batch_parser(sub) -> argparse._SubParsersAction:
     p.add_argument("--db")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_batch_import)
+
+    from app.batch.remote_cli import configure_remote_batch  # argparse only: no SDK import
+
+    status = commands.add_parser(
+        "status", help="a run's batches on the server (after `batch export --submit`)"
+    )
+    status.set_defaults(func=cmd_batch_status)
+    configure_remote_batch(status, export)
     return commands
 
 

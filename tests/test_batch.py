@@ -687,3 +687,34 @@ def test_results_of_a_deleted_run_are_cached_and_said_so(tmp_path):
     )
     assert imported.status == {export.run_id: "deleted"} and imported.answered == export.requests
     assert f"run {export.run_id}: deleted" in imported.describe()
+
+
+def test_cli_export_submit_waits_imports_and_status_reports(capsys, tmp_path, fake_server, bow):
+    """`batch export --submit` against a server with the Files + Batches API: the parts are
+    uploaded, polled to completion, downloaded and imported — the same cases as `run`; `batch
+    status` then shows the stored batch and no next step (the run is judged)."""
+    from app.cli import main
+
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("The soup was great.\nThe service was slow.\nI loved the dessert.\n")
+    common = [
+        "--endpoint", fake_server.base_url, "--model", "fake-model", "--task", "sentiment",
+        "--relations", "si.identity,char.leet", "--inputs", str(inputs),
+    ]  # fmt: skip
+    assert main(["run", *common, "--db", str(tmp_path / "online.db"), "--quiet", "--json"]) == 0
+    online = json.loads(capsys.readouterr().out)
+
+    db = str(tmp_path / "batch.db")
+    argv = ["batch", "export", *common, "--db", db, "--out", str(tmp_path / "requests.jsonl")]
+    assert main([*argv, "--submit", "--poll-interval", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "submitted as batch" in printed and "completed" in printed
+    assert f"run {online['run_id']}: done" in printed
+    assert _case_rows(Store(db), online["run_id"]) == _case_rows(
+        Store(tmp_path / "online.db"), online["run_id"]
+    )
+
+    assert main(["batch", "status", online["run_id"], "--db", db]) == 0
+    status = capsys.readouterr().out
+    assert "1 batch: 1 completed" in status
+    assert "--wait" not in status  # nothing left to download: the run is judged already

@@ -118,8 +118,11 @@ def progress_line(job: RemoteJob, parts: int) -> str:
     return line
 
 
-def status_lines(jobs: Sequence[RemoteJob], run_id: str | None = None) -> list[str]:
-    """The jobs as lines: one per part, the batch's own errors under it, then a summary."""
+def status_lines(
+    jobs: Sequence[RemoteJob], run_id: str | None = None, run_status: str | None = None
+) -> list[str]:
+    """The jobs as lines: one per part, the batch's own errors under it, then a summary and
+    what to do next (nothing once the run is judged: ``run_status`` ``done``)."""
     if not jobs:
         return ["no batches were submitted for this run (`batch export --submit` sends them)"]
     parts = max(job.part for job in jobs)
@@ -134,7 +137,7 @@ def status_lines(jobs: Sequence[RemoteJob], run_id: str | None = None) -> list[s
     lines.append(f"{len(jobs)} batch{'es' if len(jobs) != 1 else ''}: {summary}")
     if run_id and not all(job.terminal for job in jobs):
         lines.append(f"wait for them and import: python -m app batch status {run_id} --wait")
-    elif run_id and any(job.has_results for job in jobs):
+    elif run_id and run_status != "done" and any(job.has_results for job in jobs):
         lines.append(f"download and import the results: python -m app batch status {run_id} --wait")
     return lines
 
@@ -378,7 +381,7 @@ def batch_status_command(
         except RemoteBatchError as error:
             say(f"error: {error.message}; showing the stored status")
         if not quiet:
-            for line in status_lines(jobs, args.run_id):
+            for line in status_lines(jobs, args.run_id, run.get("status")):
                 on_line(line)
         exit_code = EXIT_DONE if all(job.terminal for job in jobs) else EXIT_RUNNING
     if quiet:
