@@ -1,0 +1,318 @@
+"""The lean HTTP path for chat calls: one keep-alive connection pool per endpoint.
+
+The ``openai`` SDK spends about 2 ms of CPU per call on the event loop (request options,
+pydantic response models, httpx's client layers, anyio's cancel scopes on every read and write).
+At concurrency 24 against a 100 ms endpoint that CPU, not the endpoint, bounds a run. This module
+sends the same POST with ``httpcore2`` (the transport under the SDK's httpx) directly, over
+asyncio streams, and parses the answer with ``json.loads``; ``bench/bench_call_path.py`` measures
+each layer against the SDK.
+
+- ``https://`` endpoints: httpcore2's pool, HTTP/2 when the server offers it in the TLS
+  handshake (ALPN) and the ``h2`` package is installed, else HTTP/1.1 with keep-alive.
+- ``http://`` endpoints (local servers: vLLM, llama.cpp, Ollama): HTTP/1.1 with keep-alive in a
+  small pool of our own. Plain-text HTTP/2 (h2c) is not attempted: local servers rarely offer it
+  and it needs an upgrade round trip; the pool's check-out is cheaper than httpcore2's.
+- An environment proxy (``HTTPS_PROXY``/``HTTP_PROXY``, ``NO_PROXY``) is honoured, as the SDK did.
+
+Errors are httpcore2's exceptions (``TimeoutException``, ``NetworkError``, ``ProtocolError``);
+an HTTP error status is a normal ``ChatReply``: the caller decides what it means.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import ssl
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpcore2
+from httpcore2 import AsyncNetworkBackend, AsyncNetworkStream
+
+# How long an idle keep-alive connection is kept (servers commonly close theirs after 5-75 s;
+# a connection the server already closed is noticed and dropped before it is used).
+KEEPALIVE_S = 30.0
+# Idle connections kept per endpoint; more are opened while more calls run at once.
+MAX_IDLE_CONNECTIONS = 64
+# HTTP/2 needs the optional ``h2`` package; without it httpcore2 stays on HTTP/1.1.
+HTTP2_AVAILABLE = importlib.util.find_spec("h2") is not None
+# StreamReader buffer: a whole chat answer usually fits in one read.
+_READ_LIMIT = 2**20
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One HTTP answer: the status, the headers (lower-case names) and the whole body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def _reraise(exc: BaseException, timeout: type[Exception], other: type[Exception]) -> None:
+    if isinstance(exc, TimeoutError):
+        raise timeout(str(exc) or "timed out") from exc
+    raise other(str(exc)) from exc
+
+
+class AsyncioStream(AsyncNetworkStream):
+    """A connection on asyncio's streams, raising httpcore2's exceptions.
+
+    Phase timeouts (connect, read, write) are applied only when given: the chat client bounds a
+    whole attempt with one ``asyncio.timeout`` instead of arming a timer per read and write.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            if timeout is None:
+                return await self._reader.read(max_bytes)
+            async with asyncio.timeout(timeout):
+                return await self._reader.read(max_bytes)
+        except (TimeoutError, OSError) as exc:
+            _reraise(exc, httpcore2.ReadTimeout, httpcore2.ReadError)
+            raise  # unreachable: for the type checker
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        try:
+            self._writer.write(buffer)
+            if timeout is None:
+                await self._writer.drain()
+            else:
+                async with asyncio.timeout(timeout):
+                    await self._writer.drain()
+        except (TimeoutError, OSError) as exc:
+            _reraise(exc, httpcore2.WriteTimeout, httpcore2.WriteError)
+
+    async def aclose(self) -> None:
+        self._writer.close()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncNetworkStream:
+        try:
+            async with asyncio.timeout(timeout):
+                await self._writer.start_tls(ssl_context, server_hostname=server_hostname)
+        except (TimeoutError, OSError) as exc:  # ssl.SSLError is an OSError
+            self._writer.close()
+            _reraise(exc, httpcore2.ConnectTimeout, httpcore2.ConnectError)
+        return self
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "ssl_object":  # httpcore2 reads the ALPN choice (h2 or http/1.1) from it
+            return self._writer.get_extra_info("ssl_object")
+        if info == "client_addr":
+            return self._writer.get_extra_info("sockname")
+        if info == "server_addr":
+            return self._writer.get_extra_info("peername")
+        if info == "socket":
+            return self._writer.get_extra_info("socket")
+        if info == "is_readable":
+            # An idle keep-alive connection with something to read was closed by the server.
+            return self._reader.at_eof() or self._writer.is_closing()
+        return None
+
+
+class AsyncioBackend(AsyncNetworkBackend):
+    """httpcore2's network backend on plain asyncio (its default goes through anyio)."""
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> AsyncNetworkStream:
+        local = (local_address, 0) if local_address else None
+        try:
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(
+                    host, port, limit=_READ_LIMIT, local_addr=local
+                )
+        except (TimeoutError, OSError) as exc:
+            _reraise(exc, httpcore2.ConnectTimeout, httpcore2.ConnectError)
+        sock = writer.get_extra_info("socket")
+        for option in socket_options or ():
+            sock.setsockopt(*option)
+        return AsyncioStream(reader, writer)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+class _Transport(Protocol):
+    async def exchange(self, request: httpcore2.Request) -> httpcore2.Response:
+        """Send ``request``; the answer with its whole body read."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class _SharedPool:
+    """httpcore2's own pool (HTTP/2 streams share a connection), read to the end per call."""
+
+    def __init__(self, pool: httpcore2.AsyncConnectionPool) -> None:
+        self._pool = pool
+
+    async def exchange(self, request: httpcore2.Request) -> httpcore2.Response:
+        response = await self._pool.handle_async_request(request)
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        return response
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+class KeepAlivePool:
+    """HTTP/1.1 connections to one origin, each lent to one request at a time.
+
+    The caller's concurrency limiter bounds how many are open at once, so the pool has no limit
+    of its own and never queues: it lends an idle connection or opens one.
+    """
+
+    def __init__(self, origin: httpcore2.Origin, backend: AsyncNetworkBackend) -> None:
+        self._origin = origin
+        self._backend = backend
+        self._idle: list[httpcore2.AsyncHTTPConnection] = []
+
+    def _lend(self) -> httpcore2.AsyncHTTPConnection:
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.is_available() and not connection.has_expired():
+                return connection
+            _close_soon(connection)
+        return httpcore2.AsyncHTTPConnection(
+            self._origin, keepalive_expiry=KEEPALIVE_S, network_backend=self._backend
+        )
+
+    async def exchange(self, request: httpcore2.Request) -> httpcore2.Response:
+        """Send ``request`` and read the whole answer (the connection is back in the pool)."""
+        connection = self._lend()
+        try:
+            response = await connection.handle_async_request(request)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+        except BaseException:
+            await connection.aclose()
+            raise
+        if connection.is_available() and len(self._idle) < MAX_IDLE_CONNECTIONS:
+            self._idle.append(connection)
+        else:  # e.g. the server said "Connection: close", or answered HTTP/1.0
+            await connection.aclose()
+        return response
+
+    async def aclose(self) -> None:
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            await connection.aclose()
+
+
+def _close_soon(connection: httpcore2.AsyncHTTPConnection) -> None:
+    task = asyncio.ensure_future(connection.aclose())
+    _CLOSING.add(task)
+    task.add_done_callback(_CLOSING.discard)
+
+
+_CLOSING: set[asyncio.Future] = set()  # keeps closing tasks referenced until they finish
+
+
+def _environment_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (HTTPS_PROXY, HTTP_PROXY, NO_PROXY)."""
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _transport(url: httpcore2.URL, text_url: str, backend: AsyncNetworkBackend) -> _Transport:
+    proxy = _environment_proxy(text_url)
+    if proxy is not None:
+        parts = urllib.parse.urlsplit(proxy)
+        auth = None
+        if parts.username:
+            auth = (
+                urllib.parse.unquote(parts.username),
+                urllib.parse.unquote(parts.password or ""),
+            )
+        bare = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
+        return _SharedPool(
+            httpcore2.AsyncHTTPProxy(
+                proxy_url=bare.geturl(),
+                proxy_auth=auth,
+                max_connections=None,
+                keepalive_expiry=KEEPALIVE_S,
+                http2=HTTP2_AVAILABLE,
+                network_backend=backend,
+            )
+        )
+    if url.scheme == b"https":
+        return _SharedPool(
+            httpcore2.AsyncConnectionPool(
+                max_connections=None,
+                max_keepalive_connections=MAX_IDLE_CONNECTIONS,
+                keepalive_expiry=KEEPALIVE_S,
+                http2=HTTP2_AVAILABLE,
+                network_backend=backend,
+            )
+        )
+    return KeepAlivePool(url.origin, backend)
+
+
+class ChatHTTP:
+    """POSTs chat bodies to ``{base_url}/chat/completions`` over one pool (create in the loop
+    that uses it; close it after)."""
+
+    def __init__(self, base_url: str, api_key: str | None) -> None:
+        text_url = f"{base_url.rstrip('/')}/chat/completions"
+        self._url = httpcore2.URL(text_url)
+        host = self._url.host
+        if b":" in host:  # an IPv6 address is bracketed in the Host header
+            host = b"[" + host + b"]"
+        default_port = {b"http": 80, b"https": 443}[self._url.scheme]
+        if self._url.port not in (None, default_port):
+            host += b":%d" % self._url.port
+        # Built once: only the length changes from call to call.
+        self._headers = [
+            (b"Host", host),
+            (b"Accept", b"application/json"),
+            (b"Content-Type", b"application/json"),
+            (b"User-Agent", b"morphscope"),
+        ]
+        if api_key:
+            self._headers.append((b"Authorization", b"Bearer " + api_key.encode("latin-1")))
+        self._transport = _transport(self._url, text_url, AsyncioBackend())
+
+    async def post(self, body: dict[str, Any]) -> ChatReply:
+        """Send one chat body; the whole answer, whatever its status."""
+        content = json.dumps(body, ensure_ascii=False).encode()
+        headers = [*self._headers, (b"Content-Length", str(len(content)).encode())]
+        request = httpcore2.Request(b"POST", self._url, headers=headers, content=content)
+        response = await self._transport.exchange(request)
+        headers_out = {
+            name.decode("latin-1").lower(): value.decode("latin-1")
+            for name, value in response.headers
+        }
+        return ChatReply(response.status, headers_out, response.content)
+
+    async def close(self) -> None:
+        await self._transport.aclose()
