@@ -245,6 +245,9 @@ def _environment_proxy(url: str) -> str | None:
 
 
 def _transport(url: httpcore2.URL, text_url: str, backend: AsyncNetworkBackend) -> _Transport:
+    # One TLS context per endpoint (httpcore2 would build one per connection): the system's
+    # trust store, or SSL_CERT_FILE / SSL_CERT_DIR, as the SDK's httpx used.
+    ssl_context = httpcore2.default_ssl_context() if url.scheme == b"https" else None
     proxy = _environment_proxy(text_url)
     if proxy is not None:
         parts = urllib.parse.urlsplit(proxy)
@@ -259,6 +262,7 @@ def _transport(url: httpcore2.URL, text_url: str, backend: AsyncNetworkBackend) 
             httpcore2.AsyncHTTPProxy(
                 proxy_url=bare.geturl(),
                 proxy_auth=auth,
+                ssl_context=ssl_context,
                 max_connections=None,
                 keepalive_expiry=KEEPALIVE_S,
                 http2=HTTP2_AVAILABLE,
@@ -268,6 +272,7 @@ def _transport(url: httpcore2.URL, text_url: str, backend: AsyncNetworkBackend) 
     if url.scheme == b"https":
         return _SharedPool(
             httpcore2.AsyncConnectionPool(
+                ssl_context=ssl_context,
                 max_connections=None,
                 max_keepalive_connections=MAX_IDLE_CONNECTIONS,
                 keepalive_expiry=KEEPALIVE_S,

@@ -67,7 +67,7 @@ class ChatStatusError(Exception):
 
 def _server_message(reply: ChatReply) -> str:
     """What the server said about its error status: ``error.message`` of an OpenAI-style JSON
-    body, else the body's first line, else the status's name."""
+    body, else the first line of a plain-text body, else the status's name."""
     text = reply.body.decode("utf-8", "replace").strip()
     try:
         body = json.loads(text)
@@ -79,7 +79,7 @@ def _server_message(reply: ChatReply) -> str:
         if isinstance(message, str) and message.strip():
             return message.strip()
     first_line = (text.splitlines() or [""])[0].strip()
-    if first_line:
+    if first_line and not first_line.startswith("<"):  # an HTML error page says no more
         return first_line[:200]
     try:
         return http.HTTPStatus(reply.status).phrase
