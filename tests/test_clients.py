@@ -574,3 +574,69 @@ def test_the_call_path_does_not_import_the_openai_sdk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------ the call cache's lookups
+
+
+def _cache_run(store, client, prompts, write_through=True):
+    from app.runner import CallCache, Progress
+
+    endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
+
+    async def run():
+        calls = CallCache(store, client, endpoint, Progress(0), write_through=write_through)
+        results = await asyncio.gather(
+            *(calls.complete([{"role": "user", "content": p}], 0) for p in prompts)
+        )
+        return calls, results
+
+    return asyncio.run(run())
+
+
+def test_a_runs_cache_lookups_are_one_query_not_one_per_call(store, monkeypatch):
+    """Regression: every call looked its key up in SQLite on the event loop; the calls a run
+    starts together are now looked up in one batched query (here 6 calls: 1 lookup)."""
+    _cache_run(store, MockClient({}, default="first"), ["a", "b", "c"])  # cached now
+    lookups: list[int] = []
+    batch = store.cached_calls
+    monkeypatch.setattr(
+        store, "cached_calls", lambda keys: lookups.append(len(keys)) or batch(keys)
+    )
+    monkeypatch.setattr(store, "cached_call", lambda key: pytest.fail("one query per call"))
+    client = MockClient({}, default="second")
+    calls, results = _cache_run(store, client, ["a", "b", "c", "d", "e", "e"])
+    assert lookups == [5]  # "e" twice is one call
+    assert [r.text for r in results] == ["first"] * 3 + ["second"] * 3
+    assert [r.cached for r in results] == [True, True, True, False, False, False]
+    assert client.prompts == ["d", "e"]
+    assert calls.progress.cache_hits == 3 and calls.progress.calls_made == 2
+
+
+def test_a_failed_cache_lookup_is_an_error_completion_not_a_crash(store, monkeypatch):
+    def broken(keys):
+        raise RuntimeError("disk I/O error")
+
+    monkeypatch.setattr(store, "cached_calls", broken)
+    _, results = _cache_run(store, MockClient({}, default="x"), ["a", "b"])
+    assert [r.error for r in results] == ["RuntimeError: disk I/O error"] * 2
+
+
+def test_cached_calls_finds_stored_answers_across_query_chunks(store):
+    """More keys than one query's chunk (500): every stored answer is found, misses left out."""
+    _cache_run(store, MockClient(), [f"p{i}" for i in range(3)])
+    from app.runner import CallCache, Progress
+
+    endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
+    calls = CallCache(store, MockClient(), endpoint, Progress(0))
+    stored = [
+        Store.call_key(
+            endpoint.cache_base_url, endpoint.model, calls.params,
+            [{"role": "user", "content": f"p{i}"}], 0,
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    keys = [f"missing-{i}" for i in range(600)] + stored
+    found = store.cached_calls(keys)
+    assert set(found) == set(stored) and [found[k].text for k in stored] == ["p0", "p1", "p2"]
+    assert all(c.cached for c in found.values())
