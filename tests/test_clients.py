@@ -640,3 +640,27 @@ def test_cached_calls_finds_stored_answers_across_query_chunks(store):
     found = store.cached_calls(keys)
     assert set(found) == set(stored) and [found[k].text for k in stored] == ["p0", "p1", "p2"]
     assert all(c.cached for c in found.values())
+
+
+def test_a_same_server_307_is_followed_and_other_redirects_are_named(http11):
+    """The SDK followed redirects: a method-keeping 307/308 on the same server still is (the
+    POST and its body go to the new path); a 301, or one to another server, is an error that
+    names where it points."""
+    http11.answers = [(307, {"Location": "/v2/chat/completions"}, b"")]
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
+    (completion,) = _calls(endpoint, "x")
+    assert completion.ok and [r["path"] for r in http11.requests] == [
+        "/v1/chat/completions",
+        "/v2/chat/completions",
+    ]
+    assert http11.requests[1]["body"]["messages"] == [{"role": "user", "content": "x"}]
+    http11.answers = [
+        (301, {"Location": "https://elsewhere.example/v1/chat/completions"}, b""),
+        (308, {"Location": "https://elsewhere.example/v1/chat/completions"}, b""),
+    ]
+    moved, elsewhere = _calls(endpoint, "y", "z")
+    assert moved.error == (
+        "HTTP 301: the endpoint redirects to https://elsewhere.example/v1/chat/completions; "
+        "use that as the base URL"
+    )
+    assert elsewhere.error.startswith("HTTP 308: the endpoint redirects to https://elsewhere")

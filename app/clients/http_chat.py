@@ -40,6 +40,8 @@ KEEPALIVE_S = 30.0
 MAX_IDLE_CONNECTIONS = 64
 # HTTP/2 needs the optional ``h2`` package; without it httpcore2 stays on HTTP/1.1.
 HTTP2_AVAILABLE = importlib.util.find_spec("h2") is not None
+# Same-server 307/308 redirects followed per call (e.g. a path moved behind a proxy).
+MAX_REDIRECTS = 3
 # StreamReader buffer: a whole chat answer usually fits in one read.
 _READ_LIMIT = 2**20
 
@@ -283,6 +285,22 @@ def _transport(url: httpcore2.URL, text_url: str, backend: AsyncNetworkBackend) 
     return KeepAlivePool(url.origin, backend)
 
 
+def _same_server_redirect(url: httpcore2.URL, reply: ChatReply) -> httpcore2.URL | None:
+    """Where a method-keeping redirect (307/308) to the same scheme, host and port points."""
+    location = reply.headers.get("location")
+    if reply.status not in (307, 308) or not location:
+        return None
+    host = url.host.decode()
+    host = f"[{host}]" if ":" in host else host
+    current = f"{url.scheme.decode()}://{host}:{url.port or ''}{url.target.decode()}"
+    target = urllib.parse.urlsplit(urllib.parse.urljoin(current, location))
+    here = urllib.parse.urlsplit(current)
+    if (target.scheme, target.hostname, target.port) != (here.scheme, here.hostname, here.port):
+        return None
+    path = target.path + (f"?{target.query}" if target.query else "")
+    return httpcore2.URL(scheme=url.scheme, host=url.host, port=url.port, target=path.encode())
+
+
 class ChatHTTP:
     """POSTs chat bodies to ``{base_url}/chat/completions`` over one pool (create in the loop
     that uses it; close it after)."""
@@ -308,16 +326,30 @@ class ChatHTTP:
         self._transport = _transport(self._url, text_url, AsyncioBackend())
 
     async def post(self, body: dict[str, Any]) -> ChatReply:
-        """Send one chat body; the whole answer, whatever its status."""
+        """Send one chat body; the whole answer, whatever its status.
+
+        A 307/308 redirect to the same server is followed (the SDK followed redirects too);
+        any other redirect comes back as it is, for the caller to name its Location.
+        """
         content = json.dumps(body, ensure_ascii=False).encode()
         headers = [*self._headers, (b"Content-Length", str(len(content)).encode())]
-        request = httpcore2.Request(b"POST", self._url, headers=headers, content=content)
-        response = await self._transport.exchange(request)
-        headers_out = {
-            name.decode("latin-1").lower(): value.decode("latin-1")
-            for name, value in response.headers
-        }
-        return ChatReply(response.status, headers_out, response.content)
+        url = self._url
+        for _ in range(MAX_REDIRECTS + 1):
+            request = httpcore2.Request(b"POST", url, headers=headers, content=content)
+            response = await self._transport.exchange(request)
+            reply = ChatReply(
+                response.status,
+                {
+                    name.decode("latin-1").lower(): value.decode("latin-1")
+                    for name, value in response.headers
+                },
+                response.content,
+            )
+            target = _same_server_redirect(url, reply)
+            if target is None:
+                break
+            url = target
+        return reply
 
     async def close(self) -> None:
         await self._transport.aclose()

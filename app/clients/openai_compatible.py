@@ -66,8 +66,11 @@ class ChatStatusError(Exception):
 
 
 def _server_message(reply: ChatReply) -> str:
-    """What the server said about its error status: ``error.message`` of an OpenAI-style JSON
-    body, else the first line of a plain-text body, else the status's name."""
+    """What the server said about its error status: where a redirect points, ``error.message``
+    of an OpenAI-style JSON body, the first line of a plain-text body, or the status's name."""
+    location = reply.headers.get("location")
+    if 300 <= reply.status < 400 and location:
+        return f"the endpoint redirects to {location}; use that as the base URL"
     text = reply.body.decode("utf-8", "replace").strip()
     try:
         body = json.loads(text)
@@ -212,7 +215,7 @@ class OpenAIClient:
                     # One timer bounds the whole attempt (connect, send, wait, read).
                     async with asyncio.timeout(attempt_timeout):
                         reply = await self._http.post(body)
-                    if reply.status >= 400:
+                    if reply.status >= 300:
                         raise ChatStatusError.from_reply(reply)
                     latency_ms = (time.perf_counter() - started) * 1000
                     completion = completion_from_body(reply.body, latency_ms)
