@@ -576,6 +576,36 @@ def test_the_call_path_does_not_import_the_openai_sdk():
     assert out.stdout.strip() == "False"
 
 
+def test_a_plain_http_request_is_sent_in_one_piece():
+    """HTTP/1.1 connections hold a request's writes (headers, then body) until its answer is
+    read, and send them as one write: one send per call instead of two."""
+    from app.clients.http_chat import RequestBufferingStream
+
+    class Writer:
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.writes.append(data)
+
+        async def drain(self) -> None:
+            pass
+
+    async def run() -> tuple[list[bytes], list[bytes], bytes]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(b"HTTP/1.1 200 OK")
+        writer = Writer()
+        stream = RequestBufferingStream(reader, writer)
+        await stream.write(b"POST / HTTP/1.1\r\n\r\n")
+        await stream.write(b"{}")
+        before = list(writer.writes)
+        answer = await stream.read(100)
+        return before, writer.writes, answer
+
+    before, after, answer = asyncio.run(run())
+    assert before == [] and after == [b"POST / HTTP/1.1\r\n\r\n{}"] and answer == b"HTTP/1.1 200 OK"
+
+
 # ------------------------------------------------------------ the call cache's lookups
 
 

@@ -127,8 +127,33 @@ class AsyncioStream(AsyncNetworkStream):
         return None
 
 
+class RequestBufferingStream(AsyncioStream):
+    """For HTTP/1.1 only, where a request is always written whole before its answer is read:
+    the request's writes (its headers, then its body) are held and sent together at its first
+    read, as one send instead of two."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        super().__init__(reader, writer)
+        self._held: list[bytes] = []
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._held.append(buffer)
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._held:
+            held, self._held = b"".join(self._held), []
+            await super().write(held, timeout)
+        return await super().read(max_bytes, timeout)
+
+
 class AsyncioBackend(AsyncNetworkBackend):
-    """httpcore2's network backend on plain asyncio (its default goes through anyio)."""
+    """httpcore2's network backend on plain asyncio (its default goes through anyio).
+
+    ``buffer_requests``: connections send each request in one piece (HTTP/1.1 only).
+    """
+
+    def __init__(self, *, buffer_requests: bool = False) -> None:
+        self._stream_class = RequestBufferingStream if buffer_requests else AsyncioStream
 
     async def connect_tcp(
         self,
@@ -149,7 +174,7 @@ class AsyncioBackend(AsyncNetworkBackend):
         sock = writer.get_extra_info("socket")
         for option in socket_options or ():
             sock.setsockopt(*option)
-        return AsyncioStream(reader, writer)
+        return self._stream_class(reader, writer)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -190,22 +215,25 @@ class KeepAlivePool:
 
     def __init__(self, origin: httpcore2.Origin, backend: AsyncNetworkBackend) -> None:
         self._origin = origin
+        self._host = origin.host.decode("ascii")
         self._backend = backend
-        self._idle: list[httpcore2.AsyncHTTPConnection] = []
+        self._idle: list[httpcore2.AsyncHTTP11Connection] = []
 
-    def _lend(self) -> httpcore2.AsyncHTTPConnection:
+    async def _lend(self, request: httpcore2.Request) -> httpcore2.AsyncHTTP11Connection:
         while self._idle:
             connection = self._idle.pop()
             if connection.is_available() and not connection.has_expired():
                 return connection
             _close_soon(connection)
-        return httpcore2.AsyncHTTPConnection(
-            self._origin, keepalive_expiry=KEEPALIVE_S, network_backend=self._backend
-        )
+        # Connected here rather than by httpcore2's AsyncHTTPConnection: that layer's lock and
+        # tracing cost CPU on every call, and plain HTTP needs none of its protocol choice.
+        connect_timeout = request.extensions.get("timeout", {}).get("connect")
+        stream = await self._backend.connect_tcp(self._host, self._origin.port, connect_timeout)
+        return httpcore2.AsyncHTTP11Connection(self._origin, stream, keepalive_expiry=KEEPALIVE_S)
 
     async def exchange(self, request: httpcore2.Request) -> httpcore2.Response:
         """Send ``request`` and read the whole answer (the connection is back in the pool)."""
-        connection = self._lend()
+        connection = await self._lend(request)
         try:
             response = await connection.handle_async_request(request)
             try:
@@ -282,7 +310,7 @@ def _transport(url: httpcore2.URL, text_url: str, backend: AsyncNetworkBackend) 
                 network_backend=backend,
             )
         )
-    return KeepAlivePool(url.origin, backend)
+    return KeepAlivePool(url.origin, AsyncioBackend(buffer_requests=True))
 
 
 def _same_server_redirect(url: httpcore2.URL, reply: ChatReply) -> httpcore2.URL | None:
