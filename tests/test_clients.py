@@ -208,6 +208,7 @@ class RecordingHTTP11Server:
     """
 
     def __init__(self, tls: tuple[str, str] | None = None) -> None:
+        import socket
         import ssl
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -215,6 +216,9 @@ class RecordingHTTP11Server:
         self.requests: list[dict] = []
         self.connections = 0
         self.answers: list[tuple[int, dict[str, str], bytes]] = []
+        # Close each connection after its answer without saying so (a keep-alive timeout that
+        # runs out just as the client reuses the connection).
+        self.drop_idle = False
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -239,6 +243,10 @@ class RecordingHTTP11Server:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                if owner.drop_idle:
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128
@@ -350,6 +358,17 @@ def test_calls_reuse_one_keep_alive_connection(http11):
     completions = _calls(endpoint, *[f"p{i}" for i in range(5)])
     assert all(c.ok for c in completions)
     assert len(http11.requests) == 5 and http11.connections == 1
+
+
+def test_a_kept_alive_connection_the_server_closed_is_not_a_failed_call(http11):
+    """Regression: a reused connection that the server had closed failed the call ("Server
+    disconnected without sending a response") when the close was not yet seen; the request
+    now goes once more on a new connection, so no retry of the call's own is spent."""
+    http11.drop_idle = True
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
+    completions = _calls(endpoint, *[f"p{i}" for i in range(4)])  # max_retries=0
+    assert [c.error for c in completions] == [None] * 4
+    assert http11.connections >= 4 and len(http11.requests) == 4
 
 
 def test_concurrent_calls_open_at_most_concurrency_connections(http11):

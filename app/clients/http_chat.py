@@ -206,6 +206,10 @@ class _SharedPool:
         await self._pool.aclose()
 
 
+# How a reused keep-alive connection that the server closed fails: no answer at all.
+_STALE_CONNECTION = (httpcore2.RemoteProtocolError, httpcore2.ReadError, httpcore2.WriteError)
+
+
 class KeepAlivePool:
     """HTTP/1.1 connections to one origin, each lent to one request at a time.
 
@@ -219,12 +223,16 @@ class KeepAlivePool:
         self._backend = backend
         self._idle: list[httpcore2.AsyncHTTP11Connection] = []
 
-    async def _lend(self, request: httpcore2.Request) -> httpcore2.AsyncHTTP11Connection:
+    async def _lend(self, request: httpcore2.Request) -> httpcore2.AsyncHTTP11Connection | None:
+        """An idle kept-alive connection, or None when there is none to reuse."""
         while self._idle:
             connection = self._idle.pop()
             if connection.is_available() and not connection.has_expired():
                 return connection
-            _close_soon(connection)
+            await connection.aclose()  # expired, or closed by the server while idle
+        return None
+
+    async def _connect(self, request: httpcore2.Request) -> httpcore2.AsyncHTTP11Connection:
         # Connected here rather than by httpcore2's AsyncHTTPConnection: that layer's lock and
         # tracing cost CPU on every call, and plain HTTP needs none of its protocol choice.
         connect_timeout = request.extensions.get("timeout", {}).get("connect")
@@ -232,8 +240,23 @@ class KeepAlivePool:
         return httpcore2.AsyncHTTP11Connection(self._origin, stream, keepalive_expiry=KEEPALIVE_S)
 
     async def exchange(self, request: httpcore2.Request) -> httpcore2.Response:
-        """Send ``request`` and read the whole answer (the connection is back in the pool)."""
-        connection = await self._lend(request)
+        """Send ``request`` and read the whole answer (the connection is back in the pool).
+
+        A kept-alive connection that the server closed just as it was reused (its idle timeout
+        ran out) fails without an answer; the request then goes once more, on a new connection
+        (at most once per call; a new connection's failure is the caller's to retry).
+        """
+        reused = await self._lend(request)
+        if reused is not None:
+            try:
+                return await self._send(reused, request)
+            except _STALE_CONNECTION:
+                pass  # sent once more below, on a new connection
+        return await self._send(await self._connect(request), request)
+
+    async def _send(
+        self, connection: httpcore2.AsyncHTTP11Connection, request: httpcore2.Request
+    ) -> httpcore2.Response:
         try:
             response = await connection.handle_async_request(request)
             try:
@@ -253,15 +276,6 @@ class KeepAlivePool:
         idle, self._idle = self._idle, []
         for connection in idle:
             await connection.aclose()
-
-
-def _close_soon(connection: httpcore2.AsyncHTTPConnection) -> None:
-    task = asyncio.ensure_future(connection.aclose())
-    _CLOSING.add(task)
-    task.add_done_callback(_CLOSING.discard)
-
-
-_CLOSING: set[asyncio.Future] = set()  # keeps closing tasks referenced until they finish
 
 
 def _environment_proxy(url: str) -> str | None:
