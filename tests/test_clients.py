@@ -392,6 +392,8 @@ def test_concurrent_calls_open_at_most_concurrency_connections(http11):
         (400, {}, b'{"error": {"message": "max_tokens is too large"}}',
          "HTTP 400: max_tokens is too large"),
         (404, {}, b'{"error": "model \'m\' not found"}', "HTTP 404: model 'm' not found"),
+        (422, {}, b'{"error": {"message": "1 error:\\n  bad input\\n  File x"}}',
+         "HTTP 422: 1 error: bad input File x"),
         (422, {}, b'{"detail": "bad field"}', 'HTTP 422: {"detail": "bad field"}'),
         (403, {"Content-Type": "text/plain"}, b"forbidden here\nmore", "HTTP 403: forbidden here"),
         (401, {"Content-Type": "text/html"}, b"<html><body>no</body></html>",

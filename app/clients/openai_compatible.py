@@ -80,7 +80,7 @@ def _server_message(reply: ChatReply) -> str:
         error = body.get("error", body)
         message = error.get("message") if isinstance(error, dict) else error
         if isinstance(message, str) and message.strip():
-            return message.strip()
+            return " ".join(message.split())[:300]  # one line, even for a traceback
     first_line = (text.splitlines() or [""])[0].strip()
     if first_line and not first_line.startswith("<"):  # an HTML error page says no more
         return first_line[:200]
