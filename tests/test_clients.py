@@ -577,6 +577,20 @@ def test_an_environment_proxy_is_used_unless_no_proxy_names_the_host(monkeypatch
     assert _environment_proxy("https://127.0.0.1:8000/v1/x") is None
 
 
+def test_calls_go_through_the_environments_proxy(http11, monkeypatch):
+    """HTTP_PROXY names a forward proxy (here the recording server): the chat call is sent to
+    it with the endpoint's absolute URL, as the SDK's httpx did."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", http11.base_url.removesuffix("/v1"))
+    endpoint = Endpoint(name="h", base_url="http://api.example.invalid/v1", model="m")
+    (completion,) = _calls(endpoint, "x")
+    assert completion.ok, completion.error
+    (request,) = http11.requests
+    assert request["path"] == "http://api.example.invalid/v1/chat/completions"
+
+
 def test_the_call_path_does_not_import_the_openai_sdk():
     """Regression: building a client and its module no longer pull in ``openai`` (its import
     and its per-call request building cost more CPU than the rest of the engine)."""
