@@ -13,8 +13,6 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-import openai
-
 from core.types import OPENAI_KIND, Endpoint
 
 SECRETS_FILE = Path(".streamlit/secrets.toml")
@@ -118,7 +116,10 @@ def _not_openai(what: str, exc: BaseException) -> str:
 
 
 async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionReport:
-    # app.clients imports this module (keys, URLs), so it is imported here, not at the top.
+    # app.clients imports this module (keys, URLs), so it is imported here, not at the top;
+    # so is the SDK (0.7 s of imports), which only the connection test and pre-flight use.
+    import openai
+
     from app.clients import RetryPolicy, make_client
     from app.clients.openai_compatible import async_openai, describe_error
 
@@ -169,6 +170,8 @@ _FATAL_STATUS = {400, 401, 403, 404}
 
 
 async def _preflight(endpoint: Endpoint) -> str | None:
+    import openai
+
     from app.clients import RetryPolicy, make_client
     from app.clients.openai_compatible import async_openai, describe_error
 

@@ -238,6 +238,8 @@ class CallCache:
         self.write_through = write_through
         self._inflight: dict[str, asyncio.Future] = {}
         self._unsaved: list[CachedAnswer] = []
+        # Keys waiting for the next batched cache lookup, with what each caller awaits.
+        self._lookups: dict[str, asyncio.Future] = {}
 
     def take_answers(self) -> list[CachedAnswer]:
         """The answers not yet written to the store (they are no longer held here)."""
@@ -253,7 +255,7 @@ class CallCache:
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            cached = self.store.cached_call(key)
+            cached = await self._cached(key)
             if cached is not None:
                 self.progress.cache_hits += 1
                 result = cached
@@ -266,6 +268,30 @@ class CallCache:
             result = Completion(text=None, error=f"{type(exc).__name__}: {exc}")
         future.set_result(result)
         return result
+
+    async def _cached(self, key: str) -> Completion | None:
+        """The stored answer for ``key``, if any. The keys asked for in one turn of the event loop
+        are looked up together in one query at its next turn: a run starts all its calls at
+        once, so its whole plan costs one lookup instead of one SQLite query per call."""
+        loop = asyncio.get_running_loop()
+        if not self._lookups:
+            loop.call_soon(self._look_up_batch)
+        waiter = loop.create_future()
+        self._lookups[key] = waiter
+        return await waiter
+
+    def _look_up_batch(self) -> None:
+        lookups, self._lookups = self._lookups, {}
+        try:
+            found = self.store.cached_calls(list(lookups))
+        except Exception as exc:  # each waiting call turns it into its ERROR completion
+            for waiter in lookups.values():
+                if not waiter.done():
+                    waiter.set_exception(exc)
+            return
+        for key, waiter in lookups.items():
+            if not waiter.done():  # a cancelled call no longer waits
+                waiter.set_result(found.get(key))
 
     def _remember(
         self, key: str, messages: list[dict[str, str]], repeat_index: int, result: Completion

@@ -567,6 +567,23 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
             text=row[0], cached=True, latency_ms=row[1] or 0.0, usage=json.loads(row[2])
         )
 
+    def cached_calls(self, keys: list[str]) -> dict[str, Completion]:
+        """The cached answers among ``keys`` (a key with none is left out), in few queries."""
+        found: dict[str, Completion] = {}
+        for chunk in _chunks(keys, 500):
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT key, response, latency_ms, usage FROM calls WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for key, response, latency_ms, usage in rows:
+                found[key] = Completion(
+                    text=response,
+                    cached=True,
+                    latency_ms=latency_ms or 0.0,
+                    usage=json.loads(usage),
+                )
+        return found
+
     def cache_call(
         self,
         key: str,

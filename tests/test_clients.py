@@ -196,3 +196,537 @@ def test_mock_echoes_by_default_and_counts_concurrency():
     unlimited = MockClient(latency_s=0.02)
     _ask(unlimited, *[f"p{i}" for i in range(6)])
     assert unlimited.max_in_flight == 6
+
+
+# ------------------------------------------------------------ the lean call path (kind openai)
+
+
+class RecordingHTTP11Server:
+    """An HTTP/1.1 keep-alive chat server that records each request and counts connections.
+
+    ``answers`` scripts the next replies as (status, headers, body); by default a chat answer.
+    With ``tls`` (a cert and key file), it serves HTTPS.
+    """
+
+    def __init__(self, tls: tuple[str, str] | None = None) -> None:
+        import socket
+        import ssl
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requests: list[dict] = []
+        self.connections = 0
+        self.answers: list[tuple[int, dict[str, str], bytes]] = []
+        # Close each connection after its answer without saying so (a keep-alive timeout that
+        # runs out just as the client reuses the connection).
+        self.drop_idle = False
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                owner.connections += 1
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                owner.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
+                )
+                status, headers, data = owner.answers.pop(0) if owner.answers else CHAT_ANSWER
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                if owner.drop_idle:
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        scheme = "http"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.base_url = f"{scheme}://127.0.0.1:{self.server.server_port}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+CHAT_ANSWER = (
+    200,
+    {},
+    json.dumps(
+        {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "positive"}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+        }
+    ).encode(),
+)
+
+
+@pytest.fixture
+def http11():
+    server = RecordingHTTP11Server()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 (made with the openssl command)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return str(cert), str(key)
+
+
+def _calls(endpoint: Endpoint, *prompts: str, retry: RetryPolicy | None = None, params=None):
+    """Send each prompt once, in order, through one client; the completions."""
+
+    async def run() -> list[Completion]:
+        client = OpenAIClient(endpoint, retry or RetryPolicy(max_retries=0))
+        try:
+            return [
+                await client.complete([{"role": "user", "content": p}], params or {})
+                for p in prompts
+            ]
+        finally:
+            await client.close()
+
+    return asyncio.run(run())
+
+
+def test_a_call_posts_model_messages_and_params_to_chat_completions(http11):
+    endpoint = Endpoint(name="h", base_url=http11.base_url + "/", model="m")
+    (completion,) = _calls(endpoint, "hi", params={"temperature": 0.0, "max_tokens": 4})
+    assert completion.ok and completion.text == "positive"
+    assert completion.usage == {"prompt_tokens": 5, "completion_tokens": 1}
+    (request,) = http11.requests
+    assert request["path"] == "/v1/chat/completions"
+    assert request["body"] == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "temperature": 0.0,
+        "max_tokens": 4,
+    }
+    assert request["headers"]["Content-Type"] == "application/json"
+
+
+def test_the_key_is_sent_only_when_one_is_set(http11, monkeypatch, tmp_path):
+    """No key configured: no Authorization header at all (the SDK sent "Bearer not-needed")."""
+    monkeypatch.chdir(tmp_path)  # no .streamlit/secrets.toml here
+    monkeypatch.delenv("MORPHSCOPE_TEST_KEY", raising=False)
+    keyless = Endpoint(name="h", base_url=http11.base_url, model="m")
+    with_env = Endpoint(
+        name="h", base_url=http11.base_url, model="m", api_key_env="MORPHSCOPE_TEST_KEY"
+    )
+    _calls(keyless, "a")
+    _calls(with_env, "b")  # the variable is not set: no key either
+    monkeypatch.setenv("MORPHSCOPE_TEST_KEY", "sk-test")
+    _calls(with_env, "c")
+    auth = [request["headers"].get("Authorization") for request in http11.requests]
+    assert auth == [None, None, "Bearer sk-test"]
+
+
+def test_calls_reuse_one_keep_alive_connection(http11):
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
+    completions = _calls(endpoint, *[f"p{i}" for i in range(5)])
+    assert all(c.ok for c in completions)
+    assert len(http11.requests) == 5 and http11.connections == 1
+
+
+def test_a_kept_alive_connection_the_server_closed_is_not_a_failed_call(http11):
+    """Regression: a reused connection that the server had closed failed the call ("Server
+    disconnected without sending a response") when the close was not yet seen; the request
+    now goes once more on a new connection, so no retry of the call's own is spent."""
+    http11.drop_idle = True
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
+    completions = _calls(endpoint, *[f"p{i}" for i in range(4)])  # max_retries=0
+    assert [c.error for c in completions] == [None] * 4
+    assert http11.connections >= 4 and len(http11.requests) == 4
+
+
+def test_concurrent_calls_open_at_most_concurrency_connections(http11):
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m", concurrency=3)
+
+    async def run() -> list[Completion]:
+        client = OpenAIClient(endpoint, RetryPolicy(max_retries=0))
+        try:
+            messages = [[{"role": "user", "content": f"p{i}"}] for i in range(12)]
+            return await asyncio.gather(*(client.complete(m, {}) for m in messages))
+        finally:
+            await client.close()
+
+    assert all(c.ok for c in asyncio.run(run()))
+    assert len(http11.requests) == 12 and http11.connections <= 3
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "body", "error"),
+    [
+        (400, {}, b'{"error": {"message": "max_tokens is too large"}}',
+         "HTTP 400: max_tokens is too large"),
+        (404, {}, b'{"error": "model \'m\' not found"}', "HTTP 404: model 'm' not found"),
+        (422, {}, b'{"error": {"message": "1 error:\\n  bad input\\n  File x"}}',
+         "HTTP 422: 1 error: bad input File x"),
+        (422, {}, b'{"detail": "bad field"}', 'HTTP 422: {"detail": "bad field"}'),
+        (403, {"Content-Type": "text/plain"}, b"forbidden here\nmore", "HTTP 403: forbidden here"),
+        (401, {"Content-Type": "text/html"}, b"<html><body>no</body></html>",
+         "HTTP 401: Unauthorized"),
+        (400, {}, b"", "HTTP 400: Bad Request"),
+    ],
+)  # fmt: skip
+def test_an_error_status_says_the_servers_message(http11, status, headers, body, error):
+    """OpenAI-style ``error.message`` (also a bare ``error`` string, as Ollama sends), else a
+    plain-text first line, else the status's name; a permanent status is not retried."""
+    http11.answers = [(status, headers, body)]
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
+    (completion,) = _calls(endpoint, "x", retry=RetryPolicy(max_retries=3, base_delay_s=0.01))
+    assert completion.error == error
+    assert len(http11.requests) == 1
+
+
+@pytest.mark.parametrize("retry_after", ["0", "Thu, 01 Jan 2015 00:00:00 GMT"])
+def test_retry_after_is_honoured_in_seconds_and_as_a_date(http11, retry_after):
+    """A 429's Retry-After replaces the backoff: with a 30 s backoff (100 s base, capped) and a
+    5 s budget, only the server's "retry now" (0 s, or a date already past) lets the retry
+    happen."""
+    http11.answers = [(429, {"Retry-After": retry_after}, b'{"error": {"message": "slow"}}')]
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m", timeout_s=2)
+    retry = RetryPolicy(max_retries=2, base_delay_s=100.0, total_s=5.0)
+    (completion,) = _calls(endpoint, "x", retry=retry)
+    assert completion.ok and len(http11.requests) == 2
+
+
+def test_without_retry_after_the_backoff_respects_the_budget(http11):
+    http11.answers = [(503, {}, b'{"error": {"message": "busy"}}')]
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m", timeout_s=2)
+    retry = RetryPolicy(max_retries=2, base_delay_s=100.0, total_s=5.0)
+    (completion,) = _calls(endpoint, "x", retry=retry)
+    assert completion.error == "HTTP 503: busy (after 1 attempt; 5 s time limit per call)"
+
+
+def test_an_https_endpoint_is_served_over_tls(tls_files, monkeypatch):
+    """The lean path's TLS handshake on asyncio streams, trusting SSL_CERT_FILE as httpx did."""
+    monkeypatch.setenv("SSL_CERT_FILE", tls_files[0])
+    server = RecordingHTTP11Server(tls=tls_files)
+    try:
+        endpoint = Endpoint(name="h", base_url=server.base_url, model="m")
+        completions = _calls(endpoint, "a", "b")
+    finally:
+        server.close()
+    assert [c.text for c in completions] == ["positive", "positive"]
+    assert server.connections == 1  # kept alive over TLS too
+
+
+def test_an_untrusted_certificate_is_a_connection_failure(tls_files, monkeypatch):
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    server = RecordingHTTP11Server(tls=tls_files)
+    try:
+        endpoint = Endpoint(name="h", base_url=server.base_url, model="m")
+        (completion,) = _calls(endpoint, "a")
+    finally:
+        server.close()
+    assert completion.error.startswith("connection failed: ") and "CERTIFICATE" in completion.error
+
+
+class H2ChatServer:
+    """A TLS server that speaks only HTTP/2 (ALPN "h2") and answers every stream with a chat
+    answer: a client that did not negotiate HTTP/2 gets nothing it can read."""
+
+    def __init__(self, tls: tuple[str, str]) -> None:
+        import socket
+        import ssl
+        import threading
+
+        self.streams = 0
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        context.set_alpn_protocols(["h2"])
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._context = context
+        self.base_url = f"https://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+
+    def _serve(self, sock) -> None:
+        import h2.config
+        import h2.connection
+        import h2.events
+
+        try:
+            tls = self._context.wrap_socket(sock, server_side=True)
+        except OSError:
+            return
+        if tls.selected_alpn_protocol() != "h2":
+            tls.close()
+            return
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+        conn.initiate_connection()
+        tls.sendall(conn.data_to_send())
+        while data := tls.recv(65536):
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                if isinstance(event, h2.events.StreamEnded):
+                    self.streams += 1
+                    body = CHAT_ANSWER[2]
+                    headers = [(":status", "200"), ("content-type", "application/json"),
+                               ("content-length", str(len(body)))]  # fmt: skip
+                    conn.send_headers(event.stream_id, headers)
+                    conn.send_data(event.stream_id, body, end_stream=True)
+            tls.sendall(conn.data_to_send())
+        tls.close()
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+def test_an_https_endpoint_that_offers_http2_gets_it(tls_files, monkeypatch):
+    pytest.importorskip("h2")
+    monkeypatch.setenv("SSL_CERT_FILE", tls_files[0])
+    server = H2ChatServer(tls_files)
+    try:
+        endpoint = Endpoint(name="h", base_url=server.base_url, model="m", concurrency=4)
+
+        async def run() -> list[Completion]:
+            client = OpenAIClient(endpoint, RetryPolicy(max_retries=0))
+            try:
+                messages = [[{"role": "user", "content": f"p{i}"}] for i in range(6)]
+                return await asyncio.gather(*(client.complete(m, {}) for m in messages))
+            finally:
+                await client.close()
+
+        completions = asyncio.run(run())
+    finally:
+        server.close()
+    assert [c.text for c in completions] == ["positive"] * 6, completions[0].error
+    assert server.streams == 6
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"[1, 2]", "not an OpenAI-compatible response (no choices)"),
+        (b'{"choices": []}', "not an OpenAI-compatible response (no choices)"),
+        (b'{"choices": [{"index": 0}]}', "the response has no message content"),
+        (b'{"choices": [{"message": {"content": null}}]}', "the response has no message content"),
+    ],
+)
+def test_a_body_of_another_shape_is_an_error_completion(body, error):
+    from app.clients.openai_compatible import completion_from_body
+
+    assert completion_from_body(body, 1.0).error == error
+
+
+def test_usage_keeps_only_integer_token_counts():
+    from app.clients.openai_compatible import completion_from_body
+
+    body = b'{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": true, "total_tokens": 4}}'
+    completion = completion_from_body(body, 12.5)
+    assert completion.text == "ok" and completion.latency_ms == 12.5
+    assert completion.usage == {"prompt_tokens": 3}
+
+
+def test_an_environment_proxy_is_used_unless_no_proxy_names_the_host(monkeypatch):
+    from app.clients.http_chat import _environment_proxy
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    assert _environment_proxy("https://api.example.com/v1/chat/completions") is None
+    monkeypatch.setenv("HTTPS_PROXY", "proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert _environment_proxy("https://api.example.com/v1/x") == "http://proxy.internal:3128"
+    assert _environment_proxy("http://api.example.com/v1/x") is None  # no HTTP_PROXY
+    assert _environment_proxy("https://127.0.0.1:8000/v1/x") is None
+
+
+def test_calls_go_through_the_environments_proxy(http11, monkeypatch):
+    """HTTP_PROXY names a forward proxy (here the recording server): the chat call is sent to
+    it with the endpoint's absolute URL, as the SDK's httpx did."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", http11.base_url.removesuffix("/v1"))
+    endpoint = Endpoint(name="h", base_url="http://api.example.invalid/v1", model="m")
+    (completion,) = _calls(endpoint, "x")
+    assert completion.ok, completion.error
+    (request,) = http11.requests
+    assert request["path"] == "http://api.example.invalid/v1/chat/completions"
+
+
+def test_the_call_path_does_not_import_the_openai_sdk():
+    """Regression: building a client and its module no longer pull in ``openai`` (its import
+    and its per-call request building cost more CPU than the rest of the engine)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, asyncio\n"
+        "from app.clients import make_client\n"
+        "from core.types import Endpoint\n"
+        "async def main():\n"
+        "    client = make_client(Endpoint(name='n', base_url='http://127.0.0.1:9/v1', model='m'))\n"
+        "    await client.close()\n"
+        "asyncio.run(main())\n"
+        "print('openai' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_plain_http_request_is_sent_in_one_piece():
+    """HTTP/1.1 connections hold a request's writes (headers, then body) until its answer is
+    read, and send them as one write: one send per call instead of two."""
+    from app.clients.http_chat import RequestBufferingStream
+
+    class Writer:
+        def __init__(self) -> None:
+            self.writes: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.writes.append(data)
+
+        async def drain(self) -> None:
+            pass
+
+    async def run() -> tuple[list[bytes], list[bytes], bytes]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(b"HTTP/1.1 200 OK")
+        writer = Writer()
+        stream = RequestBufferingStream(reader, writer)
+        await stream.write(b"POST / HTTP/1.1\r\n\r\n")
+        await stream.write(b"{}")
+        before = list(writer.writes)
+        answer = await stream.read(100)
+        return before, writer.writes, answer
+
+    before, after, answer = asyncio.run(run())
+    assert before == [] and after == [b"POST / HTTP/1.1\r\n\r\n{}"] and answer == b"HTTP/1.1 200 OK"
+
+
+# ------------------------------------------------------------ the call cache's lookups
+
+
+def _cache_run(store, client, prompts, write_through=True):
+    from app.runner import CallCache, Progress
+
+    endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
+
+    async def run():
+        calls = CallCache(store, client, endpoint, Progress(0), write_through=write_through)
+        results = await asyncio.gather(
+            *(calls.complete([{"role": "user", "content": p}], 0) for p in prompts)
+        )
+        return calls, results
+
+    return asyncio.run(run())
+
+
+def test_a_runs_cache_lookups_are_one_query_not_one_per_call(store, monkeypatch):
+    """Regression: every call looked its key up in SQLite on the event loop; the calls a run
+    starts together are now looked up in one batched query (here 6 calls: 1 lookup)."""
+    _cache_run(store, MockClient({}, default="first"), ["a", "b", "c"])  # cached now
+    lookups: list[int] = []
+    batch = store.cached_calls
+    monkeypatch.setattr(
+        store, "cached_calls", lambda keys: lookups.append(len(keys)) or batch(keys)
+    )
+    monkeypatch.setattr(store, "cached_call", lambda key: pytest.fail("one query per call"))
+    client = MockClient({}, default="second")
+    calls, results = _cache_run(store, client, ["a", "b", "c", "d", "e", "e"])
+    assert lookups == [5]  # "e" twice is one call
+    assert [r.text for r in results] == ["first"] * 3 + ["second"] * 3
+    assert [r.cached for r in results] == [True, True, True, False, False, False]
+    assert client.prompts == ["d", "e"]
+    assert calls.progress.cache_hits == 3 and calls.progress.calls_made == 2
+
+
+def test_a_failed_cache_lookup_is_an_error_completion_not_a_crash(store, monkeypatch):
+    def broken(keys):
+        raise RuntimeError("disk I/O error")
+
+    monkeypatch.setattr(store, "cached_calls", broken)
+    _, results = _cache_run(store, MockClient({}, default="x"), ["a", "b"])
+    assert [r.error for r in results] == ["RuntimeError: disk I/O error"] * 2
+
+
+def test_cached_calls_finds_stored_answers_across_query_chunks(store):
+    """More keys than one query's chunk (500): every stored answer is found, misses left out."""
+    _cache_run(store, MockClient(), [f"p{i}" for i in range(3)])
+    from app.runner import CallCache, Progress
+
+    endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
+    calls = CallCache(store, MockClient(), endpoint, Progress(0))
+    stored = [
+        Store.call_key(
+            endpoint.cache_base_url, endpoint.model, calls.params,
+            [{"role": "user", "content": f"p{i}"}], 0,
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    keys = [f"missing-{i}" for i in range(600)] + stored
+    found = store.cached_calls(keys)
+    assert set(found) == set(stored) and [found[k].text for k in stored] == ["p0", "p1", "p2"]
+    assert all(c.cached for c in found.values())
+
+
+def test_a_same_server_307_is_followed_and_other_redirects_are_named(http11):
+    """The SDK followed redirects: a method-keeping 307/308 on the same server still is (the
+    POST and its body go to the new path); a 301, or one to another server, is an error that
+    names where it points."""
+    http11.answers = [(307, {"Location": "/v2/chat/completions"}, b"")]
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
+    (completion,) = _calls(endpoint, "x")
+    assert completion.ok and [r["path"] for r in http11.requests] == [
+        "/v1/chat/completions",
+        "/v2/chat/completions",
+    ]
+    assert http11.requests[1]["body"]["messages"] == [{"role": "user", "content": "x"}]
+    http11.answers = [
+        (301, {"Location": "https://elsewhere.example/v1/chat/completions"}, b""),
+        (308, {"Location": "https://elsewhere.example/v1/chat/completions"}, b""),
+    ]
+    moved, elsewhere = _calls(endpoint, "y", "z")
+    assert moved.error == (
+        "HTTP 301: the endpoint redirects to https://elsewhere.example/v1/chat/completions; "
+        "use that as the base URL"
+    )
+    assert elsewhere.error.startswith("HTTP 308: the endpoint redirects to https://elsewhere")

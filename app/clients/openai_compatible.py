@@ -1,24 +1,33 @@
 """The OpenAI-compatible chat client (kind ``openai``): retries with backoff and Retry-After.
 
 Works against any server speaking ``/v1/chat/completions`` (OpenAI, vLLM, llama.cpp, Ollama).
+Calls go through the lean HTTP path of ``app.clients.http_chat`` (one keep-alive pool per
+endpoint, the JSON read with ``json.loads``), not the ``openai`` SDK: the SDK's per-call CPU
+bounded a run's throughput. The SDK is still used for the connection test and the pre-flight
+(``async_openai``), where a call's CPU does not matter.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import http
 import json
 import random
+import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
-from openai import AsyncOpenAI
+import httpcore2
 
 from app.clients.base import MAX_BACKOFF_S, Messages, RetryPolicy, client_kind
+from app.clients.http_chat import ChatHTTP, ChatReply
 from app.clients.limiter import AdaptiveLimiter, LiveLoad, estimate_tokens
-from app.endpoints import resolve_api_key, validate_base_url
+from app.endpoints import NO_KEY, resolve_api_key, validate_base_url
 from core.types import OPENAI_KIND, Completion, Endpoint
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 # Statuses that mean "too many calls": the adaptive window shrinks.
@@ -42,20 +51,74 @@ def retry_after_seconds(headers: Any) -> float | None:
     return max(0.0, parsed.timestamp() - time.time())
 
 
+class ChatStatusError(Exception):
+    """The endpoint answered a chat call with an HTTP error status."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str]) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status_code = status
+        self.message = message
+        self.headers = headers
+
+    @classmethod
+    def from_reply(cls, reply: ChatReply) -> ChatStatusError:
+        return cls(reply.status, _server_message(reply), reply.headers)
+
+
+def _server_message(reply: ChatReply) -> str:
+    """What the server said about its error status: where a redirect points, ``error.message``
+    of an OpenAI-style JSON body, the first line of a plain-text body, or the status's name."""
+    location = reply.headers.get("location")
+    if 300 <= reply.status < 400 and location:
+        return f"the endpoint redirects to {location}; use that as the base URL"
+    text = reply.body.decode("utf-8", "replace").strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+        if isinstance(message, str) and message.strip():
+            return " ".join(message.split())[:300]  # one line, even for a traceback
+    first_line = (text.splitlines() or [""])[0].strip()
+    if first_line and not first_line.startswith("<"):  # an HTML error page says no more
+        return first_line[:200]
+    try:
+        return http.HTTPStatus(reply.status).phrase
+    except ValueError:
+        return "no message"
+
+
+# The lean path's transport failures: httpcore2's, and the OS's where a layer lets one through.
+_TIMEOUTS = (httpcore2.TimeoutException, TimeoutError)
+_CONNECTION_FAILURES = (httpcore2.NetworkError, httpcore2.ProtocolError, OSError)
+
+
 def describe_error(exc: BaseException, timeout_s: float | None = None) -> str:
-    """A short, specific message for a failed call (HTTP status, timeout, connection)."""
-    if isinstance(exc, openai.APIStatusError):
+    """A short, specific message for a failed call (HTTP status, timeout, connection).
+
+    Knows the lean path's errors and, for the connection test and the pre-flight, the SDK's.
+    """
+    sdk = sys.modules.get("openai")  # imported by whoever made an SDK error; never here
+    if isinstance(exc, ChatStatusError):
+        return f"HTTP {exc.status_code}: {exc.message}"[:500]
+    if sdk is not None and isinstance(exc, sdk.APIStatusError):
         message = str(getattr(exc, "message", exc))
         # The SDK prefixes "Error code: 401 - "; the status is said once already.
         message = message.removeprefix(f"Error code: {exc.status_code} - ")
         return f"HTTP {exc.status_code}: {message}"[:500]
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, _TIMEOUTS) or (sdk is not None and isinstance(exc, sdk.APITimeoutError)):
         return f"timed out after {timeout_s:g} s" if timeout_s else "timed out"
-    if isinstance(exc, openai.APIConnectionError):
-        return f"connection failed: {root_cause(exc)}"[:500]
     if isinstance(exc, json.JSONDecodeError):
         return f"not an OpenAI-compatible response: the body is not valid JSON ({exc})"[:500]
-    if isinstance(exc, openai.APIResponseValidationError | ValueError):
+    if isinstance(exc, _CONNECTION_FAILURES) or (
+        sdk is not None and isinstance(exc, sdk.APIConnectionError)
+    ):
+        return f"connection failed: {root_cause(exc)}"[:500]
+    if isinstance(exc, ValueError) or (
+        sdk is not None and isinstance(exc, sdk.APIResponseValidationError)
+    ):
         return f"not an OpenAI-compatible response: {root_cause(exc)}"[:500]
     return root_cause(exc)[:500]
 
@@ -99,6 +162,8 @@ def root_cause(exc: BaseException) -> str:
 
 def async_openai(endpoint: Endpoint, timeout_s: float | None = None) -> AsyncOpenAI:
     """The raw SDK client for ``endpoint`` (raises ValueError for a bad base URL)."""
+    from openai import AsyncOpenAI  # only the connection test and the pre-flight need the SDK
+
     return AsyncOpenAI(
         base_url=validate_base_url(endpoint.base_url),
         api_key=resolve_api_key(endpoint),
@@ -113,14 +178,16 @@ class OpenAIClient:
     def __init__(self, endpoint: Endpoint, retry: RetryPolicy | None = None) -> None:
         self.endpoint = endpoint
         self.retry = retry or RetryPolicy(max_retries=endpoint.retries)
-        self._client = async_openai(endpoint)
+        key = resolve_api_key(endpoint)
+        # No key configured: no Authorization header at all (local servers need none).
+        self._http = ChatHTTP(validate_base_url(endpoint.base_url), None if key == NO_KEY else key)
         self._limit = AdaptiveLimiter(
             endpoint.concurrency, rpm_limit=endpoint.rpm_limit, tpm_limit=endpoint.tpm_limit
         )
         self._jitter = random.Random(0)  # backoff jitter only; not a follow-up choice
 
     async def close(self) -> None:
-        await self._client.close()
+        await self._http.close()
 
     def live_load(self) -> LiveLoad:
         """The adaptive concurrency and calls/s right now."""
@@ -132,6 +199,7 @@ class OpenAIClient:
         budget_s = max(self.retry.total_s, self.endpoint.timeout_s)
         deadline = time.monotonic() + budget_s
         tokens = estimate_tokens(messages, params.get("max_tokens", 0)) if self._limit.tokens else 0
+        body = {"model": self.endpoint.model, "messages": messages, **params}
         while True:
             wait: float | None = None
             async with self._limit.slot(tokens) as slot:
@@ -144,29 +212,28 @@ class OpenAIClient:
                 )
                 started = time.perf_counter()
                 try:
-                    response = await self._client.chat.completions.create(
-                        model=self.endpoint.model,
-                        messages=messages,
-                        timeout=attempt_timeout,
-                        **params,
-                    )
+                    # One timer bounds the whole attempt (connect, send, wait, read).
+                    async with asyncio.timeout(attempt_timeout):
+                        reply = await self._http.post(body)
+                    if reply.status >= 300:
+                        raise ChatStatusError.from_reply(reply)
                     latency_ms = (time.perf_counter() - started) * 1000
-                    completion = _completion_from(response, latency_ms)
+                    completion = completion_from_body(reply.body, latency_ms)
                     slot.answered(sum(completion.usage.values()) if completion.usage else None)
                     return completion
-                except openai.APIStatusError as exc:
+                except ChatStatusError as exc:
                     if exc.status_code not in RETRYABLE_STATUS:
                         return Completion(text=None, error=describe_error(exc))
-                    wait = retry_after_seconds(exc.response.headers)
+                    wait = retry_after_seconds(exc.headers)
                     if exc.status_code in OVERLOAD_STATUS:
                         slot.overloaded(wait)
                     error = describe_error(exc)
-                except openai.APITimeoutError as exc:
+                except _TIMEOUTS as exc:
                     slot.timed_out()
                     error = describe_error(exc, attempt_timeout)
-                except openai.APIConnectionError as exc:
+                except _CONNECTION_FAILURES as exc:
                     error = describe_error(exc, attempt_timeout)
-                except Exception as exc:  # e.g. a non-OpenAI server's body, malformed JSON
+                except Exception as exc:  # e.g. a body that is not valid JSON
                     return Completion(text=None, error=describe_error(exc))
             attempts = f"after {attempt + 1} attempt{'s' if attempt else ''}"
             if attempt >= self.retry.max_retries:
@@ -185,19 +252,23 @@ def openai_client(endpoint: Endpoint, retry: RetryPolicy | None = None) -> OpenA
     return OpenAIClient(endpoint, retry)
 
 
-def _completion_from(response: Any, latency_ms: float) -> Completion:
-    choices = getattr(response, "choices", None)
-    if not choices:
+def completion_from_body(body: bytes, latency_ms: float) -> Completion:
+    """The completion in an HTTP 200 body; raises json.JSONDecodeError for a body that is not
+    JSON, and returns an error completion for JSON of another shape."""
+    data = json.loads(body)
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not choices or not isinstance(choices, list):
         return Completion(text=None, error="not an OpenAI-compatible response (no choices)")
-    message = getattr(choices[0], "message", None)
-    text = getattr(message, "content", None)
-    if text is None:
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else None
+    text = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(text, str):
         return Completion(text=None, error="the response has no message content")
-    usage_obj = getattr(response, "usage", None)
+    usage_obj = data.get("usage")
     usage = {}
-    if usage_obj is not None:
+    if isinstance(usage_obj, dict):
         for key in ("prompt_tokens", "completion_tokens"):
-            value = getattr(usage_obj, key, None)
-            if isinstance(value, int):
+            value = usage_obj.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
                 usage[key] = value
     return Completion(text=text, latency_ms=latency_ms, usage=usage)
