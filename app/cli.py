@@ -288,17 +288,49 @@ EXIT_STOPPED = 1
 EXIT_ERRORS = 3
 
 
+def start_embedder():
+    """The embedder a run evaluates with, already loading: the model takes seconds to load in a
+    process of its own, so it starts before anything else and its load overlaps reading the
+    inputs, the pre-flight check, planning and the calls (not only the calls)."""
+    from app import workspace
+
+    embedder = workspace.default_embedder()
+    load = getattr(embedder, "load", None)
+    if load is not None:
+        try:
+            load()
+        except Exception:  # the run's first embedding tries again and reports the failure
+            log.warning("could not start the embedding model", exc_info=True)
+    return embedder
+
+
+def stop_embedder(embedder) -> None:
+    """End the embedder's process when the command is done with it (a rerun that embeds nothing
+    must not leave a model loading behind it, nor wait for that load)."""
+    stop = getattr(embedder, "stop", None)
+    if stop is not None:
+        stop()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    check_run_options(args)
+    embedder = start_embedder()
+    try:
+        return _run_command(args)
+    finally:
+        stop_embedder(embedder)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     from app.run_setup import endpoint_problem
     from app.workspace import make_runner
 
-    check_run_options(args)
     store = _store(args.db)
     config, task, samples = run_config_from_args(args, store)
     problem = endpoint_problem(config)
     if problem:
         raise CliError(f"{problem}; nothing was run")
-    runner = make_runner(store)
+    runner = make_runner(store)  # with the default embedder, the one loading since the start
     runner.stall_after_s = args.stall_minutes * 60
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
     # The error line comes first: a run whose every case failed must not look like a result.

@@ -134,6 +134,25 @@ class MiniLMProcessEmbedder:
                 self._process.stdin.close()
                 self._process.wait(timeout=10)
 
+    def stop(self) -> None:
+        """End the process now, even in the middle of loading the model (a command that is done
+        with it must not wait seconds for a load it no longer needs). The next ``embed`` or
+        ``load`` starts a fresh one."""
+        # Killed before taking the lock: an ``embed`` waiting on the process (holding the lock)
+        # then fails at once instead of keeping this waiting.
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        with self._lock:
+            if self._process is process:
+                self._process = None
+        for pipe in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
+
 
 def serve() -> None:
     """The embedding process: texts in (pickled lists on stdin), vectors out (on stdout), until

@@ -231,3 +231,27 @@ def test_answers_are_cached_every_second_while_a_batch_waits_for_the_model(store
     )
     assert not embedder.waited_in_vain
     assert summary.status == "done" and summary.cases == n
+
+
+def test_stopping_the_embedding_process_does_not_wait_for_a_load_in_progress(monkeypatch):
+    """Issue 11, whole-command overhead: `run` starts the embedding process first and ends it
+    when done. A model still loading (seconds of imports) is killed, not waited for — before,
+    only ``close`` existed, which waits for the process to finish loading and read EOF. The
+    next ``embed`` starts a fresh process."""
+    import sys
+
+    from app.embeddings import MiniLMProcessEmbedder
+
+    loading_forever = "import time\ntime.sleep(120)\n"
+    monkeypatch.setattr(MiniLMProcessEmbedder, "command", (sys.executable, "-c", loading_forever))
+    embedder = MiniLMProcessEmbedder()
+    embedder.load()
+    process = embedder._process
+    embedder.stop()
+    assert process.poll() is not None  # killed and reaped, not left loading
+    embedder.stop()  # nothing running: a no-op
+    monkeypatch.setattr(
+        MiniLMProcessEmbedder, "command", (sys.executable, "-c", FAKE_EMBEDDING_PROCESS)
+    )
+    assert embedder.embed(["a"]).shape == (1, 4)
+    embedder.stop()
