@@ -11,7 +11,6 @@ run that is interrupted resumes without repeating finished calls or cases.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 import time
@@ -28,7 +27,7 @@ from app.embeddings import EmbeddingCache
 from app.tasks import Task
 from core.types import Case, Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
 from relations.apply import SkippedFollowUp, generate_followups
-from relations.base import FollowUp, Relation
+from relations.base import FollowUp, Relation, RelationKind
 from relations.oracles import evaluate
 from relations.validity import gate_followup
 from storage import Store
@@ -433,28 +432,41 @@ class Runner:
         # HTTP client itself needs (DNS lookups run there), and the run would deadlock.
         pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="morphscope-transform")
 
-        async def followups_for(index: int, sample: Sample, relation: Relation):
-            partners = list(samples[index + 1 :]) + list(samples[:index])
-            make = functools.partial(
-                generate_followups,
-                relation,
-                sample,
-                task,
-                list(task.perturbable_fields),
-                run_seed=config.seed,
-                partners=partners,
-                rewrite=rewrite,
-            )
+        def followups_for(index: int, sample: Sample, relation: Relation):
             try:
-                return await loop.run_in_executor(pool, make)
+                return generate_followups(
+                    relation,
+                    sample,
+                    task,
+                    list(task.perturbable_fields),
+                    run_seed=config.seed,
+                    partners=_Partners(samples, index),
+                    rewrite=rewrite,
+                )
             except Exception as exc:
                 return exc
 
+        def all_followups_for(batch: list[tuple[int, Sample, Relation]]) -> list:
+            return [followups_for(*job) for job in batch]
+
         jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
+        # LLM-prompted relations wait on the transformation endpoint: one thread each, so their
+        # rewrites are in flight together. The others are CPU work: one thread hand-off for all
+        # of them (hundreds of hand-offs cost more than the transformations themselves).
+        rewritten = [n for n, job in enumerate(jobs) if job[2].kind == RelationKind.LLM]
+        computed = [n for n, job in enumerate(jobs) if job[2].kind != RelationKind.LLM]
         try:
-            results = await asyncio.gather(*(followups_for(i, s, r) for i, s, r in jobs))
+            computed_results, *rewritten_results = await asyncio.gather(
+                loop.run_in_executor(pool, all_followups_for, [jobs[n] for n in computed]),
+                *(loop.run_in_executor(pool, followups_for, *jobs[n]) for n in rewritten),
+            )
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+        results: list = [None] * len(jobs)
+        for n, result in zip(
+            computed + rewritten, computed_results + rewritten_results, strict=True
+        ):
+            results[n] = result
         planned: list[_PlannedCase] = []
         for (_, sample, relation), result in zip(jobs, results, strict=True):
             if isinstance(result, BaseException):
@@ -754,6 +766,29 @@ class Runner:
             reason=result.reason,
             details=result.details,
         )
+
+
+class _Partners(Sequence[Sample]):
+    """The samples after ``index``, wrapping around to those before it: a sample's partners
+    (interleaving relations read the first few). A view, so planning N samples costs O(N), not
+    the O(N²) of copying every sample's partner list."""
+
+    def __init__(self, samples: Sequence[Sample], index: int) -> None:
+        self._samples = samples
+        self._start = index + 1
+        self._len = max(len(samples) - 1, 0)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, position):
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(self._len))]
+        if position < 0:
+            position += self._len
+        if not 0 <= position < self._len:
+            raise IndexError(position)
+        return self._samples[(self._start + position) % len(self._samples)]
 
 
 def _has(task: Task, fields: dict[str, str]) -> bool:

@@ -255,3 +255,24 @@ def test_stopping_the_embedding_process_does_not_wait_for_a_load_in_progress(mon
     )
     assert embedder.embed(["a"]).shape == (1, 4)
     embedder.stop()
+
+
+def test_a_samples_partners_are_the_following_samples_wrapping_around():
+    """Issue 11, planning overhead: each sample's partners (the samples after it, then those
+    before it; interleaving relations read the first few) are a view, not a copied list — 500
+    samples copied 500 lists of 499. It must read exactly as the list did: for samples
+    [a, b, c, d] the partners of c (index 2) are [d, a, b]."""
+    import pytest
+
+    from app.runner import _Partners
+
+    samples = [Sample({"text": t}) for t in "abcd"]
+    for index in range(4):
+        copied = samples[index + 1 :] + samples[:index]
+        view = _Partners(samples, index)
+        assert list(view) == copied and len(view) == 3
+        assert view[0] == copied[0] and view[-1] == copied[-1] and view[:2] == copied[:2]
+    assert [s.fields["text"] for s in _Partners(samples, 2)] == ["d", "a", "b"]
+    assert list(_Partners(samples[:1], 0)) == [] and not _Partners(samples[:1], 0)
+    with pytest.raises(IndexError):
+        _Partners(samples, 0)[3]
