@@ -30,6 +30,12 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit code 2."""
 
 
+# The stores the running command opened: ``main`` closes them when the command ends, so the
+# database is checkpointed and its -wal/-shm files removed before the process exits (which then
+# need not collect anything).
+_OPEN_STORES: list = []
+
+
 def _store(path: str | None, *, must_exist: bool = False):
     """The store at ``path`` (or the default); a path that cannot be a database is a CliError.
     ``must_exist``: commands that only read say so instead of creating an empty database."""
@@ -39,9 +45,20 @@ def _store(path: str | None, *, must_exist: bool = False):
     if must_exist and not db_path.exists():
         raise CliError(f"{db_path}: no such database")
     try:
-        return Store(db_path)
+        store = Store(db_path)
     except StoreOpenError as exc:
         raise CliError(str(exc)) from None
+    _OPEN_STORES.append(store)
+    return store
+
+
+def _close_stores() -> None:
+    while _OPEN_STORES:
+        store = _OPEN_STORES.pop()
+        try:
+            store.close()
+        except Exception:  # closing is tidying up: the command's work is already saved
+            log.debug("could not close %s", store.path, exc_info=True)
 
 
 # ------------------------------------------------------------------ relations / transform
@@ -551,6 +568,13 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else 'no details'}"
 
 
+def _run_closing_stores(args: argparse.Namespace) -> int:
+    try:
+        return args.func(args)
+    finally:
+        _close_stores()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -576,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
 
     new_files = NewFiles(args)
     try:
-        return args.func(args)
+        return _run_closing_stores(args)
     except CliError as exc:
         new_files.remove()
         print(f"error: {exc}", file=sys.stderr)

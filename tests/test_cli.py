@@ -345,3 +345,20 @@ def test_run_stops_the_embedder_when_it_refuses_its_input(capsys, tmp_path, monk
     )
     assert code == 2 and "nothing was run" in err
     assert events == ["embedder starts", "inputs read", "preflight", "embedder stops"]
+
+
+def test_a_command_closes_its_database_when_it_ends(
+    capsys, tmp_path, fake_server, inputs_file, bow
+):
+    """Issue 11, whole-command overhead: ``python -m app`` exits without collecting its objects
+    (that took 0.2 s), so nothing may rely on the collector to close the database. Every command
+    closes the stores it opened when it ends: the WAL is checkpointed into the database and its
+    -wal/-shm files are gone, as after any clean close."""
+    db = tmp_path / "closed.db"
+    code, _, err = _run(capsys, *_run_args(fake_server.base_url, inputs_file, db))
+    assert code == 0, err
+    assert db.exists()
+    assert not (tmp_path / "closed.db-wal").exists() and not (tmp_path / "closed.db-shm").exists()
+    code, _, err = _run(capsys, "report", "--db", str(db))
+    assert code == 0, err
+    assert not (tmp_path / "closed.db-wal").exists()
