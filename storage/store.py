@@ -332,17 +332,19 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs):
         rebuild an older run give their own.
         """
         with self._write():
-            for sample in samples:
-                self._db["samples"].upsert(
+            self._db["samples"].upsert_all(
+                (
                     {
                         "id": sample.id,
                         "fields": json_text(sample.fields),
                         "reference": sample.reference,
                         "reference_steps": json_text(list(sample.reference_steps)),
                         "meta": json_text(sample.meta),
-                    },
-                    pk="id",
-                )
+                    }
+                    for sample in samples
+                ),
+                pk="id",
+            )
             existing = self._query("SELECT id FROM runs WHERE id = ?", [run_id])
             if existing:
                 self._db.execute(
