@@ -30,6 +30,12 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit code 2."""
 
 
+# The stores the running command opened: ``main`` closes them when the command ends, so the
+# database is checkpointed and its -wal/-shm files removed before the process exits (which then
+# need not collect anything).
+_OPEN_STORES: list = []
+
+
 def _store(path: str | None, *, must_exist: bool = False):
     """The store at ``path`` (or the default); a path that cannot be a database is a CliError.
     ``must_exist``: commands that only read say so instead of creating an empty database."""
@@ -39,9 +45,20 @@ def _store(path: str | None, *, must_exist: bool = False):
     if must_exist and not db_path.exists():
         raise CliError(f"{db_path}: no such database")
     try:
-        return Store(db_path)
+        store = Store(db_path)
     except StoreOpenError as exc:
         raise CliError(str(exc)) from None
+    _OPEN_STORES.append(store)
+    return store
+
+
+def _close_stores() -> None:
+    while _OPEN_STORES:
+        store = _OPEN_STORES.pop()
+        try:
+            store.close()
+        except Exception:  # closing is tidying up: the command's work is already saved
+            log.debug("could not close %s", store.path, exc_info=True)
 
 
 # ------------------------------------------------------------------ relations / transform
@@ -297,17 +314,49 @@ EXIT_STOPPED = 1
 EXIT_ERRORS = 3
 
 
+def start_embedder():
+    """The embedder a run evaluates with, already loading: the model takes seconds to load in a
+    process of its own, so it starts before anything else and its load overlaps reading the
+    inputs, the pre-flight check, planning and the calls (not only the calls)."""
+    from app import workspace
+
+    embedder = workspace.default_embedder()
+    load = getattr(embedder, "load", None)
+    if load is not None:
+        try:
+            load()
+        except Exception:  # the run's first embedding tries again and reports the failure
+            log.warning("could not start the embedding model", exc_info=True)
+    return embedder
+
+
+def stop_embedder(embedder) -> None:
+    """End the embedder's process when the command is done with it (a rerun that embeds nothing
+    must not leave a model loading behind it, nor wait for that load)."""
+    stop = getattr(embedder, "stop", None)
+    if stop is not None:
+        stop()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    check_run_options(args)
+    embedder = start_embedder()
+    try:
+        return _run_command(args)
+    finally:
+        stop_embedder(embedder)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     from app.run_setup import endpoint_problem
     from app.workspace import make_runner
 
-    check_run_options(args)
     store = _store(args.db)
     config, task, samples = run_config_from_args(args, store)
     problem = endpoint_problem(config)
     if problem:
         raise CliError(f"{problem}; nothing was run")
-    runner = make_runner(store)
+    runner = make_runner(store)  # with the default embedder, the one loading since the start
     runner.stall_after_s = args.stall_minutes * 60
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
     # The error line comes first: a run whose every case failed must not look like a result.
@@ -700,6 +749,13 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else 'no details'}"
 
 
+def _run_closing_stores(args: argparse.Namespace) -> int:
+    try:
+        return args.func(args)
+    finally:
+        _close_stores()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -725,7 +781,7 @@ def main(argv: list[str] | None = None) -> int:
 
     new_files = NewFiles(args)
     try:
-        return args.func(args)
+        return _run_closing_stores(args)
     except CliError as exc:
         new_files.remove()
         print(f"error: {exc}", file=sys.stderr)

@@ -28,7 +28,7 @@ from app.embeddings import EmbeddingCache
 from app.tasks import Task
 from core.types import Case, Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
 from relations.apply import SkippedFollowUp, generate_followups
-from relations.base import FollowUp, Relation
+from relations.base import FollowUp, Relation, RelationKind
 from relations.oracles import evaluate
 from relations.validity import gate_followup
 from storage import Store
@@ -872,7 +872,7 @@ def _job_batches(
     batches: list[list[tuple[int, Sample, Relation]]] = []
     current: list[tuple[int, Sample, Relation]] = []
     for job in jobs:
-        if job[2].kind == "llm":
+        if job[2].kind == RelationKind.LLM:
             batches.append([job])
             continue
         current.append(job)

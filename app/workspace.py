@@ -49,10 +49,12 @@ def all_relations(store: Store, task_id: str | None = None) -> list[Relation]:
     return list_relations(task, extra=custom_relations(store))
 
 
-def make_runner(store: Store, embedder_factory: Callable = default_embedder) -> Runner:
+def make_runner(store: Store, embedder_factory: Callable | None = None) -> Runner:
+    """A runner on ``store``; its embedder comes from ``embedder_factory``, by default
+    ``default_embedder`` as this module holds it when called (one MiniLM per process)."""
     # Imported here: the runner pulls in the model clients (openai) and scipy, which the
     # listing commands (`relations`, `transform`) never need.
     from app.runner import Runner
 
-    embeddings = EmbeddingCache(embedder_factory(), store)
+    embeddings = EmbeddingCache((embedder_factory or default_embedder)(), store)
     return Runner(store, embeddings, custom_relations=custom_relations(store))

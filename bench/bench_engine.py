@@ -7,7 +7,8 @@ call), at the same concurrency (24):
 - **engine**: ``Runner.run_sync`` as ``python -m app run`` builds it (real MiniLM embedder loaded
   in that process, real evaluation, a fresh database), timed from the run's start to its summary;
 - **whole command**: ``python -m app run … --relations char.leet`` as a user types it, timed
-  from process start to exit (imports, model load, report included);
+  from process start to exit (imports, model load, report included), with its timeline: the
+  seconds before the engine starts, in the engine (the summary's ``elapsed_s``) and in exiting;
 - **sequential**: one blocking call after another (a sample of the prompts; calls/s scale).
 
 The 1,000 calls are 500 inputs × (source + its ``char.leet`` follow-up), all distinct. Figures
@@ -29,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -156,7 +158,11 @@ def engine(code: Path, base_url: str, tmp: Path, tag: str) -> float:
     return result["calls"] / result["elapsed_s"]
 
 
-def command(code: Path, base_url: str, tmp: Path, tag: str) -> float:
+def command(code: Path, base_url: str, tmp: Path, tag: str) -> dict[str, float]:
+    """One ``python -m app run`` as a user types it: calls/s over its whole wall time, and where
+    that time went — the engine (``elapsed_s`` of its summary: planning, calls, evaluation),
+    before the engine (interpreter start, imports, inputs, store, pre-flight) and after the
+    summary is printed (process exit)."""
     inputs = tmp / "inputs.txt"
     inputs.write_text("\n".join(_inputs()) + "\n")
     argv = [sys.executable, "-m", "app", "run", "--endpoint", base_url, "--model", "fake-model"]
@@ -164,12 +170,34 @@ def command(code: Path, base_url: str, tmp: Path, tag: str) -> float:
     argv += ["--db", str(tmp / f"command-{tag}.db"), "--concurrency", str(CONCURRENCY), "--json"]
     env = {**os.environ, "PYTHONPATH": str(code)}
     started = time.perf_counter()
-    out = subprocess.run(argv, cwd=code, env=env, capture_output=True, text=True, check=True)
+    process = subprocess.Popen(
+        argv, cwd=code, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    # stderr (progress) is drained on a thread so the child never blocks on a full pipe.
+    errors: list[str] = []
+    drain = threading.Thread(target=lambda: errors.append(process.stderr.read()), daemon=True)
+    drain.start()
+    # The summary is the only output; it reaches the pipe when the command's stdout is flushed,
+    # as the process begins to exit.
+    output = process.stdout.readline()
+    printed = time.perf_counter()
+    output += process.stdout.read()
+    process.wait()
     elapsed = time.perf_counter() - started
-    summary = json.loads(out.stdout[out.stdout.index("{") :])
+    drain.join()
+    if process.returncode != 0:
+        raise RuntimeError(f"run exited {process.returncode}: {''.join(errors)[-2000:]}")
+    summary = json.loads(output[output.index("{") :])
     calls = summary.get("calls_made", N_INPUTS * 2)
     assert calls == N_INPUTS * 2, summary
-    return calls / elapsed
+    engine_s = summary["elapsed_s"]
+    return {
+        "calls_per_s": calls / elapsed,
+        "command_s": elapsed,
+        "engine_s": engine_s,
+        "before_engine_s": printed - started - engine_s,
+        "exit_s": elapsed - (printed - started),
+    }
 
 
 def measure(codes: list[Path], repeat: int) -> dict:
@@ -180,6 +208,7 @@ def measure(codes: list[Path], repeat: int) -> dict:
 
     prompts = _prompts()
     params = Endpoint(name="b", base_url="http://x/v1", model="m").sampling_params()
+    load_before = os.getloadavg()
     bare: list[float] = []
     runs = {str(code): {"engine": [], "command": []} for code in codes}
     with ServerProcess() as server, tempfile.TemporaryDirectory() as tmp_name:
@@ -189,7 +218,10 @@ def measure(codes: list[Path], repeat: int) -> dict:
             for index, code in enumerate(codes):
                 tag = f"{round_}-{index}"
                 runs[str(code)]["engine"].append(engine(code, server.base_url, tmp, tag))
-                runs[str(code)]["command"].append(command(code, server.base_url, tmp, tag))
+                timing = command(code, server.base_url, tmp, tag)
+                runs[str(code)]["command"].append(timing.pop("calls_per_s"))
+                for key, seconds in timing.items():
+                    runs[str(code)].setdefault(key, []).append(seconds)
         sequential_calls_s = sequential(server.base_url, prompts, params)
     bare_calls_s = statistics.median(bare)
     result = {
@@ -202,6 +234,7 @@ def measure(codes: list[Path], repeat: int) -> dict:
         "sequential_calls_per_s": round(sequential_calls_s, 1),
         "code": {},
         "targets": TARGETS,
+        "load_avg_before": load_before,
         "load_avg": os.getloadavg(),
     }
     for code, figures in runs.items():
@@ -215,6 +248,19 @@ def measure(codes: list[Path], repeat: int) -> dict:
             "engine_vs_bare": round(engine_calls_s / bare_calls_s, 3),
             "command_vs_bare": round(command_calls_s / bare_calls_s, 3),
             "engine_vs_sequential": round(engine_calls_s / sequential_calls_s, 1),
+            # Where the command's wall time went (medians, seconds): the engine (planning, the
+            # calls, evaluation) and the command's own overhead around it.
+            "command_timeline_s": {
+                key: round(statistics.median(figures[key]), 3)
+                for key in ("command_s", "before_engine_s", "engine_s", "exit_s")
+            },
+            "command_overhead_s": round(
+                statistics.median(
+                    total - engine
+                    for total, engine in zip(figures["command_s"], figures["engine_s"], strict=True)
+                ),
+                3,
+            ),
         }
     return result
 
@@ -258,7 +304,13 @@ def main() -> None:
             f"  whole `python -m app run`  : {figures['command_calls_per_s']:6.1f} calls/s   "
             f"{figures['command_vs_bare']:.2f}×  (target ≥ {TARGETS['command']}×)"
         )
-    print(f"load average after the run   : {result['load_avg']}")
+        timeline = figures["command_timeline_s"]
+        print(
+            f"    its {timeline['command_s']:.2f} s: {timeline['before_engine_s']:.2f} s before "
+            f"the engine (start, imports, inputs, pre-flight), {timeline['engine_s']:.2f} s "
+            f"engine, {timeline['exit_s']:.2f} s exit"
+        )
+    print(f"load average before / after  : {result['load_avg_before']} / {result['load_avg']}")
 
 
 if __name__ == "__main__":

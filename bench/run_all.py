@@ -254,6 +254,10 @@ def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any
         "engine_vs_bare": _engine_figure(benchmarks, "engine_vs_bare"),
         "command_vs_bare": _engine_figure(benchmarks, "command_vs_bare"),
         "engine_vs_sequential": _engine_figure(benchmarks, "engine_vs_sequential"),
+        # Where the whole command's seconds go: before the engine (start, imports, inputs,
+        # pre-flight), the engine (planning, calls, evaluation), the exit; and their overhead.
+        "command_timeline_s": _engine_figure(benchmarks, "command_timeline_s"),
+        "command_overhead_s": _engine_figure(benchmarks, "command_overhead_s"),
         "adaptive_vs_capacity": _figure(benchmarks, "adaptive", "achieved_vs_capacity"),
         "adaptive_retried_share": _figure(benchmarks, "adaptive", "retried_share"),
         "cache_rerun_calls": _figure(benchmarks, "cache_rerun", "rerun_calls"),

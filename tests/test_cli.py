@@ -184,6 +184,8 @@ def bow(monkeypatch):
 
     fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
     monkeypatch.setattr(workspace, "make_runner", fast)
+    # `run` starts the default embedder before anything else: no model process in these tests.
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
 
 
 def test_errored_cases_exit_3_and_a_rerun_resends_exactly_their_calls(
@@ -277,3 +279,86 @@ def test_timeout_and_retries_bound_a_hanging_endpoint(capsys, tmp_path, inputs_f
         code, _out, err = _run(capsys, *args)
     assert code == 3
     assert "timed out after 0.2 s" in err and server.stats.chat_calls <= 6
+
+
+class _RecordingEmbedder:
+    """The fast embedder, recording when `run` starts and stops it."""
+
+    def __init__(self, events: list[str]) -> None:
+        from tests.conftest import BagOfWordsEmbedder
+
+        self._inner = BagOfWordsEmbedder()
+        self.name = self._inner.name
+        self.events = events
+
+    def load(self) -> None:
+        self.events.append("embedder starts")
+
+    def embed(self, texts):
+        return self._inner.embed(texts)
+
+    def stop(self) -> None:
+        self.events.append("embedder stops")
+
+
+def _record_run_steps(monkeypatch) -> list[str]:
+    """Events of `run`: the embedder's start and stop, reading the inputs, the pre-flight."""
+    from app import run_setup, workspace
+
+    events: list[str] = []
+    embedder = _RecordingEmbedder(events)
+    monkeypatch.setattr(workspace, "default_embedder", lambda: embedder)
+    for name, event in (("samples_from_file", "inputs read"), ("endpoint_problem", "preflight")):
+        original = getattr(run_setup, name)
+
+        def recorded(*args, _original=original, _event=event, **kwargs):
+            events.append(_event)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(run_setup, name, recorded)
+    return events
+
+
+def test_run_starts_the_embedder_before_anything_else_and_stops_it_at_the_end(
+    capsys, tmp_path, fake_server, inputs_file, monkeypatch
+):
+    """Issue 11, whole-command overhead: loading MiniLM takes seconds in its own process. `run`
+    starts it first, so the load overlaps reading the inputs, the pre-flight check and planning
+    (before, it started only when the engine began, after all of them), and ends it when the
+    run is done (no model left loading behind a rerun that embeds nothing)."""
+    events = _record_run_steps(monkeypatch)
+    code, _, err = _run(capsys, *_run_args(fake_server.base_url, inputs_file, tmp_path / "o.db"))
+    assert code == 0, err
+    # (The engine asks for the model again when it starts: a no-op for a process already loading.)
+    assert events[:3] == ["embedder starts", "inputs read", "preflight"]
+    assert events[-1] == "embedder stops" and events.count("embedder stops") == 1
+
+
+def test_run_stops_the_embedder_when_it_refuses_its_input(capsys, tmp_path, monkeypatch):
+    """A run refused after the embedder started (here: an endpoint that does not answer its
+    pre-flight) still ends the embedder's process: a mistake leaves nothing loading."""
+    events = _record_run_steps(monkeypatch)
+    inputs = tmp_path / "in.txt"
+    inputs.write_text("a good day\n")
+    code, _, err = _run(
+        capsys, *_run_args("http://127.0.0.1:9/v1", inputs, tmp_path / "r.db", "--retries", "0")
+    )
+    assert code == 2 and "nothing was run" in err
+    assert events == ["embedder starts", "inputs read", "preflight", "embedder stops"]
+
+
+def test_a_command_closes_its_database_when_it_ends(
+    capsys, tmp_path, fake_server, inputs_file, bow
+):
+    """Issue 11, whole-command overhead: ``python -m app`` exits without collecting its objects
+    (that took 0.2 s), so nothing may rely on the collector to close the database. Every command
+    closes the stores it opened when it ends: the WAL is checkpointed into the database and its
+    -wal/-shm files are gone, as after any clean close."""
+    db = tmp_path / "closed.db"
+    code, _, err = _run(capsys, *_run_args(fake_server.base_url, inputs_file, db))
+    assert code == 0, err
+    assert db.exists()
+    assert not (tmp_path / "closed.db-wal").exists() and not (tmp_path / "closed.db-shm").exists()
+    code, _, err = _run(capsys, "report", "--db", str(db))
+    assert code == 0, err
+    assert not (tmp_path / "closed.db-wal").exists()

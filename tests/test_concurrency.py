@@ -169,6 +169,7 @@ def _offline_cli() -> int:
     workspace.make_runner = functools.partial(
         workspace.make_runner, embedder_factory=BagOfWordsEmbedder
     )
+    workspace.default_embedder = BagOfWordsEmbedder  # `run` starts it first: no model process
     start_at = os.environ.get("MORPHSCOPE_TEST_START_AT")
     if start_at:
         time.sleep(max(0.0, float(start_at) - time.time()))
