@@ -10,6 +10,9 @@ start time, and checks the targets:
 - the identical run again: zero calls (``bench_rerun.py``);
 - every Analysis page query on 500k cases (``bench_analysis_scale.py``);
 - 30 % faults and a kill -9 then resume (``bench_faults.py``; full mode only);
+- the Analysis page's first chart on 500k cases in Chromium, cold and warm
+  (``bench_analysis_browser.py``; full mode only);
+- ``batch export`` of 100,000 request lines: seconds and peak memory (``bench_batch_export.py``);
 - peak memory; the start time of ``relations --json`` and ``transform``.
 
 A benchmark script that is not there reports ``"status": "missing"`` and its targets ``null``.
@@ -51,6 +54,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "peak_memory_mb": ("max", 1024),
     "cli_relations_json_s": ("max", 1.5),
     "cli_transform_s": ("max", 1.5),
+    "analysis_first_chart_s": ("max", 2.0),
+    "batch_export_s": ("max", 60.0),
+    "batch_export_peak_mb": ("max", 1024),
 }
 
 
@@ -93,6 +99,8 @@ BENCHMARKS = (
         3600,
     ),
     Benchmark("faults", "bench_faults.py", ("--json",), None, 900),
+    Benchmark("analysis_browser", "bench_analysis_browser.py", ("--json",), None, 900),
+    Benchmark("batch_export", "bench_batch_export.py", ("--json",), ("--json", "--quick"), 600),
 )
 
 
@@ -242,6 +250,8 @@ def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any
         # is the app's; for the others, the largest process of the benchmark's tree (the
         # engine and faults benches run `python -m app run` with the real embedding model).
         _figure(benchmarks, "analysis", "peak_memory_mb"),
+        # The browser bench's tree holds Chromium: the dashboard's own peak is the app's.
+        _figure(benchmarks, "analysis_browser", "app_peak_memory_mb"),
         *(
             entry.get("peak_memory_mb")
             for name, entry in benchmarks.items()
@@ -266,6 +276,11 @@ def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any
         "analysis_slowest_query_s": _figure(benchmarks, "analysis", "slowest_page_query_s"),
         "analysis_slowest_vs_limit": _figure(benchmarks, "analysis", "slowest_vs_limit"),
         "peak_memory_mb": max(measured_peaks) if measured_peaks else None,
+        # The worse of a cold (fresh server) and a warm (new session) first visit.
+        "analysis_first_chart_s": _figure(benchmarks, "analysis_browser", "first_chart_s"),
+        "batch_export_lines": _figure(benchmarks, "batch_export", "requests"),
+        "batch_export_s": _figure(benchmarks, "batch_export", "seconds"),
+        "batch_export_peak_mb": _figure(benchmarks, "batch_export", "peak_rss_mb"),
         "cli_relations_json_s": seconds.get("relations_json"),
         "cli_transform_s": seconds.get("transform"),
         "cli_relations_json_vs_bare_python": start.get("relations_json_vs_bare_python"),

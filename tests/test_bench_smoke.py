@@ -35,7 +35,15 @@ def test_quick_run_prints_every_figure_and_target():
     assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: a measured target missed
     result = json.loads(done.stdout)
     assert result["mode"] == "quick"
-    assert set(result["benchmarks"]) == {"engine", "adaptive", "cache_rerun", "analysis", "faults"}
+    assert set(result["benchmarks"]) == {
+        "engine",
+        "adaptive",
+        "cache_rerun",
+        "analysis",
+        "faults",
+        "analysis_browser",
+        "batch_export",
+    }
     for entry in result["benchmarks"].values():
         assert entry["status"] in ("ok", "missing", "skipped", "failed")
         assert entry["status"] != "failed", entry
@@ -51,11 +59,15 @@ def test_quick_run_prints_every_figure_and_target():
         "peak_memory_mb",
         "cli_relations_json_s",
         "cli_transform_s",
+        "analysis_first_chart_s",
+        "batch_export_s",
+        "batch_export_peak_mb",
     ):
         assert name in figures
         assert name in result["targets_met"]
     # Measured in quick mode by scripts this checkout always has:
     assert figures["cache_rerun_calls"] == 0
+    assert figures["batch_export_lines"] > 0 and figures["batch_export_s"] > 0
     assert isinstance(figures["analysis_slowest_query_s"], float)
     assert isinstance(figures["peak_memory_mb"], int | float)
     assert result["cli_start"]["status"] == "ok"
