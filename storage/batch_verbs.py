@@ -196,6 +196,11 @@ class BatchVerbs:
                 [*fields.values(), run_id, part],
             )
 
+    def forget_batch_jobs(self, run_id: str) -> None:
+        """Drop a run's remote jobs (a new submission of another stage replaces them)."""
+        with self._write():
+            self._db.execute("DELETE FROM batch_jobs WHERE run_id = ?", [run_id])
+
     def batch_jobs(self, run_id: str) -> list[dict[str, Any]]:
         """A run's submitted parts, in part order (``counts`` decoded)."""
         rows = self._query("SELECT * FROM batch_jobs WHERE run_id = ? ORDER BY part", [run_id])

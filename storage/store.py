@@ -451,6 +451,9 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
             )
             self._db.execute("DELETE FROM cases WHERE run_id = ?", [run_id])
             self._db.execute("DELETE FROM run_samples WHERE run_id = ?", [run_id])
+            # Its submitted batches go; its exported requests stay, so a result file that
+            # arrives later (paid for) still fills the call cache for a re-export.
+            self._db.execute("DELETE FROM batch_jobs WHERE run_id = ?", [run_id])
             self._db.execute("DELETE FROM runs WHERE id = ?", [run_id])
         return n_cases
 

@@ -648,3 +648,19 @@ def test_the_fake_server_serves_batches_from_its_own_process(tmp_path, two_parts
         server.wait(timeout=10)
     assert outcome.exit_code == EXIT_DONE
     assert outcome.imported == 2
+
+
+def test_the_next_stage_replaces_the_earlier_stages_jobs(tmp_path):
+    """A run exported in two stages (rewrites, then calls) submits parts numbered from 1 each
+    time: the calls stage's jobs must not mix with the rewrites' under the same part numbers."""
+    from app.batch.remote import RemoteJob, store_saver, stored_jobs
+    from storage import Store
+
+    store = Store(tmp_path / "jobs.db")
+    for part in (1, 2):
+        store_saver(store, "run1")(
+            RemoteJob(part, f"b{part}", f"f{part}", "completed", stage="rewrites")
+        )
+    store_saver(store, "run1")(RemoteJob(1, "c1", "g1", "in_progress", stage="calls"))
+    jobs = stored_jobs(store, "run1")
+    assert [(job.part, job.stage, job.remote_batch_id) for job in jobs] == [(1, "calls", "c1")]

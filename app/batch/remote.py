@@ -464,9 +464,18 @@ def download_results(
 def store_saver(store: Any, run_id: str) -> SaveJob:
     """A ``save`` hook that keeps jobs in the store's ``batch_jobs`` table: the first time a
     part is seen it is recorded, later changes update its row."""
-    known = {row["part"] for row in store.batch_jobs(run_id)}
+    stored = store.batch_jobs(run_id)
+    known = {row["part"] for row in stored}
+    stages = {row["stage"] for row in stored}
 
     def save(job: RemoteJob) -> None:
+        if stages and job.stage not in stages:
+            # The run's next stage (its calls after its rewrites): the earlier stage's parts,
+            # imported already, would otherwise mix with this one's under the same numbers.
+            store.forget_batch_jobs(run_id)
+            known.clear()
+            stages.clear()
+        stages.add(job.stage)
         if job.part not in known:
             store.record_batch_job(
                 run_id,
