@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.clients.batch import BATCH_KIND
 from app.embedded import get_server
 from app.endpoints import key_status, test_connection, validate_base_url
 from app.ui.components import resolve_embedded
 from app.ui.data import data_changed
-from core.types import Endpoint
+from core.types import OPENAI_KIND, Endpoint
 from storage import Store
 
 PRESETS = {
@@ -20,6 +21,13 @@ PRESETS = {
     "Other OpenAI-compatible": ("", "", ""),
 }
 
+
+# How a saved endpoint is answered: online calls, or batch files (`batch export` / `import`,
+# `--submit`) — the kinds a user picks; the embedded model and the test mock are not saved here.
+ANSWERED_BY = {
+    OPENAI_KIND: "Online calls (OpenAI-compatible API)",
+    BATCH_KIND: "Batch files (OpenAI Batch API, vLLM's offline runner)",
+}
 
 _FLASH_KEY = "endpoints_flash"
 _CONFIRM_DELETE_KEY = "endpoints_confirm_delete"
@@ -62,8 +70,20 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
             help="Morphscope reads the key from this variable or .streamlit/secrets.toml; the key "
             "itself is never stored.",
         )  # fmt: skip
-        cols = st.columns(3)
         base = existing or Endpoint(name="", base_url="", model="")
+        kinds = list(ANSWERED_BY)
+        kind = st.radio(
+            "Answered by",
+            kinds,
+            index=kinds.index(base.kind) if base.kind in kinds else 0,
+            format_func=ANSWERED_BY.get,
+            horizontal=True,
+            disabled=existing is not None,
+            help="Batch endpoints are never called from here: the Probe page and `python -m app "
+            "batch export` write their requests as files for a batch engine, and import the "
+            "results.",
+        )
+        cols = st.columns(3)
         temperature = cols[0].number_input("Temperature", 0.0, 2.0, base.temperature, 0.1)
         top_p = cols[1].number_input("top_p", 0.0, 1.0, base.top_p, 0.05)
         max_tokens = cols[2].number_input("Max tokens", 1, 32768, base.max_tokens)
@@ -136,7 +156,7 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         concurrency=int(concurrency),
         timeout_s=float(timeout_s),
         retries=int(retries),
-        kind=base.kind,
+        kind=base.kind if existing is not None else kind,
         rpm_limit=rpm_limit,
         tpm_limit=tpm_limit,
     )

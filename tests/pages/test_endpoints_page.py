@@ -90,3 +90,16 @@ def test_bad_url_and_a_pasted_key_are_rejected(app_db):
     errors = " ".join(e.value for e in at.error)
     assert "http://" in errors and "NAME of the environment variable" in errors
     assert Store(app_db).endpoints() == []
+
+
+def test_an_endpoint_answered_by_batch_files_is_saved_as_kind_batch(app_db):
+    """Issue 13: endpoint kind `batch` can be chosen when adding an endpoint (its runs go out as
+    batch files), and the saved endpoint keeps it."""
+    at = open_page(PAGE)
+    answered_by = next(r for r in at.radio if r.label == "Answered by")
+    answered_by.set_value("batch")
+    _fill(at, Name="openai batch", **{"Base URL": "https://api.openai.com/v1", "Model": "m"})
+    _save(at)
+    assert not at.exception
+    saved = Store(app_db).endpoint("openai batch")
+    assert saved is not None and saved.kind == "batch"
