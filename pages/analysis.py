@@ -10,7 +10,10 @@ from app.ui.analysis_tabs import AnalysisView, open_tabs, render_open_tabs
 from app.ui.data import get_store
 from app.ui.demo import render_demo_offer
 from app.ui.entry import require_entrypoint
+from storage import default_db_path
 
+# The unfiltered numbers start counting now, while a cold server still imports and redirects.
+view.prefetch(str(default_db_path()))
 require_entrypoint("pages/analysis.py")
 st.title("Analysis")
 store = get_store()

@@ -112,7 +112,9 @@ def test_a_chart_tab_shows_a_placeholder_until_its_numbers_exist() -> None:
     at = AppTest.from_function(script)
     at.run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == 1  # the Heatmaps tab's placeholder
+    # the Heatmaps tab's placeholder, in Vega-Lite like the heatmap: the browser fetches the
+    # Vega chunk, not plotly.js, while the numbers are counted
+    assert len(at.get("vega_lite_chart")) == 1 and not at.get("plotly_chart")
 
 
 def test_a_computed_summary_is_known_as_aggregated(tmp_path) -> None:
@@ -126,3 +128,33 @@ def test_a_computed_summary_is_known_as_aggregated(tmp_path) -> None:
     view.summary(path, "v1", flt)
     assert view.is_aggregated(path, "v1", flt)
     assert not view.is_aggregated(path, "v2", flt)  # another data version: not yet
+
+
+def _join_prefetch() -> None:
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "analysis-prefetch":
+            thread.join(timeout=30)
+
+
+def test_prefetch_aggregates_the_unfiltered_view_in_the_background(tmp_path) -> None:
+    """What a newly opened page shows first (no filter) is counted before the page asks for it,
+    under the version the page will read; a database that does not exist is never created."""
+    from app.ui import analysis_view as view
+    from storage.analysis import CaseFilter
+
+    path = str(tmp_path / "prefetch.db")
+    _seed(path)
+    store = Store(path)
+    version = store.data_version()
+    store.close()
+    assert not view.is_aggregated(path, version, CaseFilter())
+    view.prefetch(path)
+    _join_prefetch()
+    assert view.is_aggregated(path, version, CaseFilter())
+    assert view.summary(path, version, CaseFilter())["n_cases"] == 21  # from the cache
+    missing = tmp_path / "missing.db"
+    view.prefetch(str(missing))
+    _join_prefetch()
+    assert not missing.exists()
