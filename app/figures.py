@@ -536,14 +536,16 @@ _VEGA_SCHEMES = {
     "Purples": "purples",
     "RdBu": "redblue",
 }
-# Cell ink turns white where the colour is dark: past this share of a sequential scale, or this
-# far from the middle of a diverging one.
+# Cell ink turns white where the colour is dark: past this share of a sequential scale, or of
+# the longer half of a diverging one (counted from its middle).
 _DARK_FROM = 0.6
-_DARK_DIVERGING_FROM = 0.35
 
 
-def _scale_position(value: float, low: float, high: float) -> float:
-    return 0.5 if high <= low else min(1.0, max(0.0, (value - low) / (high - low)))
+def _dark(value: float, low: float, high: float, midpoint: float | None) -> bool:
+    if midpoint is None:
+        return high > low and (value - low) / (high - low) > _DARK_FROM
+    half = max(abs(low - midpoint), abs(high - midpoint))
+    return half > 0 and abs(value - midpoint) / half > _DARK_FROM
 
 
 def heatmap_spec(
@@ -572,12 +574,7 @@ def heatmap_spec(
     data = []
     for cell in cells:
         assert cell.value is not None
-        where = _scale_position(cell.value, low, high)
-        dark = (
-            abs(where - _scale_position(scale.midpoint, low, high)) > _DARK_DIVERGING_FROM
-            if scale.midpoint is not None
-            else where > _DARK_FROM
-        )
+        dark = _dark(cell.value, low, high, scale.midpoint)
         detail = "\n".join([f"n={cell.n:,}", cell.interval_text()]).strip()
         data.append(
             {

@@ -285,3 +285,14 @@ def test_heatmap_spec_empty_and_unknown_metric():
     assert figures.heatmap_spec([], "violation_rate")["data"]["values"] == []
     with pytest.raises(ValueError):
         figures.heatmap_spec(ROWS, "n")
+
+
+def test_heatmap_spec_prints_white_only_on_dark_cells():
+    """Rates on the 0–100% scale: 47% is light (black ink), 100% dark but uncertain (faded, so
+    black); Δ diverging around 0 over the data's −0.12…0.004: −0.12 is at the dark end (white),
+    0.004 next to the middle (black)."""
+    rate = _spec_cells(figures.heatmap_spec(SMALL_AND_LARGE, "violation_rate"))
+    assert rate[("m", "many")]["ink"] == "black" and rate[("m", "few")]["ink"] == "black"
+    delta = _spec_cells(figures.heatmap_spec(ROWS, "mean_delta"))
+    assert delta[("m2", "si.paraphrase")]["ink"] == "white"
+    assert delta[("m1", "si.paraphrase")]["ink"] == "black"
