@@ -90,6 +90,7 @@ def summary(path: str, version: Version, flt: CaseFilter) -> dict[str, Any]:
 
 _PREFETCH_LOCK = threading.Lock()
 _PREFETCHING: set[str] = set()
+_PREFETCHED_KEY = "_analysis_prefetched"  # the database this session has prefetched
 
 
 def prefetch(path: str) -> None:
@@ -100,7 +101,10 @@ def prefetch(path: str) -> None:
     modules are imported and the session is set up; the page's own calls then wait for these
     (``st.cache_data`` computes each key once) or find them cached. SQLite does the counting
     with the GIL released, so the first paint is not slowed. Failures are left to the page's own
-    calls, which show them."""
+    calls, which show them. Once per session and database: later reruns find the cache."""
+    if st.session_state.get(_PREFETCHED_KEY) == path:
+        return
+    st.session_state[_PREFETCHED_KEY] = path
     if not Path(path).exists():  # never create a database from a background thread
         return
     with _PREFETCH_LOCK:

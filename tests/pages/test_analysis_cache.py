@@ -158,3 +158,25 @@ def test_prefetch_aggregates_the_unfiltered_view_in_the_background(tmp_path) -> 
     view.prefetch(str(missing))
     _join_prefetch()
     assert not missing.exists()
+
+
+def test_the_page_prefetches_once_per_session(app_db, monkeypatch) -> None:
+    """The background prefetch starts on the first visit only: a widget rerun does not start
+    another thread (it would merely find the numbers cached)."""
+    from app.ui import analysis_view as view
+
+    started: list[str] = []
+
+    def prefetch_default(path: str) -> None:
+        started.append(path)
+        with view._PREFETCH_LOCK:
+            view._PREFETCHING.discard(path)  # done at once: a second start would be allowed
+
+    monkeypatch.setattr(view, "_prefetch_default", prefetch_default)
+    _seed(app_db)
+    at = open_page(PAGE)
+    at.radio(key="analysis_heatmap_metric").set_value("inconsistency_rate").run()
+    at.run()
+    assert not at.exception, at.exception
+    _join_prefetch()
+    assert started == [str(app_db)]
