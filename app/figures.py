@@ -4,6 +4,10 @@ No Streamlit and no database here, so the HTML report needs no UI layer: each fu
 rows ``app.metrics`` produces (as a DataFrame or list of dicts) and returns a
 ``plotly.graph_objects.Figure``, so they can be unit-tested by looking at the traces. Titles,
 colour scales and number formats come from the catalogue in ``app.columns``.
+
+The Analysis page's heatmap, its first chart, is the exception: :func:`heatmap_spec` builds it
+as a Vega-Lite spec (the same cells as :func:`heatmap`, which the HTML report keeps), because
+the browser draws Streamlit's Vega chart far sooner than plotly.js.
 """
 
 from __future__ import annotations
