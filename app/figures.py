@@ -4,6 +4,10 @@ No Streamlit and no database here, so the HTML report needs no UI layer: each fu
 rows ``app.metrics`` produces (as a DataFrame or list of dicts) and returns a
 ``plotly.graph_objects.Figure``, so they can be unit-tested by looking at the traces. Titles,
 colour scales and number formats come from the catalogue in ``app.columns``.
+
+The Analysis page's heatmap, its first chart, is the exception: :func:`heatmap_spec` builds it
+as a Vega-Lite spec (the same cells as :func:`heatmap`, which the HTML report keeps), because
+the browser draws Streamlit's Vega chart far sooner than plotly.js.
 """
 
 from __future__ import annotations
@@ -520,3 +524,160 @@ def compare_runs_bars(
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
+
+
+# ---------------------------------------------------------------- Vega-Lite heatmap (Analysis)
+
+HEATMAP_SELECTION = "cell"
+"""The Vega-Lite heatmap's point-selection parameter: a click selects one model × relation."""
+
+# Plotly's named scales (``app.columns``) → the Vega scheme drawing the same colours.
+_VEGA_SCHEMES = {
+    "Reds": "reds",
+    "Blues": "blues",
+    "Greens": "greens",
+    "Oranges": "oranges",
+    "Purples": "purples",
+    "RdBu": "redblue",
+}
+# Cell ink turns white where the colour is dark: past this share of a sequential scale, or of
+# the longer half of a diverging one (counted from its middle).
+_DARK_FROM = 0.6
+
+
+def _dark(value: float, low: float, high: float, midpoint: float | None) -> bool:
+    if midpoint is None:
+        return high > low and (value - low) / (high - low) > _DARK_FROM
+    half = max(abs(low - midpoint), abs(high - midpoint))
+    return half > 0 and abs(value - midpoint) / half > _DARK_FROM
+
+
+def heatmap_spec(
+    rows: pd.DataFrame | Iterable[Mapping[str, Any]],
+    metric: str = "violation_rate",
+) -> dict[str, Any]:
+    """The Analysis heatmap as a Vega-Lite spec (drawn by Streamlit's own Vega chunk, far
+    lighter than plotly.js): model (y) × relation (x), coloured by ``metric`` with its scale
+    from ``app.columns``; each cell prints its value, n and 95% interval (and so does its
+    tooltip); cells resting on few cases are faded with a dotted outline, like :func:`heatmap`.
+
+    A click selects a cell through the point selection :data:`HEATMAP_SELECTION` over
+    ``model`` and ``relation_id``. Models and relations are sorted by name; rows without a
+    value leave their cell blank.
+    """
+    label = heatmap_title(metric)  # raises ValueError for a metric a heatmap cannot show
+    scale = HEATMAP_METRICS[metric].heatmap
+    assert scale is not None
+    fmt = scale.number_format
+    df = _frame(rows)
+    cells = heatmap_cells(df, metric) if not df.empty else []
+    models = sorted(df["model"].astype(str).unique()) if not df.empty else []
+    relations = sorted(df["relation_id"].astype(str).unique()) if not df.empty else []
+    values = [c.value for c in cells if c.value is not None]
+    low, high = scale.value_range or (min(values, default=0.0), max(values, default=1.0))
+    data = []
+    for cell in cells:
+        assert cell.value is not None
+        dark = _dark(cell.value, low, high, scale.midpoint)
+        detail = "\n".join([f"n={cell.n:,}", cell.interval_text()]).strip()
+        data.append(
+            {
+                "model": cell.model,
+                "relation_id": cell.relation_id,
+                "value": cell.value,
+                "label": format_value(cell.value, fmt),
+                "detail": detail,
+                "n": cell.n,
+                "interval": cell.interval_text(),
+                "uncertain": cell.uncertain,
+                "ink": "white" if dark and not cell.uncertain else "black",
+            }
+        )
+    colour_scale: dict[str, Any] = {"scheme": _VEGA_SCHEMES.get(scale.colours, "reds")}
+    if scale.value_range is not None:
+        colour_scale["domain"] = list(scale.value_range)
+    if scale.midpoint is not None:
+        colour_scale["domainMid"] = scale.midpoint
+    percent = scale.value_range == (0.0, 1.0) and fmt.endswith("%")
+    tooltip = [
+        {"field": "model", "title": "model"},
+        {"field": "relation_id", "title": "relation"},
+        {"field": "label", "title": label},
+        {"field": "n", "title": "n", "format": ","},
+    ]
+    if any(c.interval_text() for c in cells):
+        tooltip.append({"field": "interval", "title": "95% interval"})
+    legend: dict[str, Any] = {"orient": "top", "direction": "horizontal", "gradientLength": 320}
+    if percent:
+        legend["format"] = ".0%"
+    ink = {"condition": {"test": "datum.ink == 'white'", "value": "white"}, "value": "black"}
+    text_base = {"align": "center", "baseline": "middle"}
+    return {
+        "title": label,
+        "data": {"values": data},
+        "height": {"step": 2 * _HEIGHT_PER_ROW},
+        "encoding": {
+            "x": {
+                "field": "relation_id",
+                "type": "nominal",
+                "sort": relations,
+                "title": "relation",
+                "axis": {"labelAngle": -45, "labelLimit": 240},
+            },
+            "y": {"field": "model", "type": "nominal", "sort": models, "title": "model"},
+            "tooltip": tooltip,
+        },
+        "layer": [
+            {
+                "params": [
+                    {
+                        "name": HEATMAP_SELECTION,
+                        "select": {
+                            "type": "point",
+                            "fields": ["model", "relation_id"],
+                            "on": "click",
+                            "clear": "dblclick",
+                        },
+                    }
+                ],
+                "mark": {"type": "rect", "stroke": "black"},
+                "encoding": {
+                    "color": {
+                        "field": "value",
+                        "type": "quantitative",
+                        "title": label,
+                        "scale": colour_scale,
+                        "legend": legend,
+                    },
+                    # the selected cell is outlined
+                    "strokeWidth": {
+                        "condition": {"param": HEATMAP_SELECTION, "empty": False, "value": 3},
+                        "value": 0,
+                    },
+                },
+            },
+            {
+                # cells resting on few cases: faded behind translucent white, outlined dotted
+                "transform": [{"filter": "datum.uncertain"}],
+                "mark": {
+                    "type": "rect",
+                    "fill": "white",
+                    "fillOpacity": 0.5,
+                    "stroke": "#888",
+                    "strokeWidth": 1,
+                    "strokeDash": [2, 2],
+                },
+            },
+            {
+                "mark": {**text_base, "type": "text", "fontWeight": "bold", "dy": -9},
+                "encoding": {"text": {"field": "label"}, "color": ink},
+            },
+            {
+                "mark": {**text_base, "type": "text", "fontSize": 10, "dy": 8, "lineBreak": "\n"},
+                "encoding": {"text": {"field": "detail"}, "color": ink},
+            },
+        ],
+        "config": {"view": {"stroke": "transparent"}, "axis": {"grid": False}},
+        # SVG: cells are DOM elements (the browser tests find them), and a few hundred is cheap.
+        "usermeta": {"embedOptions": {"renderer": "svg"}},
+    }

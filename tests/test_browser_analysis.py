@@ -2,7 +2,8 @@
 
 Pins what the page's speed work must not break: opened directly on 20,000 cases (4 models × 40
 relations, the benchmark's generator), it draws the heatmap (not only its placeholder), shows
-the headline numbers and no exception; another filter and the way back redraw it without one.
+the headline numbers and no exception; clicking a heatmap cell selects it for the drill-down;
+another filter and the way back redraw it without one.
 Timings are the benchmark's job (``bench/bench_analysis_browser.py``), never asserted here.
 """
 
@@ -18,7 +19,9 @@ from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT, serve_dashboar
 
 pytestmark = pytest.mark.slow
 N_CASES = 20_000
-HEATMAP_DRAWN = ".js-plotly-plot .hm image"  # the heatmap's cells, not a placeholder chart
+# the heatmap's cells (Vega-Lite, SVG), not its placeholder chart (text only)
+HEATMAP_DRAWN = '[data-testid="stVegaLiteChart"] .mark-rect path'
+HEATMAP_CELLS = '[data-testid="stVegaLiteChart"] .mark-rect >> nth=0'
 
 
 def _build_database(path: Path) -> None:
@@ -44,6 +47,24 @@ def test_analysis_page_draws_its_heatmap_on_20k_cases(tmp_path):
         page.wait_for_selector(HEATMAP_DRAWN, state="visible", timeout=120_000)
         expect(page.get_by_text("20,000").first).to_be_visible()  # the Cases headline
         expect(page.get_by_text("Drill down into model × relation")).to_be_visible()
+        # click a cell that is not the one shown by default (the highest violation rate)
+        drill = page.locator('[data-testid="stSelectbox"]').filter(has_text="Drill down").first
+        shown = drill.locator("input").first
+        default = shown.input_value()
+        cells = page.locator(HEATMAP_CELLS).locator("path")
+        assert cells.count() == 160  # 4 models × 40 relations
+        for index in (45, 46):  # the second one if the first happens to be the default
+            cell = cells.nth(index)
+            # "relation: char.op00; model: model-beta-70b; Violation rate: …" (the tooltip)
+            fields = dict(
+                part.split(": ", 1) for part in cell.get_attribute("aria-label").split("; ")
+            )
+            label = f"{fields['model']} × {fields['relation']}"
+            if label != default:
+                break
+        cell.click()
+        expect(shown).to_have_value(label, timeout=60_000)
+        assert label != default
         # another filter, then back to everything: redrawn, no exception
         page.get_by_role("combobox", name="Models").first.click()
         page.get_by_role("option", name="model-beta-70b").first.click()

@@ -224,3 +224,75 @@ def test_breakdown_bars_order_mixed_metadata_values_without_comparing_str_and_fl
     assert list(bars.x) == ["0.5", "2", "10", "high", "(none)"]
     assert list(bars.y) == [0.4, 0.3, 0.1, 0.5, 0.2]
     assert fig.layout.yaxis.title.text == "Violation rate" and fig.layout.yaxis.tickformat == ".0%"
+
+
+# ---------------------------------------------------------------- the Vega-Lite heatmap
+
+
+def _spec_cells(spec: dict) -> dict[tuple[str, str], dict]:
+    return {(c["model"], c["relation_id"]): c for c in spec["data"]["values"]}
+
+
+def test_heatmap_spec_cells_print_value_n_and_interval_like_the_plotly_heatmap():
+    """Same cells and text as :func:`figures.heatmap`: 28/60 judged → "47%", n=60 and the
+    Wilson interval 35–59%; the 4-case cell (interval 49 points wide) is the only uncertain one."""
+    spec = figures.heatmap_spec(SMALL_AND_LARGE, "violation_rate")
+    cells = _spec_cells(spec)
+    many, few = cells[("m", "many")], cells[("m", "few")]
+    assert (many["label"], many["n"], many["interval"]) == ("47%", 60, "35–59%")
+    assert many["detail"] == "n=60\n35–59%" and many["value"] == 28 / 60
+    assert (few["label"], few["n"], few["uncertain"], many["uncertain"]) == ("100%", 4, True, False)
+    assert spec["encoding"]["x"]["sort"] == ["few", "many"]  # relations sorted by name
+    assert spec["title"] == "Violation rate"
+
+
+def test_heatmap_spec_faded_layer_shows_only_uncertain_cells_dotted():
+    layers = figures.heatmap_spec(SMALL_AND_LARGE, "violation_rate")["layer"]
+    faded = [layer for layer in layers if layer.get("transform")]
+    assert faded == [
+        {
+            "transform": [{"filter": "datum.uncertain"}],
+            "mark": {"type": "rect", "fill": "white", "fillOpacity": 0.5, "stroke": "#888",
+                     "strokeWidth": 1, "strokeDash": [2, 2]},
+        }
+    ]  # fmt: skip
+
+
+def test_heatmap_spec_colour_scale_follows_the_metric():
+    """Rates: the catalogue's red scale pinned to 0–100%, legend in percent; Δ: red–blue
+    diverging around 0, its domain from the data; a missing value leaves its cell out."""
+    rate = figures.heatmap_spec(ROWS, "violation_rate")["layer"][0]["encoding"]["color"]
+    assert rate["scale"] == {"scheme": "reds", "domain": [0.0, 1.0]}
+    assert rate["legend"]["format"] == ".0%" and rate["title"] == "Violation rate"
+    delta_spec = figures.heatmap_spec(ROWS, "mean_delta")
+    delta = delta_spec["layer"][0]["encoding"]["color"]
+    assert delta["scale"] == {"scheme": "redblue", "domainMid": 0.0}
+    assert "format" not in delta["legend"]
+    cells = _spec_cells(delta_spec)
+    assert set(cells) == {("m2", "si.paraphrase"), ("m1", "si.paraphrase")}  # ad.format: None
+    assert cells[("m2", "si.paraphrase")]["label"] == "-0.120"
+
+
+def test_heatmap_spec_click_selects_one_cell_by_model_and_relation():
+    spec = figures.heatmap_spec(ROWS, "violation_rate")
+    (param,) = spec["layer"][0]["params"]
+    assert param["name"] == figures.HEATMAP_SELECTION
+    assert param["select"]["type"] == "point" and param["select"]["on"] == "click"
+    assert param["select"]["fields"] == ["model", "relation_id"]
+
+
+def test_heatmap_spec_empty_and_unknown_metric():
+    assert figures.heatmap_spec([], "violation_rate")["data"]["values"] == []
+    with pytest.raises(ValueError):
+        figures.heatmap_spec(ROWS, "n")
+
+
+def test_heatmap_spec_prints_white_only_on_dark_cells():
+    """Rates on the 0–100% scale: 47% is light (black ink), 100% dark but uncertain (faded, so
+    black); Δ diverging around 0 over the data's −0.12…0.004: −0.12 is at the dark end (white),
+    0.004 next to the middle (black)."""
+    rate = _spec_cells(figures.heatmap_spec(SMALL_AND_LARGE, "violation_rate"))
+    assert rate[("m", "many")]["ink"] == "black" and rate[("m", "few")]["ink"] == "black"
+    delta = _spec_cells(figures.heatmap_spec(ROWS, "mean_delta"))
+    assert delta[("m2", "si.paraphrase")]["ink"] == "white"
+    assert delta[("m1", "si.paraphrase")]["ink"] == "black"

@@ -49,13 +49,14 @@ def render_heatmaps(data: AnalysisView) -> None:
         horizontal=True,
         key="analysis_heatmap_metric",
     )
-    event = st.plotly_chart(
-        figures.heatmap(rows, metric),
+    # Vega-Lite, not plotly: Streamlit's Vega chunk parses and draws far sooner than plotly.js,
+    # and this is the page's first chart.
+    event = st.vega_lite_chart(
+        figures.heatmap_spec(rows, metric),
         on_select="rerun",
-        selection_mode="points",
+        selection_mode=figures.HEATMAP_SELECTION,
         key="analysis_heatmap",
         width="stretch",
-        config={"displaylogo": False, "responsive": True},
     )
     st.caption(
         "Each cell: the value, n (the PASS + FAIL cases behind it) and the 95% interval. "
@@ -412,6 +413,17 @@ def loading_figure() -> go.Figure:
     return figure
 
 
+def loading_spec() -> dict[str, Any]:
+    """The Heatmaps tab's placeholder, in Vega-Lite like the heatmap, so the browser loads the
+    Vega chunk (not plotly.js) while the numbers are aggregated."""
+    return {
+        "data": {"values": [{"text": "Aggregating…"}]},
+        "mark": {"type": "text", "fontSize": 16},
+        "encoding": {"text": {"field": "text"}},
+        "height": 320,
+    }
+
+
 def open_tabs(loading: bool) -> list[OpenTab]:
     """Lay out the tab bar and return the open tab(s), before any data is read.
 
@@ -422,7 +434,9 @@ def open_tabs(loading: bool) -> list[OpenTab]:
     for name, tab in zip(TABS, tabs, strict=True):
         if tab.open is not False:  # None when the tab state is not tracked
             slot = tab.empty()
-            if loading and name in CHART_TABS:
+            if loading and name == "Heatmaps":
+                slot.vega_lite_chart(loading_spec(), width="stretch")
+            elif loading and name in CHART_TABS:
                 slot.plotly_chart(loading_figure(), config={"displayModeBar": False})
             opened.append(OpenTab(name, slot))
     return opened

@@ -10,21 +10,25 @@ threads or reruns.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from app import metrics
+from app import figures, metrics
 from app.columns import Shown, Unit, format_shown
 from app.embeddings import EmbeddingCache, default_embedder
 from app.triage import false_positive_rates
 from app.ui.components import inert, side_by_side, verdict_badge
 from storage import Store
 from storage.analysis import CaseFilter
+
+_LOG = logging.getLogger(__name__)
 
 Version = str | int  # a data version: the database's fingerprint (tests pass 0)
 
@@ -82,6 +86,47 @@ def summary(path: str, version: Version, flt: CaseFilter) -> dict[str, Any]:
     found = _with_store(path, run)
     _remember_aggregated((path, version, flt))
     return found
+
+
+_PREFETCH_LOCK = threading.Lock()
+_PREFETCHING: set[str] = set()
+_PREFETCHED_KEY = "_analysis_prefetched"  # the database this session has prefetched
+
+
+def prefetch(path: str) -> None:
+    """Start aggregating the unfiltered view of ``path`` in a background thread, unless it is
+    cached: the filter choices and the summary a newly opened page shows first.
+
+    Called first thing on the page, so on a cold server the numbers are counted while the page's
+    modules are imported and the session is set up; the page's own calls then wait for these
+    (``st.cache_data`` computes each key once) or find them cached. SQLite does the counting
+    with the GIL released, so the first paint is not slowed. Failures are left to the page's own
+    calls, which show them. Once per session and database: later reruns find the cache."""
+    if st.session_state.get(_PREFETCHED_KEY) == path:
+        return
+    st.session_state[_PREFETCHED_KEY] = path
+    if not Path(path).exists():  # never create a database from a background thread
+        return
+    with _PREFETCH_LOCK:
+        if path in _PREFETCHING:
+            return
+        _PREFETCHING.add(path)
+    threading.Thread(
+        target=_prefetch_default, args=(path,), name="analysis-prefetch", daemon=True
+    ).start()
+
+
+def _prefetch_default(path: str) -> None:
+    try:
+        version = _with_store(path, lambda s: s.data_version())
+        if not is_aggregated(path, version, CaseFilter()):
+            options(path, version)
+            summary(path, version, CaseFilter())
+    except Exception:  # the page's own calls report it
+        _LOG.debug("prefetching the Analysis summary failed", exc_info=True)
+    finally:
+        with _PREFETCH_LOCK:
+            _PREFETCHING.discard(path)
 
 
 @st.cache_data(show_spinner="Running tests…", max_entries=64)
@@ -276,15 +321,19 @@ def cell_label(model: str, relation_id: str) -> str:
 
 
 def clicked_cell(event: Any) -> str | None:
-    """The "model × relation" of the first heatmap point a click selected, if any."""
+    """The "model × relation" of the first heatmap cell a click selected, if any: from the
+    Vega-Lite heatmap's point selection (``figures.HEATMAP_SELECTION``, one dict of ``model``
+    and ``relation_id`` per selected cell) or from a plotly chart's selected points."""
     try:
-        points = event.selection.points  # type: ignore[union-attr]
-    except AttributeError:
-        try:
-            points = event["selection"]["points"]
-        except (KeyError, TypeError):
-            return None
-    for point in points or []:
+        selection = event["selection"]
+    except (KeyError, TypeError):
+        selection = getattr(event, "selection", None)
+    if not isinstance(selection, Mapping):
+        return None
+    for point in selection.get(figures.HEATMAP_SELECTION) or []:
+        if isinstance(point, Mapping) and "model" in point and "relation_id" in point:
+            return cell_label(str(point["model"]), str(point["relation_id"]))
+    for point in selection.get("points") or []:
         custom = point.get("customdata")
         if isinstance(custom, list | tuple) and len(custom) >= 2:
             return cell_label(str(custom[0]), str(custom[1]))

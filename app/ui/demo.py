@@ -6,14 +6,34 @@ start it, poll its status and stop it, so it survives page switches and reruns.
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from app.demo import DEMO_JOBS, DEMO_PARTS, DemoState, DemoStatus
 from app.ui.components import page_link
 from app.ui.data import data_changed, get_store
 
+if TYPE_CHECKING:
+    from app.demo import DemoStatus
+
 _POLL_S = 2
 _SEEN_KEY = "demo_parts_seen"
+
+
+def _demo() -> ModuleType:
+    """``app.demo``, imported on first use: it pulls in the runner, the datasets and the
+    embeddings, which a page showing only a "Run the demo" button does not need."""
+    import app.demo
+
+    return app.demo
+
+
+def demo_loaded() -> bool:
+    """Whether this process has loaded the demo runner. Until it has, no demo can have run
+    here (its jobs live in that module), so a panel can show the start button without it."""
+    return "app.demo" in sys.modules
 
 
 def _db_path() -> str:
@@ -35,32 +55,33 @@ def _refresh_if_new_runs(status: DemoStatus) -> bool:
 def start_demo() -> None:
     """Start the demo on this session's database (no-op while it runs)."""
     st.session_state[_SEEN_KEY] = 0
-    DEMO_JOBS.start(_db_path())
+    _demo().DEMO_JOBS.start(_db_path())
 
 
 def _progress(status: DemoStatus, key: str) -> None:
     st.progress(status.fraction, text=status.message or "Running the demo…")
-    if status.state is not DemoState.STOPPING and st.button(
+    if status.state is not _demo().DemoState.STOPPING and st.button(
         "Stop the demo", key=f"{key}_demo_stop", icon=":material/stop:"
     ):
-        DEMO_JOBS.stop(_db_path())
+        _demo().DEMO_JOBS.stop(_db_path())
         st.rerun()
 
 
 def _outcome(status: DemoStatus) -> None:
-    if status.state is DemoState.FINISHED:
+    states = _demo().DemoState
+    if status.state is states.FINISHED:
         st.success(status.message)
         page_link("pages/analysis.py", "Open Analysis", ":material/analytics:")
-    elif status.state is DemoState.STOPPED:
+    elif status.state is states.STOPPED:
         st.info(status.message)
-    elif status.state is DemoState.FAILED:
+    elif status.state is states.FAILED:
         st.error(status.message)
 
 
 @st.fragment(run_every=_POLL_S)
 def _live_panel(key: str) -> None:
     # Re-polls by itself while the demo runs; a full rerun when it ends refreshes every table.
-    status = DEMO_JOBS.status(_db_path())
+    status = _demo().DEMO_JOBS.status(_db_path())
     # A whole-page rerun when a part has finished (the page shows its run) or the demo ended.
     if _refresh_if_new_runs(status) or not status.active:
         st.rerun()
@@ -72,16 +93,16 @@ def render_demo_offer(key: str, empty: bool = True) -> None:
 
     ``empty`` says the database has no runs yet (the longer introduction is shown).
     """
-    status = DEMO_JOBS.status(_db_path())
+    status = _demo().DEMO_JOBS.status(_db_path())
     _refresh_if_new_runs(status)
     # On a filled database the offer folds away (open while the demo runs or just ended).
     frame = (
         st.container(border=True)
         if empty
-        else st.expander("Run the demo", expanded=status.state is not DemoState.IDLE)
+        else st.expander("Run the demo", expanded=status.state is not _demo().DemoState.IDLE)
     )
     with frame:
-        parts = ", ".join(p.title.lower() for p in DEMO_PARTS)
+        parts = ", ".join(p.title.lower() for p in _demo().DEMO_PARTS)
         if empty:
             st.markdown(
                 "**No runs yet.** Start with the demo: the embedded SmolLM2-135M model answers "
@@ -105,7 +126,7 @@ def render_demo_offer(key: str, empty: bool = True) -> None:
 
 @st.fragment(run_every=_POLL_S)
 def _live_sidebar() -> None:
-    status = DEMO_JOBS.status(_db_path())
+    status = _demo().DEMO_JOBS.status(_db_path())
     # A whole-page rerun when a part has finished (the page shows its run) or the demo ended.
     if _refresh_if_new_runs(status) or not status.active:
         st.rerun()
@@ -115,12 +136,20 @@ def _live_sidebar() -> None:
 
 def render_demo_sidebar() -> None:
     """The sidebar's demo line: its progress and Stop while it runs, else a start button."""
-    status = DEMO_JOBS.status(_db_path())
+    if not demo_loaded():  # no demo here yet: the button alone, without the runner's imports
+        _start_button()
+        return
+    status = _demo().DEMO_JOBS.status(_db_path())
     if status.active:
         _live_sidebar()
         return
-    if status.state is DemoState.FINISHED or status.state in (DemoState.STOPPED, DemoState.FAILED):
+    states = _demo().DemoState
+    if status.state in (states.FINISHED, states.STOPPED, states.FAILED):
         st.caption(f"Demo: {status.message}")
+    _start_button()
+
+
+def _start_button() -> None:
     if st.button("Run the demo", key="sb_demo", help="Fill the database with demo runs"):
         start_demo()
         st.rerun()

@@ -112,7 +112,9 @@ def test_a_chart_tab_shows_a_placeholder_until_its_numbers_exist() -> None:
     at = AppTest.from_function(script)
     at.run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == 1  # the Heatmaps tab's placeholder
+    # the Heatmaps tab's placeholder, in Vega-Lite like the heatmap: the browser fetches the
+    # Vega chunk, not plotly.js, while the numbers are counted
+    assert len(at.get("vega_lite_chart")) == 1 and not at.get("plotly_chart")
 
 
 def test_a_computed_summary_is_known_as_aggregated(tmp_path) -> None:
@@ -126,3 +128,55 @@ def test_a_computed_summary_is_known_as_aggregated(tmp_path) -> None:
     view.summary(path, "v1", flt)
     assert view.is_aggregated(path, "v1", flt)
     assert not view.is_aggregated(path, "v2", flt)  # another data version: not yet
+
+
+def _join_prefetch() -> None:
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "analysis-prefetch":
+            thread.join(timeout=30)
+
+
+def test_prefetch_aggregates_the_unfiltered_view_in_the_background(tmp_path) -> None:
+    """What a newly opened page shows first (no filter) is counted before the page asks for it,
+    under the version the page will read; a database that does not exist is never created."""
+    from app.ui import analysis_view as view
+    from storage.analysis import CaseFilter
+
+    path = str(tmp_path / "prefetch.db")
+    _seed(path)
+    store = Store(path)
+    version = store.data_version()
+    store.close()
+    assert not view.is_aggregated(path, version, CaseFilter())
+    view.prefetch(path)
+    _join_prefetch()
+    assert view.is_aggregated(path, version, CaseFilter())
+    assert view.summary(path, version, CaseFilter())["n_cases"] == 21  # from the cache
+    missing = tmp_path / "missing.db"
+    view.prefetch(str(missing))
+    _join_prefetch()
+    assert not missing.exists()
+
+
+def test_the_page_prefetches_once_per_session(app_db, monkeypatch) -> None:
+    """The background prefetch starts on the first visit only: a widget rerun does not start
+    another thread (it would merely find the numbers cached)."""
+    from app.ui import analysis_view as view
+
+    started: list[str] = []
+
+    def prefetch_default(path: str) -> None:
+        started.append(path)
+        with view._PREFETCH_LOCK:
+            view._PREFETCHING.discard(path)  # done at once: a second start would be allowed
+
+    monkeypatch.setattr(view, "_prefetch_default", prefetch_default)
+    _seed(app_db)
+    at = open_page(PAGE)
+    at.radio(key="analysis_heatmap_metric").set_value("inconsistency_rate").run()
+    at.run()
+    assert not at.exception, at.exception
+    _join_prefetch()
+    assert started == [str(app_db)]

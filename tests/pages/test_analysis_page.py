@@ -70,7 +70,8 @@ def test_renders_metrics_tables_and_statistics(app_db) -> None:
     assert metrics["Cases"] == "21"
     assert metrics["Models"] == "2"
     assert metrics["Violation rate (non-identity)"] == f"{7 / 14:.1%}"  # A 6/11 + B 1/3
-    assert len(at.get("plotly_chart")) == 1  # only the open tab (the heatmap) is computed
+    # only the open tab (the heatmap, drawn with Vega-Lite: no plotly.js on first paint) is computed
+    assert len(at.get("vega_lite_chart")) == 1 and not at.get("plotly_chart")
     open_tab(at, "Robustness")
     models = dataframe_with(at, "stability excl. identity %")
     a = models[models["model"] == "A"].iloc[0]
@@ -183,4 +184,8 @@ def test_heatmap_click_maps_to_a_cell() -> None:
     with_custom = {"selection": {"points": [{"customdata": ["B", "ad.format", 3]}]}}
     assert clicked_cell(with_custom) == "B × ad.format"
     assert clicked_cell({"selection": {"points": []}}) is None
+    # the Vega-Lite heatmap's point selection: one dict of the selection's fields per cell
+    vega = {"selection": {"cell": [{"model": "B", "relation_id": "si.identity"}]}}
+    assert clicked_cell(vega) == "B × si.identity"
+    assert clicked_cell({"selection": {"cell": []}}) is None
     assert clicked_cell(None) is None

@@ -87,10 +87,10 @@ def test_analysis_shows_an_imported_run_and_survives_one_awaiting_batch(app_db, 
     assert [label for label in labels if label.endswith(f"· {done[:6]}")]
     assert [label for label in labels if label.endswith(f"{waiting[:6]} · awaiting batch results")]
     assert {m.label: m.value for m in at.metric}["Cases"] == "4"
-    assert len(at.get("plotly_chart")) == 1  # the imported run's heatmap
+    assert len(at.get("vega_lite_chart")) == 1  # the imported run's heatmap
     at.multiselect(key="analysis_runs").set_value([done]).run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("vega_lite_chart")) == 1
     for name in TABS:  # every tab with the awaiting run in the database
         at.session_state["analysis_tab"] = name
         at.run()
