@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
+from app.clients.batch import BATCH_KIND
 from app.columns import Unit, format_shown
 from app.datasets import DATASETS, datasets_for_task, load_dataset
 from app.inputs import (
@@ -579,8 +580,13 @@ def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
             + f" → about {choices.planned_cases()} cases, at most {choices.max_calls()} model "
             "calls (answers already stored are not asked again)"
         )
-    clicked = st.button("Run probe", type="primary", disabled=not choices.ready, key=f"{key}_run")
-    if clicked:
+    if choices.endpoint.kind == BATCH_KIND:
+        # Never called from here: its runs go out as batch files (the panel below).
+        st.info(
+            f"**{choices.endpoint.name}** is answered by batch files: export this run under "
+            "**Batch mode** below, have the batch engine answer it, then import the results."
+        )
+    elif st.button("Run probe", type="primary", disabled=not choices.ready, key=f"{key}_run"):
         start_probe(store, choices, key)
     render_active_run(store, key)
 
