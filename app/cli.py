@@ -542,6 +542,28 @@ def cmd_batch_import(args: argparse.Namespace) -> int:
     return EXIT_BATCH_MISSING if outcome.missing else 0
 
 
+def add_plan_options(
+    parser: argparse.ArgumentParser, *, endpoint_help: str, batch: bool = False
+) -> None:
+    """What plans a run — endpoint, model, task, relations, inputs, repeats, seed, sampling,
+    transformation endpoint, database — shared by `run` and `batch export`, so that the same
+    options give the same run. A batch export names its server's model (nothing to default to)."""
+    parser.add_argument("--endpoint", required=True, help=endpoint_help)
+    parser.add_argument("--model", required=batch)
+    parser.add_argument("--api-key-env")
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--relations", required=True, help="comma-separated relation ids")
+    parser.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
+    parser.add_argument("--db")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--temperature", type=float)
+    parser.add_argument("--top-p", type=float)
+    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument("--transformation-endpoint")
+    parser.add_argument("--transformation-model")
+
+
 def add_batch_parser(sub) -> argparse._SubParsersAction:
     """``batch export`` and ``batch import``; returns the ``batch`` subcommands (``batch
     status`` and ``--submit`` join them)."""
@@ -552,20 +574,7 @@ def add_batch_parser(sub) -> argparse._SubParsersAction:
         "export",
         help="plan a run as `run` would and write its unanswered calls as a batch request file",
     )
-    p.add_argument("--endpoint", required=True, help="base URL of the server that will answer")
-    p.add_argument("--model", required=True)
-    p.add_argument("--api-key-env")
-    p.add_argument("--task", required=True)
-    p.add_argument("--relations", required=True, help="comma-separated relation ids")
-    p.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
-    p.add_argument("--db")
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--temperature", type=float)
-    p.add_argument("--top-p", type=float)
-    p.add_argument("--max-tokens", type=int)
-    p.add_argument("--transformation-endpoint")
-    p.add_argument("--transformation-model")
+    add_plan_options(p, endpoint_help="base URL of the server that will answer", batch=True)
     p.add_argument("--out", required=True, help="the request file (FILE.jsonl)")
     p.add_argument(
         "--max-lines",
@@ -642,21 +651,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_transform)
 
     p = sub.add_parser("run", help="run relations over inputs against an endpoint")
-    p.add_argument("--endpoint", required=True, help="base URL, or 'embedded' for the local model")
-    p.add_argument("--model")
-    p.add_argument("--api-key-env")
-    p.add_argument("--task", required=True)
-    p.add_argument("--relations", required=True, help="comma-separated relation ids")
-    p.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
-    p.add_argument("--db")
+    add_plan_options(p, endpoint_help="base URL, or 'embedded' for the local model")
     p.add_argument("--concurrency", type=int, default=Endpoint.concurrency)
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--temperature", type=float)
-    p.add_argument("--top-p", type=float)
-    p.add_argument("--max-tokens", type=int)
-    p.add_argument("--transformation-endpoint")
-    p.add_argument("--transformation-model")
     p.add_argument(
         "--timeout", type=float, help="seconds one attempt of a call may take (default 60)"
     )
