@@ -27,7 +27,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -36,6 +35,8 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tests.fake_openai import FakeServerProcess
 
 CONCURRENCY = 24
 LATENCY_S = 0.02
@@ -60,24 +61,6 @@ def _params() -> dict:
     from core.types import Endpoint
 
     return Endpoint(name="b", base_url="http://x/v1", model=MODEL).sampling_params()
-
-
-class ServerProcess:
-    """The fake server in its own process, as a real server would be (no shared GIL)."""
-
-    def __enter__(self) -> ServerProcess:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_openai", "--latency", str(LATENCY_S)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.base_url = self.process.stdout.readline().strip()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 # ------------------------------------------------------------------ the call paths
@@ -239,7 +222,7 @@ def measure_path(name: str, base_url: str, prompts, params: dict) -> dict:
 def measure(names: list[str], calls: int, repeat: int) -> dict:
     params = _params()
     figures: dict[str, list[dict]] = {name: [] for name in names}
-    with ServerProcess() as server:
+    with FakeServerProcess("--latency", str(LATENCY_S)) as server:
         for round_ in range(repeat):
             for name in names:
                 prompts = _prompts(calls + 1, f"{name}-{round_}")

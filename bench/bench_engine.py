@@ -66,24 +66,6 @@ def _prompts() -> list[list[dict[str, str]]]:
     return messages
 
 
-class ServerProcess:
-    """The fake server in its own process, as a real server would be (no shared GIL)."""
-
-    def __enter__(self):
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_openai", "--latency", str(LATENCY_S)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.base_url = self.process.stdout.readline().strip()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
 def bare_client(base_url: str, prompts, params: dict) -> float:
     """calls/s of a bare ``AsyncOpenAI`` + semaphore loop."""
     from openai import AsyncOpenAI
@@ -205,13 +187,17 @@ def measure(codes: list[Path], repeat: int) -> dict:
     (interleaved, so a change in the machine's load hits all of them alike); medians."""
     sys.path.insert(0, str(ROOT))
     from core.types import Endpoint
+    from tests.fake_openai import FakeServerProcess
 
     prompts = _prompts()
     params = Endpoint(name="b", base_url="http://x/v1", model="m").sampling_params()
     load_before = os.getloadavg()
     bare: list[float] = []
     runs = {str(code): {"engine": [], "command": []} for code in codes}
-    with ServerProcess() as server, tempfile.TemporaryDirectory() as tmp_name:
+    with (
+        FakeServerProcess("--latency", str(LATENCY_S)) as server,
+        tempfile.TemporaryDirectory() as tmp_name,
+    ):
         tmp = Path(tmp_name)
         for round_ in range(repeat):
             bare.append(bare_client(server.base_url, prompts, params))

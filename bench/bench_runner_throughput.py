@@ -10,7 +10,6 @@ how much comes from concurrency alone. Also checks that re-running makes zero ca
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from relations.apply import generate_followups
 from relations.registry import get_relation
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
+from tests.fake_openai import FakeServerProcess
 
 LATENCY_S = 0.1
 N_INPUTS = 20
@@ -48,27 +48,6 @@ def sequential_loop(base_url: str, prompts: list[str]) -> float:
     return time.perf_counter() - started
 
 
-class ServerProcess:
-    """The fake server in its own process, as a real server would be (no shared GIL)."""
-
-    def __init__(self, latency_s: float) -> None:
-        self.latency_s = latency_s
-
-    def __enter__(self):
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_openai", "--latency", str(self.latency_s)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.base_url = self.process.stdout.readline().strip()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
 def main() -> None:
     task = BUILTIN_TASKS["sentiment"]
     samples = [
@@ -84,7 +63,7 @@ def main() -> None:
             prompt = task.render(followup.fields)
             naive_prompts += [source, prompt]
             distinct[prompt + ("#" if prompt == source else "")] = None
-    with ServerProcess(LATENCY_S) as server:
+    with FakeServerProcess("--latency", str(LATENCY_S)) as server:
         naive_s = sequential_loop(server.base_url, naive_prompts)
         dedup_s = sequential_loop(server.base_url, list(distinct))
         with tempfile.TemporaryDirectory() as tmp:

@@ -638,6 +638,33 @@ class FakeOpenAIServer:
         self.stop()
 
 
+class FakeServerProcess:
+    """The fake server in a process of its own, as a real server would be (no shared GIL):
+    ``with FakeServerProcess("--latency", "0.1") as server: server.base_url`` (the arguments of
+    ``python -m tests.fake_openai``)."""
+
+    def __init__(self, *args: str) -> None:
+        self.args = args
+
+    def __enter__(self) -> FakeServerProcess:
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_openai", *self.args],
+            cwd=Path(__file__).resolve().parents[1],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.base_url = self.process.stdout.readline().strip()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
 def main() -> None:
     """Serve in its own process (benchmarks): prints the base URL, then serves until killed."""
     import argparse
