@@ -128,6 +128,19 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class CallRequest:
+    """One chat call as the call cache keys it (``key`` from ``Store.call_key``): what a batch
+    export writes as a request line, and what an answer is cached under."""
+
+    key: str
+    base_url: str
+    model: str
+    params: dict
+    messages: list
+    repeat_index: int
+
+
+@dataclass(frozen=True)
 class Completion:
     """A provider response as data: text or error, with cache and timing facts."""
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from core.types import json_text
+from core.types import CallRequest, json_text
 
 # Run states of batch mode: exported and waiting for results, or imported with calls missing.
 AWAITING_BATCH = "awaiting_batch"
@@ -17,18 +16,6 @@ BATCH_RUN_STATES = (AWAITING_BATCH, PARTIAL)
 
 # SQLite allows 32,766 bound variables per statement; chunks stay well below it.
 IN_CHUNK = 900
-
-
-@dataclass(frozen=True)
-class BatchRequest:
-    """One request line a batch export wrote: everything needed to cache its answer."""
-
-    key: str
-    base_url: str
-    model: str
-    params: dict
-    messages: list
-    repeat_index: int
 
 
 def _now() -> str:
@@ -45,7 +32,7 @@ class BatchVerbs:
 
     # ------------------------------------------------------------ requests
 
-    def record_batch_requests(self, run_id: str, stage: str, rows: Iterable[BatchRequest]) -> int:
+    def record_batch_requests(self, run_id: str, stage: str, rows: Iterable[CallRequest]) -> int:
         """Remember the requests exported for ``run_id`` (one transaction); a request exported
         again forgets the error an earlier result file gave it. Returns how many rows."""
         stamp = _now()

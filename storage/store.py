@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from sqlite_utils import Database
 
-from core.types import Case, Completion, Endpoint, Sample, content_hash, json_text
+from core.types import CallRequest, Case, Completion, Endpoint, Sample, content_hash, json_text
 from storage.analysis import AnalysisQueries, CaseFilter, with_endpoint_label
 from storage.batch_verbs import BatchVerbs
 from storage.gate_verbs import GateVerbs
@@ -645,15 +645,9 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
 
 
 @dataclass(frozen=True)
-class CachedAnswer:
+class CachedAnswer(CallRequest):
     """One answered call, as the call cache stores it (keyed by ``Store.call_key``)."""
 
-    key: str
-    base_url: str
-    model: str
-    params: dict
-    messages: list
-    repeat_index: int
     completion: Completion
 
 

@@ -149,15 +149,14 @@ def test_threads_sharing_a_store_take_turns_at_writing(store: Store) -> None:
 def test_deleting_a_run_forgets_its_remote_batches_but_keeps_its_exported_requests(tmp_path):
     """A deleted run has no batches to follow (`batch status` would name a run that is gone),
     but its exported requests stay: a result file that arrives later still fills the cache."""
-    from core.types import Endpoint
-    from storage.batch_verbs import BatchRequest
+    from core.types import CallRequest, Endpoint
 
     store = Store(tmp_path / "s.db")
     endpoint = Endpoint(name="e", base_url="http://x/v1", model="m")
     store.save_run("r1", endpoint=endpoint, task_id="sentiment", config={}, samples=[])
     messages = [{"role": "user", "content": "hi"}]
     store.record_batch_requests(
-        "r1", "calls", [BatchRequest("k1", "http://x/v1", "m", {}, messages, 0)]
+        "r1", "calls", [CallRequest("k1", "http://x/v1", "m", {}, messages, 0)]
     )
     store.record_batch_job(
         "r1", 1, stage="calls", remote_batch_id="b", input_file_id="f", status="completed"

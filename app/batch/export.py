@@ -19,9 +19,9 @@ from app.clients.base import RetryPolicy
 from app.clients.batch import BATCH_KIND, BatchClient
 from app.runner import TRANSFORM_PARAMS, RunConfig, Runner, RunSummary, case_calls
 from app.tasks import Task
-from core.types import Endpoint, Sample
+from core.types import CallRequest, Endpoint, Sample
 from storage import Store
-from storage.batch_verbs import AWAITING_BATCH, BatchRequest
+from storage.batch_verbs import AWAITING_BATCH
 
 # The two stages of an export: the model's calls, or first the rewrites LLM-prompted relations
 # need (their follow-ups are made from the answers).
@@ -157,11 +157,11 @@ def export_batch(
     return export
 
 
-def _call_requests(endpoint: Endpoint, task: Task, cases) -> dict[str, BatchRequest]:
+def _call_requests(endpoint: Endpoint, task: Task, cases) -> dict[str, CallRequest]:
     """The distinct calls of the planned cases that have a follow-up to send."""
     params = endpoint.sampling_params()
     base_url = endpoint.cache_base_url
-    requests: dict[str, BatchRequest] = {}
+    requests: dict[str, CallRequest] = {}
     # Every relation's case of a sample asks for the same source call: its key (a hash of the
     # call as JSON) is computed once.
     keys: dict[tuple, str] = {}
@@ -176,22 +176,20 @@ def _call_requests(endpoint: Endpoint, task: Task, cases) -> dict[str, BatchRequ
                     base_url, endpoint.model, params, messages, repeat
                 )
             if key not in requests:
-                requests[key] = BatchRequest(
-                    key, base_url, endpoint.model, params, messages, repeat
-                )
+                requests[key] = CallRequest(key, base_url, endpoint.model, params, messages, repeat)
     return requests
 
 
-def _rewrite_requests(config: RunConfig, unanswered: list[list[dict]]) -> dict[str, BatchRequest]:
+def _rewrite_requests(config: RunConfig, unanswered: list[list[dict]]) -> dict[str, CallRequest]:
     """The rewrites the planner asked for and the cache could not answer (its keys: the
     transformation endpoint's, with the rewrite parameters, as ``CallCache`` makes them)."""
     endpoint = config.transformation_endpoint or config.endpoint
     params = dict(TRANSFORM_PARAMS)
-    requests: dict[str, BatchRequest] = {}
+    requests: dict[str, CallRequest] = {}
     for messages in unanswered:
         key = Store.call_key(endpoint.cache_base_url, endpoint.model, params, messages, 0)
         requests.setdefault(
-            key, BatchRequest(key, endpoint.cache_base_url, endpoint.model, params, messages, 0)
+            key, CallRequest(key, endpoint.cache_base_url, endpoint.model, params, messages, 0)
         )
     return requests
 
