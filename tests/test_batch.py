@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.batch.export import CALLS, REWRITES, export_batch
+from app.batch.export import CALLS, REWRITES, BatchExport, export_batch
 from app.batch.importer import BatchImportError, import_results
 from app.clients.batch import BATCH_KIND, NOT_ANSWERED, BatchClient
 from app.clients.mock import MockClient
@@ -195,12 +195,18 @@ def test_export_answer_import_equals_an_online_run(tmp_path, task, relation_ids,
     assert store.run(online.run_id)["status"] == "done"
 
 
-def test_reimport_changes_nothing(tmp_path):
+def _exported_add_good(tmp_path) -> tuple[Store, BatchExport]:
+    """A fresh database with SAMPLES × test.add_good exported (its requests in r.jsonl)."""
     store = Store(tmp_path / "batch.db")
     config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
     export = export_batch(
         store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
     )
+    return store, export
+
+
+def test_reimport_changes_nothing(tmp_path):
+    store, export = _exported_add_good(tmp_path)
     first_key = json.loads(export.files[0].read_text().splitlines()[0])["custom_id"]
     results = answer_file(export.files, tmp_path / "res.jsonl", skip={first_key})
     first = import_results(store, [results], runner_factory=runner_factory)
@@ -216,11 +222,7 @@ def test_reimport_changes_nothing(tmp_path):
 
 
 def test_the_missing_answers_finish_a_partial_run(tmp_path):
-    store = Store(tmp_path / "batch.db")
-    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
-    export = export_batch(
-        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
-    )
+    store, export = _exported_add_good(tmp_path)
     keys = [json.loads(line)["custom_id"] for line in export.files[0].read_text().splitlines()]
     import_results(
         store,
@@ -234,11 +236,7 @@ def test_the_missing_answers_finish_a_partial_run(tmp_path):
 
 
 def test_a_per_line_error_becomes_the_case_reason(tmp_path):
-    store = Store(tmp_path / "batch.db")
-    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
-    export = export_batch(
-        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
-    )
+    store, export = _exported_add_good(tmp_path)
     key = json.loads(export.files[0].read_text().splitlines()[0])["custom_id"]
     results = answer_file(export.files, tmp_path / "res.jsonl", fail={key})
     imported = import_results(store, [results], runner_factory=runner_factory)
@@ -249,6 +247,7 @@ def test_a_per_line_error_becomes_the_case_reason(tmp_path):
     ]
     assert reasons and all("the model crashed" in reason for reason in reasons)
     # The failed call is exported again, alone.
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
     again = export_batch(
         store, config, SENTIMENT, SAMPLES, tmp_path / "again.jsonl", runner_factory=runner_factory
     )
@@ -270,11 +269,7 @@ def test_a_file_from_another_database_is_refused(tmp_path):
 
 
 def test_a_half_written_file_imports_its_valid_lines(tmp_path):
-    store = Store(tmp_path / "batch.db")
-    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
-    export = export_batch(
-        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
-    )
+    store, export = _exported_add_good(tmp_path)
     results = answer_file(export.files, tmp_path / "res.jsonl")
     lines = results.read_text().splitlines()
     garbage = [*lines[:2], "not json at all", '{"no_custom_id": 1}', *lines[2:]]
@@ -534,11 +529,7 @@ def test_a_planned_run_prints_without_its_cases(tmp_path):
 def test_vllm_results_given_as_lines_are_imported(tmp_path):
     """vLLM's run_batch output (older versions: no status_code; errors as plain strings), passed
     as the lines of an uploaded file rather than a path."""
-    store = Store(tmp_path / "batch.db")
-    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
-    export = export_batch(
-        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
-    )
+    store, export = _exported_add_good(tmp_path)
     requests = [json.loads(line) for line in export.files[0].read_text().splitlines()]
     lines = []
     for number, request in enumerate(requests):
@@ -579,11 +570,7 @@ def test_the_export_benchmark_runs_quick():
 def test_an_interrupted_import_is_judged_again_by_the_same_file(tmp_path):
     """Its answers are cached already, so nothing is new in the file; the run is still judged
     again because it did not finish (Ctrl-C while judging)."""
-    store = Store(tmp_path / "batch.db")
-    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
-    export = export_batch(
-        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
-    )
+    store, export = _exported_add_good(tmp_path)
     results = answer_file(export.files, tmp_path / "res.jsonl")
     import_results(store, [results], runner_factory=runner_factory)
     store.set_run_status(export.run_id, "interrupted")
@@ -660,11 +647,7 @@ def test_batch_export_takes_more_inputs_than_a_run(tmp_path, capsys, bow):
 
 
 def test_import_takes_paths_as_strings_or_paths_and_lines_as_strings(tmp_path):
-    store = Store(tmp_path / "batch.db")
-    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
-    export = export_batch(
-        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
-    )
+    store, export = _exported_add_good(tmp_path)
     results = answer_file(export.files, tmp_path / "res.jsonl")
     lines = results.read_text().splitlines()
     assert import_results(store, [str(results)], runner_factory=runner_factory).answered == len(
@@ -676,11 +659,7 @@ def test_import_takes_paths_as_strings_or_paths_and_lines_as_strings(tmp_path):
 
 
 def test_results_of_a_deleted_run_are_cached_and_said_so(tmp_path):
-    store = Store(tmp_path / "batch.db")
-    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
-    export = export_batch(
-        store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
-    )
+    store, export = _exported_add_good(tmp_path)
     store.delete_run(export.run_id)
     imported = import_results(
         store, [answer_file(export.files, tmp_path / "res.jsonl")], runner_factory=runner_factory
