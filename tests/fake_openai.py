@@ -57,6 +57,35 @@ def echo_sentiment(messages: list[dict[str, str]]) -> str:
     return "positive" if ("good" in text or "love" in text or "great" in text) else "negative"
 
 
+def batch_output_line(custom_id: str, body: dict, status: int = 200) -> dict:
+    """One line of an OpenAI Batch output (or error) file: the request's answer."""
+    return {
+        "id": f"batch_req_{custom_id}",
+        "custom_id": custom_id,
+        "response": {"status_code": status, "request_id": f"req_{custom_id}", "body": body},
+        "error": None,
+    }
+
+
+def batch_error_line(custom_id: str, code: str, message: str) -> dict:
+    """One line of an OpenAI Batch error file for a request that got no response."""
+    return {
+        "id": f"batch_req_{custom_id}",
+        "custom_id": custom_id,
+        "response": None,
+        "error": {"code": code, "message": message},
+    }
+
+
+def chat_body(text: str, model: str = "fake-model") -> dict:
+    """A minimal chat.completion body answering ``text``."""
+    return {
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+    }
+
+
 @dataclass
 class FakeBehaviour:
     responder: Responder = echo_sentiment
@@ -286,12 +315,7 @@ class FakeBatchStore:
             status, body = 500, {"error": {"message": "boom", "type": "server_error"}}
         else:
             status, body = self._answer(line["body"])
-        return {
-            "id": f"batch_req_{custom_id}",
-            "custom_id": custom_id,
-            "response": {"status_code": status, "request_id": f"req_{custom_id}", "body": body},
-            "error": None,
-        }
+        return batch_output_line(custom_id, body, status)
 
     def _finish(self, batch: _FakeBatch, status: str, done: int) -> None:
         """End the batch: lines answered go to the output file (200) or the error file (other
@@ -303,12 +327,8 @@ class FakeBatchStore:
             (output if result["response"]["status_code"] == 200 else failed).append(result)
         never_run = f"batch_{status}"  # batch_expired / batch_cancelled, as OpenAI names them
         for line in batch.requests[done:]:
-            failed.append({
-                "id": f"batch_req_{line['custom_id']}",
-                "custom_id": line["custom_id"],
-                "response": None,
-                "error": {"code": never_run, "message": f"This request was not run: the batch was {status}."},
-            })  # fmt: skip
+            message = f"This request was not run: the batch was {status}."
+            failed.append(batch_error_line(line["custom_id"], never_run, message))
         batch_id = batch.obj["id"]
         if output:
             batch.obj["output_file_id"] = self._add_file(

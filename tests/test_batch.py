@@ -25,6 +25,7 @@ from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
+from tests.fake_openai import batch_error_line, batch_output_line, chat_body
 
 SENTIMENT = BUILTIN_TASKS["sentiment"]
 SCORE = BUILTIN_TASKS["sentiment_score"]
@@ -79,39 +80,20 @@ def _online(tmp_path, name, config, task, samples=SAMPLES):
 
 
 def answer_file(paths, path: Path, responder=model, *, skip=(), fail=()) -> Path:
-    """Answer every request line with ``responder`` in the OpenAI Batch output format."""
+    """Answer every request line with ``responder`` in the OpenAI Batch output format (the
+    keys in ``skip`` left out, those in ``fail`` as error lines)."""
     with path.open("w") as out:
         for part in paths:
-            for number, line in enumerate(Path(part).read_text().splitlines()):
+            for line in Path(part).read_text().splitlines():
                 request = json.loads(line)
                 key = request["custom_id"]
                 if key in skip:
                     continue
                 if key in fail:
-                    result = {
-                        "id": f"batch_req_{number}",
-                        "custom_id": key,
-                        "response": None,
-                        "error": {"code": "server_error", "message": "the model crashed"},
-                    }
+                    result = batch_error_line(key, "server_error", "the model crashed")
                 else:
                     text = responder(request["body"]["messages"])
-                    result = {
-                        "id": f"batch_req_{number}",
-                        "custom_id": key,
-                        "response": {
-                            "status_code": 200,
-                            "request_id": f"req_{number}",
-                            "body": {
-                                "object": "chat.completion",
-                                "model": request["body"]["model"],
-                                "choices": [
-                                    {"index": 0, "message": {"role": "assistant", "content": text}}
-                                ],
-                            },
-                        },
-                        "error": None,
-                    }
+                    result = batch_output_line(key, chat_body(text, request["body"]["model"]))
                 out.write(json.dumps(result) + "\n")
     return path
 
@@ -373,7 +355,7 @@ def answer_with_server(paths, out: Path, base_url: str) -> Path:
 
     with out.open("w") as handle:
         for part in paths:
-            for number, line in enumerate(Path(part).read_text().splitlines()):
+            for line in Path(part).read_text().splitlines():
                 request = json.loads(line)
                 http = urllib.request.Request(
                     base_url.rstrip("/") + "/chat/completions",
@@ -382,12 +364,7 @@ def answer_with_server(paths, out: Path, base_url: str) -> Path:
                 )
                 with urllib.request.urlopen(http, timeout=10) as response:
                     body = json.loads(response.read())
-                result = {
-                    "id": f"batch_req_{number}",
-                    "custom_id": request["custom_id"],
-                    "response": {"status_code": 200, "request_id": f"r{number}", "body": body},
-                    "error": None,
-                }
+                result = batch_output_line(request["custom_id"], body)
                 handle.write(json.dumps(result) + "\n")
     return out
 

@@ -18,7 +18,7 @@ import pytest
 from core.types import Endpoint
 from storage import Store
 from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT, free_port, serve_dashboard
-from tests.fake_openai import echo_sentiment
+from tests.fake_openai import batch_output_line, chat_body, echo_sentiment
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,17 +45,10 @@ def answer(requests: Path, results: Path) -> int:
     """Answer every request line with the fake server's answer (OpenAI Batch output lines)."""
     lines = requests.read_text(encoding="utf-8").splitlines()
     with results.open("w", encoding="utf-8") as out:
-        for number, line in enumerate(lines):
+        for line in lines:
             request = json.loads(line)
             text = echo_sentiment(request["body"]["messages"])
-            body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
-            result = {
-                "id": f"batch_req_{number}",
-                "custom_id": request["custom_id"],
-                "response": {"status_code": 200, "request_id": f"req_{number}", "body": body},
-                "error": None,
-            }
-            out.write(json.dumps(result) + "\n")
+            out.write(json.dumps(batch_output_line(request["custom_id"], chat_body(text))) + "\n")
     return len(lines)
 
 

@@ -25,6 +25,7 @@ from app.ui.probe_view import ProbeChoices
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
+from tests.fake_openai import batch_output_line, chat_body
 from tests.ui.panels import FAKE
 
 SENTIMENT = BUILTIN_TASKS["sentiment"]
@@ -53,21 +54,10 @@ def result_lines(request_lines: list[str], *, skip: int = 0, responder=model) ->
     """The OpenAI Batch output for request lines, answered by ``responder`` (the first ``skip``
     requests left unanswered)."""
     out = []
-    for number, line in enumerate(request_lines[skip:]):
+    for line in request_lines[skip:]:
         request = json.loads(line)
         text = responder(request["body"]["messages"])
-        out.append(
-            {
-                "id": f"batch_req_{number}",
-                "custom_id": request["custom_id"],
-                "response": {
-                    "status_code": 200,
-                    "request_id": f"req_{number}",
-                    "body": {"choices": [{"index": 0, "message": {"content": text}}]},
-                },
-                "error": None,
-            }
-        )
+        out.append(batch_output_line(request["custom_id"], chat_body(text)))
     return "".join(json.dumps(line) + "\n" for line in out).encode()
 
 
