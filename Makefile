@@ -38,7 +38,7 @@ system-deps:
 	fi
 
 run: install
-	$(PY) -m streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
+	$(PY) -m app.ui.serve --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
 
 test: install
 	$(PY) -m ruff check .

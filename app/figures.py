@@ -552,14 +552,30 @@ def _dark(value: float, low: float, high: float, midpoint: float | None) -> bool
     return half > 0 and abs(value - midpoint) / half > _DARK_FROM
 
 
+# How many relation columns a heatmap cell's printed text fits in (at the page's usual width,
+# ~900 px of plot): beyond the first, n and interval overlapped their neighbours; beyond the
+# second, even the value did. Wider heatmaps print less; the tooltip always carries everything.
+CELL_DETAIL_MAX_COLUMNS = 12
+CELL_VALUE_MAX_COLUMNS = 24
+
+
+def heatmap_cell_text(n_columns: int) -> str:
+    """What each cell of a heatmap with ``n_columns`` relations prints: ``"value, n and 95%
+    interval"``, ``"value"`` or ``""`` (nothing: hover a cell)."""
+    if n_columns <= CELL_DETAIL_MAX_COLUMNS:
+        return "value, n and 95% interval"
+    return "value" if n_columns <= CELL_VALUE_MAX_COLUMNS else ""
+
+
 def heatmap_spec(
     rows: pd.DataFrame | Iterable[Mapping[str, Any]],
     metric: str = "violation_rate",
 ) -> dict[str, Any]:
     """The Analysis heatmap as a Vega-Lite spec (drawn by Streamlit's own Vega chunk, far
     lighter than plotly.js): model (y) × relation (x), coloured by ``metric`` with its scale
-    from ``app.columns``; each cell prints its value, n and 95% interval (and so does its
-    tooltip); cells resting on few cases are faded with a dotted outline, like :func:`heatmap`.
+    from ``app.columns``; each cell prints its value, n and 95% interval, as far as the number
+    of relation columns leaves room (:func:`heatmap_cell_text`), and its tooltip always shows
+    them; cells resting on few cases are faded with a dotted outline, like :func:`heatmap`.
 
     A click selects a cell through the point selection :data:`HEATMAP_SELECTION` over
     ``model`` and ``relation_id``. Models and relations are sorted by name; rows without a
@@ -612,6 +628,22 @@ def heatmap_spec(
         legend["format"] = ".0%"
     ink = {"condition": {"test": "datum.ink == 'white'", "value": "white"}, "value": "black"}
     text_base = {"align": "center", "baseline": "middle"}
+    printed = heatmap_cell_text(len(relations))
+    text_layers = []
+    if printed:
+        text_layers.append(
+            {
+                "mark": {**text_base, "type": "text", "fontWeight": "bold", "dy": -9},
+                "encoding": {"text": {"field": "label"}, "color": ink},
+            }
+        )
+    if printed.startswith("value,"):
+        text_layers.append(
+            {
+                "mark": {**text_base, "type": "text", "fontSize": 10, "dy": 8, "lineBreak": "\n"},
+                "encoding": {"text": {"field": "detail"}, "color": ink},
+            }
+        )
     return {
         "title": label,
         "data": {"values": data},
@@ -668,14 +700,7 @@ def heatmap_spec(
                     "strokeDash": [2, 2],
                 },
             },
-            {
-                "mark": {**text_base, "type": "text", "fontWeight": "bold", "dy": -9},
-                "encoding": {"text": {"field": "label"}, "color": ink},
-            },
-            {
-                "mark": {**text_base, "type": "text", "fontSize": 10, "dy": 8, "lineBreak": "\n"},
-                "encoding": {"text": {"field": "detail"}, "color": ink},
-            },
+            *text_layers,
         ],
         "config": {"view": {"stroke": "transparent"}, "axis": {"grid": False}},
         # SVG: cells are DOM elements (the browser tests find them), and a few hundred is cheap.

@@ -30,11 +30,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_dashboard(env: dict[str, str], output: IO | int = subprocess.DEVNULL) -> Iterator[str]:
-    """The dashboard in its own process on a free port (its URL), stopped afterwards."""
+def serve_dashboard(
+    env: dict[str, str], output: IO | int = subprocess.DEVNULL, script: Path | None = None
+) -> Iterator[str]:
+    """The dashboard in its own process on a free port (its URL), stopped afterwards: started
+    as `make run` does (``python -m app.ui.serve``), or a plain ``streamlit run script``."""
     port = free_port()
+    launcher = ["-m", "app.ui.serve"] if script is None else ["-m", "streamlit", "run", str(script)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+        [sys.executable, *launcher,
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true"],
         cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from tests.browser_support import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,3 +117,33 @@ def test_engine_ratios_are_read_from_the_checkout_bench_engine_measured():
     assert run_all._engine_figure(benchmarks, "engine_vs_bare") == 0.9
     assert run_all._engine_figure(benchmarks, "command_vs_bare") == 0.7
     assert run_all._engine_figure({"engine": {"status": "failed"}}, "engine_vs_bare") is None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")
+def test_browser_bench_prints_medians_and_the_bare_page_baseline(tmp_path):
+    """`bench_analysis_browser.py --quick --repeat 1 --json`: the Analysis page and the bare
+    Streamlit page drawing the same chart are both measured (plumbing only, no timing)."""
+    done = subprocess.run(
+        [sys.executable, "bench/bench_analysis_browser.py", "--quick", "--repeat", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "MORPHSCOPE_BENCH_CACHE": str(tmp_path)},
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: the target missed
+    result = json.loads(done.stdout)
+    assert result["cases"] == 20_000 and result["repeats"] == 1
+    for name in ("cold", "warm"):
+        page, bare = result[name], result["baseline"][name]
+        assert page["first_chart_samples_s"] == [page["first_chart_s"]]
+        assert 0 < page["first_chart_s"] <= page["all_done_s"]
+        assert bare["first_chart_s"] > 0
+        ratio = page["first_chart_s"] / bare["first_chart_s"]
+        assert result[f"{name}_vs_baseline"] == pytest.approx(ratio, abs=1e-3)
+    assert result["first_chart_s"] == max(
+        result["cold"]["first_chart_s"], result["warm"]["first_chart_s"]
+    )
+    assert result["page_error"] is False
+    assert set(result["rerun"]) == {"new_filter_s", "filter_back_s"}

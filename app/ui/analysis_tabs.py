@@ -59,7 +59,7 @@ def render_heatmaps(data: AnalysisView) -> None:
         width="stretch",
     )
     st.caption(
-        "Each cell: the value, n (the PASS + FAIL cases behind it) and the 95% interval. "
+        f"{_cell_text_note(rows)} "
         f"Faded, dotted cells rest on few cases (interval wider than {columns.WIDE_INTERVAL:.0%}"
         f" or, without an interval, fewer than {columns.FEW_CASES} cases): read them with care. "
         "Click a cell (or pick it below) to see its cases."
@@ -72,8 +72,27 @@ def render_heatmaps(data: AnalysisView) -> None:
     state["analysis_last_click"] = clicked
     if state.get("analysis_cell") not in labels:
         state.pop("analysis_cell", None)
-    cell = st.selectbox("Drill down into model × relation", list(labels), key="analysis_cell")
-    _render_drilldown(data, labels[cell], cell)
+    # No cell is open until one is clicked or picked: the page's first paint is the heatmap
+    # alone (a 500-row case table on top of it held back the first chart of a fresh visit).
+    cell = st.selectbox(
+        "Drill down into model × relation",
+        list(labels),
+        index=None,
+        placeholder="Click a cell above, or pick one here (worst first)",
+        key="analysis_cell",
+    )
+    if cell is not None:
+        _render_drilldown(data, labels[cell], cell)
+
+
+def _cell_text_note(rows: list[dict[str, Any]]) -> str:
+    n = "n (the PASS + FAIL cases behind it)"
+    printed = figures.heatmap_cell_text(len({r["relation_id"] for r in rows}))
+    if printed == "value":
+        return f"Each cell prints its value; hover it for {n} and the 95% interval."
+    if not printed:
+        return f"Hover a cell for its value, {n} and the 95% interval."
+    return f"Each cell: the value, {n} and the 95% interval."
 
 
 def case_choice_key(cell: str) -> str:

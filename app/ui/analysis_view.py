@@ -25,6 +25,7 @@ from app.columns import Shown, Unit, format_shown
 from app.embeddings import EmbeddingCache, default_embedder
 from app.triage import false_positive_rates
 from app.ui.components import inert, side_by_side, verdict_badge
+from app.ui.data import sessionless_thread
 from storage import Store
 from storage.analysis import CaseFilter
 
@@ -112,16 +113,25 @@ def prefetch(path: str) -> None:
             return
         _PREFETCHING.add(path)
     threading.Thread(
-        target=_prefetch_default, args=(path,), name="analysis-prefetch", daemon=True
+        target=_prefetch_default,
+        args=(path,),
+        name=sessionless_thread("analysis-prefetch"),
+        daemon=True,
     ).start()
+
+
+def aggregate_default(path: str) -> None:
+    """Compute (or find cached) what a newly opened Analysis page of ``path`` shows first: its
+    filter choices and its unfiltered summary, at the database's current data version."""
+    version = _with_store(path, lambda s: s.data_version())
+    if not is_aggregated(path, version, CaseFilter()):
+        options(path, version)
+        summary(path, version, CaseFilter())
 
 
 def _prefetch_default(path: str) -> None:
     try:
-        version = _with_store(path, lambda s: s.data_version())
-        if not is_aggregated(path, version, CaseFilter()):
-            options(path, version)
-            summary(path, version, CaseFilter())
+        aggregate_default(path)
     except Exception:  # the page's own calls report it
         _LOG.debug("prefetching the Analysis summary failed", exc_info=True)
     finally:

@@ -8,11 +8,37 @@ path and a data version that every write bumps.
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from storage import Store, StoreOpenError, default_db_path
 
 _VERSION_KEY = "data_version"
+
+# Threads that fill the caches outside any session, on purpose (the Analysis prefetch, the
+# launcher's warm start). Streamlit warns once per cached call from such a thread ("missing
+# ScriptRunContext! This warning can be ignored…"): noise in the terminal of `make run`.
+_SESSIONLESS_THREADS: set[str] = set()
+
+
+class _SessionlessThreadFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        thread = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        return not ("missing ScriptRunContext" in record.msg and thread in _SESSIONLESS_THREADS)
+
+
+_CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
+def sessionless_thread(name: str) -> str:
+    """Register ``name`` as a thread that reads cached data outside any session (its missing
+    session is expected: Streamlit's warning about it is dropped). Returns ``name``."""
+    logger = logging.getLogger(_CONTEXT_LOGGER)
+    if not any(isinstance(f, _SessionlessThreadFilter) for f in logger.filters):
+        logger.addFilter(_SessionlessThreadFilter())
+    _SESSIONLESS_THREADS.add(name)
+    return name
 
 
 def get_store() -> Store:

@@ -1,9 +1,11 @@
 """Make every page run inside the entrypoint (shared sidebar, wide layout, navigation).
 
-On a freshly started server, a direct URL such as /analysis is served by Streamlit's older
-``pages/`` auto-discovery before any session has run ``streamlit_app.py`` — the page then runs
-alone, without the sidebar or the page config. Pages call ``require_entrypoint()`` first; if
-the entrypoint has not run in this session, they hand over to it.
+Started with plain ``streamlit run streamlit_app.py``, a freshly started server serves a direct
+URL such as /analysis by Streamlit's older ``pages/`` auto-discovery before any session has run
+``streamlit_app.py`` — the page then runs alone, without the sidebar or the page config. Pages
+call ``require_entrypoint()`` first; if the entrypoint has not run in this session, they hand
+over to it. (``make run`` starts the dashboard through ``app.ui.serve``, which turns that
+discovery off before the first session: there the hand-over never happens.)
 """
 
 from __future__ import annotations
