@@ -296,3 +296,27 @@ def test_heatmap_spec_prints_white_only_on_dark_cells():
     delta = _spec_cells(figures.heatmap_spec(ROWS, "mean_delta"))
     assert delta[("m2", "si.paraphrase")]["ink"] == "white"
     assert delta[("m1", "si.paraphrase")]["ink"] == "black"
+
+
+def _printed_fields(n_relations: int) -> list[str]:
+    rows = [
+        {"model": "m", "relation_id": f"r{i:02d}", "n": 20, "pass": 15, "fail": 5,
+         "violation_rate": 0.25}
+        for i in range(n_relations)
+    ]  # fmt: skip
+    layers = figures.heatmap_spec(rows, "violation_rate")["layer"]
+    return [layer["encoding"]["text"]["field"] for layer in layers if layer["mark"] == "text"
+            or layer["mark"].get("type") == "text"]  # fmt: skip
+
+
+def test_wide_heatmaps_print_less_per_cell_and_keep_it_in_the_tooltip():
+    """At 40 relations the n and interval lines of neighbouring cells overlapped, and the
+    values too: up to 12 columns a cell prints all three, up to 24 its value, beyond nothing."""
+    assert _printed_fields(12) == ["label", "detail"]
+    assert _printed_fields(13) == ["label"]
+    assert _printed_fields(24) == ["label"]
+    assert _printed_fields(25) == []
+    assert figures.heatmap_cell_text(40) == "" and figures.heatmap_cell_text(3).startswith("value,")
+    tooltip = figures.heatmap_spec(SMALL_AND_LARGE, "violation_rate")["encoding"]["tooltip"]
+    assert [t["title"] for t in tooltip] == ["model", "relation", "Violation rate", "n",
+                                            "95% interval"]  # fmt: skip

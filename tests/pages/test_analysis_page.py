@@ -94,6 +94,9 @@ def test_drilldown_selectbox_shows_the_cells_cases(app_db) -> None:
     cell = at.selectbox(key="analysis_cell")
     # cells are offered worst first: A × ad.format has 2 FAIL of 3
     assert cell.options[0] == "A × ad.format"
+    # none is open before a click or a pick: the first paint is the heatmap alone
+    assert cell.value is None and not at.dataframe
+    assert "Click a cell above" in cell.placeholder
     cell.set_value("A × si.paraphrase").run()
     assert not at.exception, at.exception
     cases = dataframe_with(at, "edit distance")
