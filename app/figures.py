@@ -654,7 +654,9 @@ def heatmap_spec(
                 "type": "nominal",
                 "sort": relations,
                 "title": "relation",
-                "axis": {"labelAngle": -45, "labelLimit": 240},
+                # every relation named: Vega otherwise drops labels whose rotated boxes touch
+                # (half of them at 10 columns), though the slanted texts do not overlap
+                "axis": {"labelAngle": -45, "labelLimit": 240, "labelOverlap": False},
             },
             "y": {"field": "model", "type": "nominal", "sort": models, "title": "model"},
             "tooltip": tooltip,

@@ -243,6 +243,7 @@ def test_heatmap_spec_cells_print_value_n_and_interval_like_the_plotly_heatmap()
     assert many["detail"] == "n=60\n35–59%" and many["value"] == 28 / 60
     assert (few["label"], few["n"], few["uncertain"], many["uncertain"]) == ("100%", 4, True, False)
     assert spec["encoding"]["x"]["sort"] == ["few", "many"]  # relations sorted by name
+    assert spec["encoding"]["x"]["axis"]["labelOverlap"] is False  # every column named
     assert spec["title"] == "Violation rate"
 
 
