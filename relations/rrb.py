@@ -155,11 +155,16 @@ def _target_field(task_fields: Sequence[str]) -> str:
     return task_fields[0]
 
 
-def partner_samples(ctx: TransformContext) -> list[tuple[Sample, str]]:
-    """Usable partners: (sample, its text) for the context's field (else the sample's first
-    field), skipping empty ones and copies of the source problem."""
+def partner_samples(ctx: TransformContext, limit: int) -> list[tuple[Sample, str]]:
+    """The first ``limit`` usable partners: (sample, its text) for the context's field (else the
+    sample's first field), skipping empty ones and copies of the source problem.
+
+    Stops at ``limit``: the partners are the rest of the batch, so reading them all made
+    planning quadratic in the number of inputs."""
     source = preprocess(ctx.sample_fields.get(ctx.field, ""))
-    usable = []
+    usable: list[tuple[Sample, str]] = []
+    if limit < 1:
+        return usable
     for partner in ctx.partners:
         if ctx.field in partner.fields:
             text = partner.fields[ctx.field]
@@ -168,12 +173,14 @@ def partner_samples(ctx: TransformContext) -> list[tuple[Sample, str]]:
         problem = preprocess(text)
         if problem.strip() and problem != source:
             usable.append((partner, text))
+            if len(usable) == limit:
+                break
     return usable
 
 
 def _interleaver(interleave: Callable[[str, str], str]) -> Encoder:
     def encode(text: str, ctx: TransformContext) -> tuple[str, str]:
-        partners = partner_samples(ctx)
+        partners = partner_samples(ctx, limit=1)
         if not partners:
             raise NotApplicable("interleaving needs a partner: another sample in the batch")
         partner, partner_text = partners[0]
@@ -188,7 +195,7 @@ def _encode_saturation(text: str, ctx: TransformContext) -> tuple[str, str]:
 
 
 def _encode_overload(text: str, ctx: TransformContext) -> tuple[str, str]:
-    others = partner_samples(ctx)[: int(ctx.params.get("k", 3))]
+    others = partner_samples(ctx, limit=int(ctx.params.get("k", 3)))
     if not others:
         raise NotApplicable("sequential overload needs other samples in the batch")
     ids = ", ".join(partner.id for partner, _ in others)
