@@ -17,7 +17,7 @@ check:
 For each it records the time from the navigation (or the click) to the first chart visible
 (the heatmap's cells drawn: the SVG rects of its Vega-Lite chart) and to the whole page done
 (the script no longer running), and the dashboard process's peak memory. Each is the median of
-``--repeat`` fresh servers (default 3). The **baseline** is a bare Streamlit page
+``--repeat`` fresh servers (default 5). The **baseline** is a bare Streamlit page
 (``bare_chart_app.py``) drawing the same heatmap spec under the same conditions: the floor any
 Streamlit page showing that chart has on this machine; ``cold_vs_baseline`` and
 ``warm_vs_baseline`` are the page's times over it. The target is the first chart in at most 2 s.
@@ -56,9 +56,9 @@ QUICK_CASES = 20_000
 FIRST_CHART = '[data-testid="stVegaLiteChart"] .mark-rect path'
 SCRIPT_DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 TIMEOUT_MS = 120_000
-# Fresh servers per page: wall-clock times on a shared 2-core machine vary by ±0.2 s, so the
+# Fresh servers per page: wall-clock times on a shared 2-core machine vary by ±0.25 s, so the
 # figures are medians.
-REPEATS = 3
+REPEATS = 5
 
 
 # ------------------------------------------------------------------ the database

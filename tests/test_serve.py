@@ -124,3 +124,22 @@ def test_a_served_dashboard_has_the_analysis_summary_ready(tmp_path) -> None:
     # its cached reads outside any session are expected: Streamlit's warning about them is not
     # printed in the terminal
     assert "missing ScriptRunContext" not in text
+
+
+@pytest.mark.parametrize(("autostart", "started"), [("1", True), ("0", False)])
+def test_warm_up_starts_the_embedded_model_unless_autostart_is_off(
+    tmp_path, monkeypatch, autostart, started
+) -> None:
+    import app.embedded
+
+    calls: list[str] = []
+
+    class FakeServer:
+        def ensure_started(self) -> None:
+            calls.append("started")
+
+    monkeypatch.setattr(app.embedded, "get_server", FakeServer)
+    monkeypatch.setenv("MORPHSCOPE_AUTOSTART", autostart)
+    timings = serve.warm_up(str(tmp_path / "none.db"))
+    assert calls == (["started"] if started else [])
+    assert ("embedded model" in timings) is started
