@@ -121,8 +121,23 @@ def heatmap_cells(
     ]
 
 
+# How many relation columns a heatmap cell's printed text fits in (at the page's usual width,
+# ~900 px of plot): beyond the first, n and interval overlapped their neighbours; beyond the
+# second, even the value did. Wider heatmaps print less; the tooltip always carries everything.
+CELL_DETAIL_MAX_COLUMNS = 12
+CELL_VALUE_MAX_COLUMNS = 24
+
+
+def heatmap_cell_text(n_columns: int) -> str:
+    """What each cell of a heatmap with ``n_columns`` relations prints: ``"value, n and 95%
+    interval"``, ``"value"`` or ``""`` (nothing: hover a cell)."""
+    if n_columns <= CELL_DETAIL_MAX_COLUMNS:
+        return "value, n and 95% interval"
+    return "value" if n_columns <= CELL_VALUE_MAX_COLUMNS else ""
+
+
 def _cell_text(cell: HeatmapCell, fmt: str) -> str:
-    """What a cell prints: the value, then n, then the interval, one short line each (narrow
+    """What a cell can print: the value, then n, then the interval, one short line each (narrow
     enough for a cell on a 390 px phone screen)."""
     lines = [f"<b>{format_value(cell.value, fmt)}</b>", f"n={cell.n:,}"]
     if cell.interval_text():
@@ -130,14 +145,25 @@ def _cell_text(cell: HeatmapCell, fmt: str) -> str:
     return "<br>".join(lines)
 
 
+def _printed(text: str, printed: str) -> str:
+    """The part of a cell's text (:func:`_cell_text`) that ``heatmap_cell_text`` leaves room for."""
+    if printed.startswith("value,"):
+        return text
+    return text.split("<br>")[0] if printed else ""
+
+
 def heatmap(
     rows: pd.DataFrame | Iterable[Mapping[str, Any]],
     metric: str = "violation_rate",
     *,
     title: str | None = None,
+    relations_down: bool = False,
 ) -> go.Figure:
     """Model (y) × relation (x) heatmap of ``metric``; every cell prints its value, its n and
-    its 95% interval (where one is known), and so does its tooltip.
+    its 95% interval (where one is known), as far as the number of columns leaves room
+    (:func:`heatmap_cell_text`), and its tooltip always shows them. ``relations_down`` turns it
+    a quarter: relations down the y axis, one row each, models across (for a page of fixed
+    width, such as the HTML report, with more relations than fit across it).
 
     Cells whose interval is wide (few cases) are faded behind a translucent white layer with a
     dotted outline, so 100% from 4 cases does not read like 47% from 60. Missing cells stay
@@ -157,11 +183,18 @@ def heatmap(
     models = sorted(df["model"].astype(str).unique())
     relations = sorted(df["relation_id"].astype(str).unique())
     cells = {(c.model, c.relation_id): c for c in heatmap_cells(df, metric)}
+    # The grid's rows and columns: models × relations, or relations × models turned.
+    across, down = (models, relations) if relations_down else (relations, models)
+
+    def cell_at(row: str, column: str) -> HeatmapCell | None:
+        return cells.get((column, row) if relations_down else (row, column))
+
     z, text, custom = [], [], []
-    for model in models:
+    for row in down:
         z_row, text_row, custom_row = [], [], []
-        for relation_id in relations:
-            cell = cells.get((model, relation_id))
+        for column in across:
+            cell = cell_at(row, column)
+            model, relation_id = (column, row) if relations_down else (row, column)
             z_row.append(cell.value if cell else None)
             text_row.append(_cell_text(cell, fmt) if cell else "")
             custom_row.append(
@@ -176,7 +209,7 @@ def heatmap(
         else ""
     )
     hover = (
-        "model %{y}<br>relation %{x}<br>"
+        "model %{customdata[0]}<br>relation %{customdata[1]}<br>"
         + label
         + " %{hovertext}<br>n = %{customdata[2]}<br>"
         + interval_line
@@ -196,11 +229,24 @@ def heatmap(
         "thickness": 12,
         "tickformat": ".0%" if percent else None,
     }
+    if relations_down:
+        # the models are named on top: the colour bar stands upright beside the first rows
+        colour_bar.update(
+            title={"text": label, "side": "right"},
+            orientation="v",
+            x=1.02,
+            xanchor="left",
+            y=1.0,
+            yanchor="top",
+            len=320,
+            lenmode="pixels",
+        )
+    printed = heatmap_cell_text(len(across))
     trace = go.Heatmap(
         z=z,
-        x=relations,
-        y=models,
-        text=text,
+        x=across,
+        y=down,
+        text=[[_printed(t, printed) for t in row] for row in text],
         texttemplate="%{text}",
         customdata=custom,
         colorscale=scale.colours,
@@ -217,31 +263,30 @@ def heatmap(
         trace.update(zmid=scale.midpoint)
     fig.add_trace(trace)
     # Fade uncertain cells: a translucent white square over the colour, outlined dotted.
-    for (model, relation_id), cell in cells.items():
-        if cell.uncertain:
-            x, y = relations.index(relation_id), models.index(model)
-            fig.add_shape(
-                type="rect",
-                x0=x - 0.5,
-                x1=x + 0.5,
-                y0=y - 0.5,
-                y1=y + 0.5,
-                fillcolor="rgba(255,255,255,0.5)",
-                line={"color": "#888", "width": 1, "dash": "dot"},
-                layer="above",
-                name="uncertain",
-            )
+    for y, row in enumerate(down):
+        for x, column in enumerate(across):
+            cell = cell_at(row, column)
+            if cell is not None and cell.uncertain:
+                fig.add_shape(
+                    type="rect",
+                    x0=x - 0.5,
+                    x1=x + 0.5,
+                    y0=y - 0.5,
+                    y1=y + 0.5,
+                    fillcolor="rgba(255,255,255,0.5)",
+                    line={"color": "#888", "width": 1, "dash": "dot"},
+                    layer="above",
+                    name="uncertain",
+                )
     # Streamlit reports no selection for heatmap traces (streamlit/streamlit#8760), so every
     # filled cell also gets an invisible square marker: clicking it selects the point, whose
     # customdata names the cell.
-    filled = [
-        (i, j) for i in range(len(models)) for j in range(len(relations)) if z[i][j] is not None
-    ]
+    filled = [(i, j) for i in range(len(down)) for j in range(len(across)) if z[i][j] is not None]
     fig.add_trace(
         go.Scatter(
             name="cells",
-            x=[relations[j] for _, j in filled],
-            y=[models[i] for i, _ in filled],
+            x=[across[j] for _, j in filled],
+            y=[down[i] for i, _ in filled],
             customdata=[custom[i][j] for i, j in filled],
             text=[text[i][j] for i, j in filled],
             hovertext=[format_value(z[i][j], fmt) for i, j in filled],
@@ -251,24 +296,41 @@ def heatmap(
             showlegend=False,
         )
     )
+    across_title, down_title = ("model", "relation") if relations_down else ("relation", "model")
+    # A model row is tall (the dashboard's cells are near square); a relation row holds the
+    # three lines of a cell's text when they are printed, else one.
+    if not relations_down:
+        row_px = 2 * _HEIGHT_PER_ROW
+    else:
+        row_px = 48 if printed.startswith("value,") else 26
     fig.update_layout(
         title=title or label,
         xaxis={
-            "title": "relation",
-            "tickangle": -45,
+            "title": across_title,
+            # turned, the chart is tall: the models are named on top, where reading starts
+            "side": "top" if relations_down else "bottom",
+            "tickangle": 0 if relations_down else -45,
             "type": "category",
+            # every column named (plotly otherwise skips every other one on wide heatmaps)
+            "tickmode": "linear",
+            "dtick": 1,
+            "range": [-0.5, len(across) - 0.5],
             "showgrid": False,
             "automargin": True,
         },
         yaxis={
-            "title": "model",
+            "title": down_title,
             "type": "category",
-            "autorange": "reversed",
+            # first row on top; ranges fixed to the cells (the click layer's markers made
+            # autorange pad a blank band around them)
+            "range": [len(down) - 0.5, -0.5],
             "showgrid": False,
             "automargin": True,
+            "tickmode": "linear",
+            "dtick": 1,
         },
         plot_bgcolor="white",  # missing cells show as blank, not as a coloured value
-        height=max(300, 210 + 2 * _HEIGHT_PER_ROW * len(models)),
+        height=max(300, 210 + row_px * len(down)),
         margin={"l": 10, "r": 10, "t": 110, "b": 10},
     )
     return fig
@@ -550,21 +612,6 @@ def _dark(value: float, low: float, high: float, midpoint: float | None) -> bool
         return high > low and (value - low) / (high - low) > _DARK_FROM
     half = max(abs(low - midpoint), abs(high - midpoint))
     return half > 0 and abs(value - midpoint) / half > _DARK_FROM
-
-
-# How many relation columns a heatmap cell's printed text fits in (at the page's usual width,
-# ~900 px of plot): beyond the first, n and interval overlapped their neighbours; beyond the
-# second, even the value did. Wider heatmaps print less; the tooltip always carries everything.
-CELL_DETAIL_MAX_COLUMNS = 12
-CELL_VALUE_MAX_COLUMNS = 24
-
-
-def heatmap_cell_text(n_columns: int) -> str:
-    """What each cell of a heatmap with ``n_columns`` relations prints: ``"value, n and 95%
-    interval"``, ``"value"`` or ``""`` (nothing: hover a cell)."""
-    if n_columns <= CELL_DETAIL_MAX_COLUMNS:
-        return "value, n and 95% interval"
-    return "value" if n_columns <= CELL_VALUE_MAX_COLUMNS else ""
 
 
 def heatmap_spec(

@@ -321,3 +321,40 @@ def test_wide_heatmaps_print_less_per_cell_and_keep_it_in_the_tooltip():
     tooltip = figures.heatmap_spec(SMALL_AND_LARGE, "violation_rate")["encoding"]["tooltip"]
     assert [t["title"] for t in tooltip] == ["model", "relation", "Violation rate", "n",
                                             "95% interval"]  # fmt: skip
+
+
+def test_heatmap_turned_lists_relations_down_and_keeps_every_cell():
+    """``relations_down`` (the HTML report, past 8 relations): relations on y, models on x,
+    the same cells, text, click data and faded squares, only turned; the ranges fit the cells."""
+    rows = [*SMALL_AND_LARGE, {**SMALL_AND_LARGE[1], "model": "m2"}]
+    fig = figures.heatmap(rows, "violation_rate", relations_down=True)
+    trace, clicks = fig.data
+    assert list(trace.x) == ["m", "m2"] and list(trace.y) == ["few", "many"]
+    assert [list(row) for row in trace.z] == [[1.0, None], [28 / 60, 28 / 60]]
+    assert trace.text[1][0] == "<b>47%</b><br>n=60<br>35–59%"  # 2 columns: all three lines
+    assert [list(c)[:2] for c in clicks.customdata] == [["m", "few"], ["m", "many"], ["m2", "many"]]
+    assert list(zip(clicks.x, clicks.y, strict=True)) == [
+        ("m", "few"),
+        ("m", "many"),
+        ("m2", "many"),
+    ]
+    shapes = fig.layout.shapes  # only m × few is uncertain: column 0, row 0
+    assert [(s.x0, s.x1, s.y0, s.y1) for s in shapes] == [(-0.5, 0.5, -0.5, 0.5)]
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("model", "relation")
+    assert fig.layout.xaxis.side == "top" and fig.layout.xaxis.range == (-0.5, 1.5)
+    assert fig.layout.yaxis.range == (1.5, -0.5)  # first relation on top
+    assert trace.colorbar.orientation == "v"
+
+
+def test_plotly_heatmap_prints_less_on_wide_heatmaps_and_names_every_column():
+    rows = [
+        {"model": "m", "relation_id": f"r{i:02d}", "n": 20, "pass": 15, "fail": 5,
+         "violation_rate": 0.25}
+        for i in range(30)
+    ]  # fmt: skip
+    fig = figures.heatmap(rows, "violation_rate")
+    assert {t for t in fig.data[0].text[0]} == {""}  # 30 columns: nothing printed
+    assert fig.data[1].text[0].startswith("<b>25%</b><br>n=20")  # the click layer keeps it
+    assert (fig.layout.xaxis.tickmode, fig.layout.xaxis.dtick) == ("linear", 1)
+    turned = figures.heatmap(rows, "violation_rate", relations_down=True)
+    assert turned.data[0].text[0][0].startswith("<b>25%</b><br>n=20")  # 1 column: all of it

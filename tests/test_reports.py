@@ -356,3 +356,22 @@ def test_report_figures_keep_their_labels_and_colours_under_streamlits_template(
     assert fig.layout.width <= 703  # A4 between 12 mm margins, at 96 px per inch
     assert fig.layout.legend.yanchor == "bottom"  # above the plot, clear of the tick labels
     assert list(filter_items(CaseFilter())) == []
+
+
+def test_html_report_turns_heatmaps_with_more_relations_than_fit_across(seeded, monkeypatch):
+    from app import figures
+
+    turned: list[bool] = []
+    original = figures.heatmap
+
+    def recording(rows, metric="violation_rate", **options):
+        turned.append(options.get("relations_down", False))
+        return original(rows, metric, **options)
+
+    monkeypatch.setattr(figures, "heatmap", recording)
+    render_html_report(seeded)
+    assert turned and not any(turned)  # the seeded store has few relations: left to right
+    turned.clear()
+    monkeypatch.setattr("app.reports.html_report._RELATIONS_ACROSS_MAX", 1)
+    render_html_report(seeded)
+    assert turned and all(turned)

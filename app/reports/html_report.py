@@ -18,6 +18,9 @@ from storage.analysis import CaseFilter
 # (186 mm ≈ 703 px; letter is wider), so they print exactly as they show on screen.
 _PAGE_WIDTH_PX = 980
 _FIGURE_WIDTH_PX = 690
+# A heatmap with more relations than this lists them down the page (8 columns of ~50 px each:
+# beyond that, a cell's "n=1,234" and "12–34%" overflowed it).
+_RELATIONS_ACROSS_MAX = 8
 
 _CSS = f"""
 body{{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#222;
@@ -167,9 +170,13 @@ def render_html_report(
     parts.append(html_table(summary["models"], columns.REPORT_MODEL_TABLE))
     if summary["rows"]:
         parts.append("<h2>Heatmaps (model × relation)</h2>")
+        # More relations than a printed page's plot area (~420 px) holds with each cell's text
+        # legible: one row per relation instead.
+        n_relations = len({row["relation_id"] for row in summary["rows"]})
+        turned = n_relations > _RELATIONS_ACROSS_MAX
         for metric in ("violation_rate", "mean_delta", "mean_similarity"):
             if any(row.get(metric) is not None for row in summary["rows"]):
-                figure(figures.heatmap(summary["rows"], metric))
+                figure(figures.heatmap(summary["rows"], metric, relations_down=turned))
         parts.append("<h2>Distributions</h2>")
         for column, label in (("delta", "Δ"), ("output_similarity", "output similarity")):
             box_rows, stride = metrics.box_stats(store, flt, column)
