@@ -83,9 +83,13 @@ def _wait_for_runtime(timeout_s: float) -> bool:
 
 
 def import_pages() -> None:
-    """Import what the page scripts import (a page's first run then only runs it)."""
+    """Import what the page scripts import (a page's first run then only runs it). A module
+    that fails to import is logged and skipped: its page shows the error when opened."""
     for name in page_imports():
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except Exception:
+            _LOG.warning("warm start: importing %s failed", name, exc_info=True)
 
 
 def warm_up(db_path: str | None = None) -> dict[str, float]:
