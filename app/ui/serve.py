@@ -3,15 +3,16 @@
 ``streamlit run`` imports nothing of ours until the first browser session runs a page, so the
 first visitor waits for the page's imports and, on the Analysis page, for the whole database to be
 aggregated (≈ 1 s at 500,000 cases). This launcher starts the same server (every option is passed
-to ``streamlit run streamlit_app.py``) and, in a background thread once the server's runtime
-exists:
+to ``streamlit run streamlit_app.py``), and:
 
-- imports the modules the pages import (found in ``pages/*.py`` themselves, so the list never
-  goes stale);
-- starts the embedded model, as the first page load would (unless ``MORPHSCOPE_AUTOSTART=0``);
-- aggregates the Analysis page's unfiltered view of the default database into the page's own
-  ``st.cache_data`` caches (keyed by the database's data version: if anything is written
-  meanwhile, the page simply computes the new numbers).
+- before the server listens, imports the modules the pages import (found in ``pages/*.py``
+  themselves, so the list never goes stale) and turns off Streamlit's legacy ``pages/``
+  discovery, so a direct URL such as ``/analysis`` is served by ``st.navigation`` at once;
+- in a background thread, once the server's runtime exists, starts the embedded model, as the
+  first page load would (unless ``MORPHSCOPE_AUTOSTART=0``), and aggregates the Analysis page's
+  unfiltered view of the default database into the page's own ``st.cache_data`` caches (keyed
+  by the database's data version: if anything is written meanwhile, the page simply computes
+  the new numbers).
 
 Nothing of this is required: a page that comes first waits for the same cached computation
 (``st.cache_data`` computes a key once) or does it itself; a failure is logged, never raised.
