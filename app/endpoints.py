@@ -116,51 +116,43 @@ def _not_openai(what: str, exc: BaseException) -> str:
 
 
 async def _test_connection(endpoint: Endpoint, try_chat: bool) -> ConnectionReport:
-    # app.clients imports this module (keys, URLs), so it is imported here, not at the top;
-    # so is the SDK (0.7 s of imports), which only the connection test and pre-flight use.
-    import openai
-
+    # app.clients imports this module (keys, URLs), so it is imported here, not at the top.
     from app.clients import RetryPolicy, make_client
-    from app.clients.openai_compatible import async_openai, describe_error
+    from app.clients.openai_compatible import describe_error, list_models
 
     try:
-        client = async_openai(endpoint, timeout_s=min(endpoint.timeout_s, 15.0))
+        validate_base_url(endpoint.base_url)
     except ValueError as exc:
         return ConnectionReport(False, str(exc))
+    timeout_s = min(endpoint.timeout_s, 15.0)
     try:
+        models = await list_models(endpoint, timeout_s)
+    except (ValueError, TypeError) as exc:  # a body that is not JSON, or JSON of another shape
+        return ConnectionReport(False, _not_openai("the models list", exc))
+    except Exception as exc:  # an HTTP error status, a refused connection, a timeout
+        return ConnectionReport(False, f"listing models failed — {describe_error(exc, timeout_s)}")
+    if models and endpoint.model not in models:
+        return ConnectionReport(
+            False,
+            f"model {endpoint.model!r} is not served here; available: {', '.join(models)}",
+            models,
+        )
+    reply = None
+    if try_chat:
+        chat = make_client(endpoint, RetryPolicy(max_retries=0))
         try:
-            page = await client.models.list()
-            models = tuple(sorted(str(m.id) for m in page.data if getattr(m, "id", None)))
-        except openai.OpenAIError as exc:
-            return ConnectionReport(False, f"listing models failed — {describe_error(exc)}")
-        except Exception as exc:  # a body that is not JSON, or JSON of another shape
-            return ConnectionReport(False, _not_openai("the models list", exc))
-        if models and endpoint.model not in models:
-            return ConnectionReport(
-                False,
-                f"model {endpoint.model!r} is not served here; available: {', '.join(models)}",
-                models,
+            completion = await chat.complete(
+                [{"role": "user", "content": "Reply with the word: ready"}],
+                {"max_tokens": 8, "temperature": 0.0},
             )
-        reply = None
-        if try_chat:
-            chat = make_client(endpoint, RetryPolicy(max_retries=0))
-            try:
-                completion = await chat.complete(
-                    [{"role": "user", "content": "Reply with the word: ready"}],
-                    {"max_tokens": 8, "temperature": 0.0},
-                )
-            except Exception as exc:  # a malformed body the client did not turn into an error
-                return ConnectionReport(False, _not_openai("the chat completion", exc), models)
-            finally:
-                await chat.close()
-            if not completion.ok:
-                return ConnectionReport(
-                    False, f"chat completion failed — {completion.error}", models
-                )
-            reply = completion.text
-        return ConnectionReport(True, f"connected; {len(models)} model(s) listed", models, reply)
-    finally:
-        await client.close()
+        except Exception as exc:  # a malformed body the client did not turn into an error
+            return ConnectionReport(False, _not_openai("the chat completion", exc), models)
+        finally:
+            await chat.close()
+        if not completion.ok:
+            return ConnectionReport(False, f"chat completion failed — {completion.error}", models)
+        reply = completion.text
+    return ConnectionReport(True, f"connected; {len(models)} model(s) listed", models, reply)
 
 
 # Pre-flight: short, so a dead endpoint is reported in seconds, not after a run of ERRORs.
@@ -170,37 +162,36 @@ _FATAL_STATUS = {400, 401, 403, 404}
 
 
 async def _preflight(endpoint: Endpoint) -> str | None:
-    import openai
-
     from app.clients import RetryPolicy, make_client
-    from app.clients.openai_compatible import async_openai, describe_error
+    from app.clients.openai_compatible import (
+        CONNECTION_FAILURES,
+        TIMEOUTS,
+        ChatStatusError,
+        describe_error,
+        list_models,
+    )
 
     try:
-        client = async_openai(endpoint, timeout_s=min(endpoint.timeout_s, PREFLIGHT_TIMEOUT_S))
+        validate_base_url(endpoint.base_url)
     except ValueError as exc:
         return str(exc)
     where = f"{endpoint.base_url} ({endpoint.model})"
+    timeout_s = min(endpoint.timeout_s, PREFLIGHT_TIMEOUT_S)
     try:
-        try:
-            page = await client.models.list()
-            models = tuple(sorted(str(m.id) for m in page.data))
-        except openai.APIStatusError as exc:
-            if exc.status_code in (401, 403):
-                return f"{where} refused the key — {describe_error(exc)}"
-            models = ()  # no models list here (404) or a hiccup: one tiny chat decides
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            return f"cannot reach {where} — {describe_error(exc, PREFLIGHT_TIMEOUT_S)}"
-        except Exception as exc:
-            return f"{where} is not an OpenAI-compatible server — {describe_error(exc)}"[:300]
-        if models:
-            if endpoint.model in models:
-                return None
-            shown = ", ".join(models[:10]) + (" …" if len(models) > 10 else "")
-            return (
-                f"model {endpoint.model!r} is not served at {endpoint.base_url}; available: {shown}"
-            )
-    finally:
-        await client.close()
+        models = await list_models(endpoint, timeout_s)
+    except ChatStatusError as exc:
+        if exc.status_code in (401, 403):
+            return f"{where} refused the key — {describe_error(exc)}"
+        models = ()  # no models list here (404) or a hiccup: one tiny chat decides
+    except (*TIMEOUTS, *CONNECTION_FAILURES) as exc:
+        return f"cannot reach {where} — {describe_error(exc, timeout_s)}"
+    except Exception as exc:
+        return f"{where} is not an OpenAI-compatible server — {describe_error(exc)}"[:300]
+    if models:
+        if endpoint.model in models:
+            return None
+        shown = ", ".join(models[:10]) + (" …" if len(models) > 10 else "")
+        return f"model {endpoint.model!r} is not served at {endpoint.base_url}; available: {shown}"
     chat = make_client(endpoint, RetryPolicy(max_retries=1, total_s=PREFLIGHT_TIMEOUT_S * 2))
     try:
         completion = await chat.complete(

@@ -391,6 +391,33 @@ def test_connection_test_reports_malformed_bodies(raw_server, models_body, chat_
     assert "\n" not in report.message
 
 
+@pytest.mark.parametrize(
+    ("models_body", "expected"),
+    [
+        (b'{"data": [{"id": "b"}, {"id": "a"}, {"nope": 1}, "x", {"id": ""}]}', ("a", "b")),
+        (b'{"object": "list", "data": []}', ()),
+        (b'{"data": "many"}', TypeError),
+        (b"[1, 2]", TypeError),
+        (b'{"data": [', ValueError),
+    ],
+)
+def test_list_models_reads_only_well_formed_ids(raw_server, models_body, expected):
+    """The lean models list (connection test, pre-flight): sorted ids, entries without one
+    left out; a body that is not JSON is a ValueError, JSON of another shape a TypeError."""
+    import asyncio
+
+    from app.clients.openai_compatible import list_models
+    from core.types import Endpoint
+
+    raw_server.models_body = models_body
+    endpoint = Endpoint(name="raw", base_url=raw_server.base_url, model="m")
+    if isinstance(expected, tuple):
+        assert asyncio.run(list_models(endpoint, 5.0)) == expected
+    else:
+        with pytest.raises(expected):
+            asyncio.run(list_models(endpoint, 5.0))
+
+
 # ---------------------------------------------------------------- LLMorph import: all or nothing
 
 

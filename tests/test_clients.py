@@ -232,12 +232,19 @@ class RecordingHTTP11Server:
                 super().setup()
                 owner.connections += 1
 
+            def do_GET(self) -> None:
+                owner.requests.append({"path": self.path, "headers": dict(self.headers)})
+                self._answer(MODELS_ANSWER)
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 owner.requests.append(
                     {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
                 )
-                status, headers, data = owner.answers.pop(0) if owner.answers else CHAT_ANSWER
+                self._answer(CHAT_ANSWER)
+
+            def _answer(self, default: tuple[int, dict[str, str], bytes]) -> None:
+                status, headers, data = owner.answers.pop(0) if owner.answers else default
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(name, value)
@@ -268,6 +275,7 @@ class RecordingHTTP11Server:
         self.server.server_close()
 
 
+MODELS_ANSWER = (200, {}, json.dumps({"object": "list", "data": [{"id": "m"}]}).encode())
 CHAT_ANSWER = (
     200,
     {},
@@ -352,6 +360,35 @@ def test_the_key_is_sent_only_when_one_is_set(http11, monkeypatch, tmp_path):
     _calls(with_env, "c")
     auth = [request["headers"].get("Authorization") for request in http11.requests]
     assert auth == [None, None, "Bearer sk-test"]
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_models_list_is_a_get_with_the_key_on_the_lean_path(
+    scheme, monkeypatch, tmp_path, tls_files
+):
+    """``list_models`` (the connection test and the pre-flight): GET {base}/models with the key,
+    over the same transports as the calls (our HTTP/1.1 pool; httpcore2's over TLS)."""
+    from app.clients.openai_compatible import ChatStatusError, list_models
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MORPHSCOPE_TEST_KEY", "sk-test")
+    monkeypatch.setenv("SSL_CERT_FILE", tls_files[0])
+    server = RecordingHTTP11Server(tls=tls_files if scheme == "https" else None)
+    try:
+        endpoint = Endpoint(
+            name="h", base_url=server.base_url, model="m", api_key_env="MORPHSCOPE_TEST_KEY"
+        )
+        assert asyncio.run(list_models(endpoint, 5.0)) == ("m",)
+        server.answers = [(401, {}, b'{"error": {"message": "bad key"}}')]
+        with pytest.raises(ChatStatusError) as refused:
+            asyncio.run(list_models(endpoint, 5.0))
+    finally:
+        server.close()
+    assert (refused.value.status_code, refused.value.message) == (401, "bad key")
+    first = server.requests[0]
+    assert first["path"] == "/v1/models"
+    assert first["headers"]["Authorization"] == "Bearer sk-test"
+    assert "Content-Type" not in first["headers"] and "body" not in first
 
 
 def test_calls_reuse_one_keep_alive_connection(http11):
@@ -610,6 +647,28 @@ def test_the_call_path_does_not_import_the_openai_sdk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_connection_test_and_the_pre_flight_do_not_import_the_openai_sdk():
+    """Both list the models on the lean path: a run's start no longer pays the SDK's import
+    (≈ 0.45 s of CPU). Against a refused port, each still answers with its one-line message."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from app.endpoints import preflight, test_connection\n"
+        "from core.types import Endpoint\n"
+        "endpoint = Endpoint(name='n', base_url='http://127.0.0.1:9/v1', model='m')\n"
+        "print(preflight(endpoint))\n"
+        "print(test_connection(endpoint).message)\n"
+        "print('openai' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    problem, message, imported = out.stdout.strip().splitlines()
+    assert problem.startswith("cannot reach http://127.0.0.1:9/v1 (m) — connection failed")
+    assert message.startswith("listing models failed — connection failed")
+    assert imported == "False"
 
 
 def test_a_plain_http_request_is_sent_in_one_piece():

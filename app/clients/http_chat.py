@@ -345,10 +345,11 @@ def _same_server_redirect(url: httpcore2.URL, reply: ChatReply) -> httpcore2.URL
 
 class ChatHTTP:
     """POSTs chat bodies to ``{base_url}/chat/completions`` over one pool (create in the loop
-    that uses it; close it after)."""
+    that uses it; close it after); GETs other paths of the API (the models list) on it too."""
 
     def __init__(self, base_url: str, api_key: str | None) -> None:
-        text_url = f"{base_url.rstrip('/')}/chat/completions"
+        self._base_url = base_url.rstrip("/")
+        text_url = f"{self._base_url}/chat/completions"
         self._url = httpcore2.URL(text_url)
         host = self._url.host
         if b":" in host:  # an IPv6 address is bracketed in the Host header
@@ -375,9 +376,19 @@ class ChatHTTP:
         """
         content = json.dumps(body, ensure_ascii=False).encode()
         headers = [*self._headers, (b"Content-Length", str(len(content)).encode())]
-        url = self._url
+        return await self._send(b"POST", self._url, headers, content)
+
+    async def get(self, path: str) -> ChatReply:
+        """GET ``{base_url}/{path}`` (e.g. ``models``) on the same pool; the whole answer."""
+        url = httpcore2.URL(f"{self._base_url}/{path.lstrip('/')}")
+        headers = [(name, value) for name, value in self._headers if name != b"Content-Type"]
+        return await self._send(b"GET", url, headers, b"")
+
+    async def _send(
+        self, method: bytes, url: httpcore2.URL, headers: list[tuple[bytes, bytes]], content: bytes
+    ) -> ChatReply:
         for _ in range(MAX_REDIRECTS + 1):
-            request = httpcore2.Request(b"POST", url, headers=headers, content=content)
+            request = httpcore2.Request(method, url, headers=headers, content=content)
             response = await self._transport.exchange(request)
             reply = ChatReply(
                 response.status,
