@@ -59,3 +59,20 @@ def serve_dashboard(
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+# What a page shows when a script run failed (the Python error text Streamlit renders).
+TRACEBACK_MARKERS = ("Traceback (most recent call last)", "TypeError:", "KeyError:")
+
+
+def screenshot(page, folder: Path, name: str) -> None:
+    """A full-page screenshot ``folder/name.png`` (kept as a test artifact)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def assert_no_traceback(page, where: str) -> None:
+    """Fail when the page shows a Python error (``where`` names the step)."""
+    body = page.inner_text("body")
+    for marker in TRACEBACK_MARKERS:
+        assert marker not in body, f"{where} shows {marker!r}"

@@ -17,7 +17,15 @@ import pytest
 
 from core.types import Endpoint
 from storage import Store
-from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT, free_port, serve_dashboard
+from tests.browser_support import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    ROOT,
+    assert_no_traceback,
+    free_port,
+    screenshot,
+    serve_dashboard,
+)
 from tests.fake_openai import batch_output_line, chat_body, echo_sentiment
 
 pytestmark = [
@@ -25,7 +33,6 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
 ]
 ARTIFACTS = ROOT / "test-artifacts" / "batch"
-TRACEBACK_MARKERS = ("Traceback (most recent call last)", "TypeError:", "KeyError:")
 
 
 @pytest.fixture
@@ -53,14 +60,7 @@ def answer(requests: Path, results: Path) -> int:
 
 
 def _shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def _no_traceback(page, where: str) -> None:
-    body = page.inner_text("body")
-    for marker in TRACEBACK_MARKERS:
-        assert marker not in body, f"{where} shows {marker!r}"
+    screenshot(page, ARTIFACTS, name)
 
 
 def test_export_download_answer_upload_and_the_run_is_done(dashboard, tmp_path):
@@ -79,7 +79,7 @@ def test_export_download_answer_upload_and_the_run_is_done(dashboard, tmp_path):
         page.get_by_role("button", name="Export as batch").click()
         download_button = page.get_by_role("button", name=re.compile(r"^Download batch-"))
         expect(download_button).to_be_visible(timeout=120_000)
-        _no_traceback(page, "Probe after the export")
+        assert_no_traceback(page, "Probe after the export")
         _shot(page, "01-exported")
         with page.expect_download() as download_info:
             download_button.click()
@@ -98,7 +98,7 @@ def test_export_download_answer_upload_and_the_run_is_done(dashboard, tmp_path):
         page.get_by_role("button", name="Import batch results").click()
         expect(page.get_by_text(f"Run {run['id']} is done.")).to_be_visible(timeout=120_000)
         expect(page.get_by_text(f"Batch run {run['id']}")).to_be_visible()
-        _no_traceback(page, "Probe after the import")
+        assert_no_traceback(page, "Probe after the import")
         _shot(page, "02-imported")
         browser.close()
     (run,) = Store(db).runs()

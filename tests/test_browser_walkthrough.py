@@ -18,7 +18,14 @@ import pytest
 
 from core.types import Endpoint
 from storage import Store
-from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT, serve_dashboard
+from tests.browser_support import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    ROOT,
+    assert_no_traceback,
+    screenshot,
+    serve_dashboard,
+)
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
 pytestmark = [
@@ -27,7 +34,6 @@ pytestmark = [
 ]
 ARTIFACTS = ROOT / "test-artifacts" / "walkthrough"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-TRACEBACK_MARKERS = ("Traceback (most recent call last)", "TypeError:", "KeyError:")
 ANALYSIS_TABS = (
     "Heatmaps", "Distributions", "Robustness", "Severity", "Breakdown", "Statistics",
     "Compare runs", "Downloads", "Definitions",
@@ -87,14 +93,7 @@ class Watch:
 
 
 def _shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def _no_traceback(page, where: str) -> None:
-    body = page.inner_text("body")
-    for marker in TRACEBACK_MARKERS:
-        assert marker not in body, f"{where} shows {marker!r}"
+    screenshot(page, ARTIFACTS, name)
 
 
 def _open(page, title: str) -> None:
@@ -128,7 +127,7 @@ def test_a_new_user_walks_through_probe_analysis_triage_and_the_report(dashboard
             timeout=120_000
         )
         assert fake_model.stats.chat_calls > 0
-        _no_traceback(page, "Probe")
+        assert_no_traceback(page, "Probe")
         _shot(page, "02-probe-results")
 
         # 2. Analysis (through the results' link): every tab renders, none with a traceback.
@@ -139,7 +138,7 @@ def test_a_new_user_walks_through_probe_analysis_triage_and_the_report(dashboard
             page.wait_for_timeout(300)
             page.wait_for_load_state("networkidle")
             expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true")
-            _no_traceback(page, f"Analysis › {tab}")
+            assert_no_traceback(page, f"Analysis › {tab}")
             _shot(page, f"03-analysis-{tab.lower().replace(' ', '-')}")
 
         # 3. The HTML report from the Downloads tab, opened in the browser.
@@ -158,7 +157,7 @@ def test_a_new_user_walks_through_probe_analysis_triage_and_the_report(dashboard
 
         # 4. Triage: a name, then one label by keyboard (1 = Confirmed).
         _open(page, "Triage")
-        _no_traceback(page, "Triage")
+        assert_no_traceback(page, "Triage")
         name = page.get_by_role("textbox", name="Your name (labeler)")
         name.fill("walker")
         name.press("Enter")
@@ -210,7 +209,7 @@ def test_cancel_stops_the_run_at_once_and_a_reload_offers_resume(dashboard, fake
         expect(page.get_by_text("Source and follow-up, side by side")).to_be_visible(
             timeout=120_000
         )
-        _no_traceback(page, "Probe after Resume")
+        assert_no_traceback(page, "Probe after Resume")
         _shot(page, "11-resumed")
         browser.close()
     watch.assert_clean()

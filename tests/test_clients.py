@@ -330,6 +330,20 @@ def _calls(endpoint: Endpoint, *prompts: str, retry: RetryPolicy | None = None, 
     return asyncio.run(run())
 
 
+def _calls_at_once(endpoint: Endpoint, count: int) -> list[Completion]:
+    """``count`` prompts sent together through one client (its concurrency bounds them)."""
+
+    async def run() -> list[Completion]:
+        client = OpenAIClient(endpoint, RetryPolicy(max_retries=0))
+        try:
+            messages = [[{"role": "user", "content": f"p{i}"}] for i in range(count)]
+            return await asyncio.gather(*(client.complete(m, {}) for m in messages))
+        finally:
+            await client.close()
+
+    return asyncio.run(run())
+
+
 def test_a_call_posts_model_messages_and_params_to_chat_completions(http11):
     endpoint = Endpoint(name="h", base_url=http11.base_url + "/", model="m")
     (completion,) = _calls(endpoint, "hi", params={"temperature": 0.0, "max_tokens": 4})
@@ -411,16 +425,7 @@ def test_a_kept_alive_connection_the_server_closed_is_not_a_failed_call(http11):
 
 def test_concurrent_calls_open_at_most_concurrency_connections(http11):
     endpoint = Endpoint(name="h", base_url=http11.base_url, model="m", concurrency=3)
-
-    async def run() -> list[Completion]:
-        client = OpenAIClient(endpoint, RetryPolicy(max_retries=0))
-        try:
-            messages = [[{"role": "user", "content": f"p{i}"}] for i in range(12)]
-            return await asyncio.gather(*(client.complete(m, {}) for m in messages))
-        finally:
-            await client.close()
-
-    assert all(c.ok for c in asyncio.run(run()))
+    assert all(c.ok for c in _calls_at_once(endpoint, 12))
     assert len(http11.requests) == 12 and http11.connections <= 3
 
 
@@ -561,16 +566,7 @@ def test_an_https_endpoint_that_offers_http2_gets_it(tls_files, monkeypatch):
     server = H2ChatServer(tls_files)
     try:
         endpoint = Endpoint(name="h", base_url=server.base_url, model="m", concurrency=4)
-
-        async def run() -> list[Completion]:
-            client = OpenAIClient(endpoint, RetryPolicy(max_retries=0))
-            try:
-                messages = [[{"role": "user", "content": f"p{i}"}] for i in range(6)]
-                return await asyncio.gather(*(client.complete(m, {}) for m in messages))
-            finally:
-                await client.close()
-
-        completions = asyncio.run(run())
+        completions = _calls_at_once(endpoint, 6)
     finally:
         server.close()
     assert [c.text for c in completions] == ["positive"] * 6, completions[0].error

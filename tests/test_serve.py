@@ -56,7 +56,7 @@ def test_warm_up_aggregates_what_the_analysis_page_shows_first(tmp_path) -> None
     version = _seeded(db)
     assert not analysis_view.is_aggregated(str(db), version, CaseFilter())
     timings = serve.warm_up(str(db))
-    assert set(timings) == {"imports", "analysis summary"}  # autostart is off in tests
+    assert set(timings) == {"analysis summary"}  # autostart is off in tests
     assert analysis_view.is_aggregated(str(db), version, CaseFilter())
     # the page's own call is now a cache hit with the same numbers
     assert analysis_view.summary(str(db), version, CaseFilter())["n_cases"] == 21

@@ -94,8 +94,9 @@ def import_pages() -> None:
 
 
 def warm_up(db_path: str | None = None) -> dict[str, float]:
-    """Import the pages' modules, start the embedded model (if autostart is on) and aggregate the
-    Analysis page's unfiltered view of ``db_path`` (the default database when None).
+    """Start the embedded model (if autostart is on) and aggregate the Analysis page's
+    unfiltered view of ``db_path`` (the default database when None). The pages' modules are
+    imported before this, by :func:`main`, before the server listens.
 
     Returns the seconds each step took (for the log); steps that fail are logged and skipped."""
     timings: dict[str, float] = {}
@@ -108,7 +109,6 @@ def warm_up(db_path: str | None = None) -> dict[str, float]:
             _LOG.warning("warm start: %s failed", name, exc_info=True)
         timings[name] = round(time.perf_counter() - start, 3)
 
-    step("imports", import_pages)
     if os.environ.get("MORPHSCOPE_AUTOSTART", "1") == "1":
         from app.embedded import get_server
 
