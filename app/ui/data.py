@@ -25,7 +25,8 @@ _SESSIONLESS_THREADS: set[str] = set()
 class _SessionlessThreadFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         thread = record.args[0] if isinstance(record.args, tuple) and record.args else None
-        return not ("missing ScriptRunContext" in record.msg and thread in _SESSIONLESS_THREADS)
+        expected = thread in _SESSIONLESS_THREADS
+        return not (expected and "missing ScriptRunContext" in str(record.msg))
 
 
 _CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
