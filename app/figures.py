@@ -705,7 +705,14 @@ def heatmap_spec(
                 # (half of them at 10 columns), though the slanted texts do not overlap
                 "axis": {"labelAngle": -45, "labelLimit": 240, "labelOverlap": False},
             },
-            "y": {"field": "model", "type": "nominal", "sort": models, "title": "model"},
+            "y": {
+                "field": "model",
+                "type": "nominal",
+                "sort": models,
+                "title": "model",
+                # model names are long ("smollm2-135m-instruct"): Vega cut them at 180 px
+                "axis": {"labelLimit": 320},
+            },
             "tooltip": tooltip,
         },
         "layer": [

@@ -244,6 +244,7 @@ def test_heatmap_spec_cells_print_value_n_and_interval_like_the_plotly_heatmap()
     assert (few["label"], few["n"], few["uncertain"], many["uncertain"]) == ("100%", 4, True, False)
     assert spec["encoding"]["x"]["sort"] == ["few", "many"]  # relations sorted by name
     assert spec["encoding"]["x"]["axis"]["labelOverlap"] is False  # every column named
+    assert spec["encoding"]["y"]["axis"]["labelLimit"] >= 240  # long model names not cut
     assert spec["title"] == "Violation rate"
 
 
