@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,10 +38,13 @@ class CliError(Exception):
 _OPEN_STORES: list = []
 
 
-def _store(path: str | None, *, must_exist: bool = False):
+def _store(path: str | None, *, must_exist: bool = False, reports: bool = False):
     """The store at ``path`` (or the default); a path that cannot be a database is a CliError.
-    ``must_exist``: commands that only read say so instead of creating an empty database."""
+    ``must_exist``: commands that only read say so instead of creating an empty database.
+    ``reports``: the command reports from it, so a damaged database is refused (quick_check)
+    rather than reported from as if it were whole."""
     from storage import Store, StoreOpenError, default_db_path
+    from storage.health import damage_line
 
     db_path = Path(path) if path else default_db_path()
     if must_exist and not db_path.exists():
@@ -49,6 +54,9 @@ def _store(path: str | None, *, must_exist: bool = False):
     except StoreOpenError as exc:
         raise CliError(str(exc)) from None
     _OPEN_STORES.append(store)
+    damaged = damage_line(store) if reports else None
+    if damaged:
+        raise CliError(damaged)
     return store
 
 
@@ -112,6 +120,8 @@ def read_text_file(path: str, limit_bytes: int = 20_000_000) -> str:
         raise CliError(f"{path}: no such file")
     if file.is_dir():
         raise CliError(f"{path}: is a directory, not a file")
+    if not file.is_file():  # a FIFO would block until written to, a device may never end
+        raise CliError(f"{path}: not a regular file (a pipe or a device?)")
     try:
         if file.stat().st_size > limit_bytes:
             raise CliError(f"{path}: larger than {limit_bytes // 1_000_000} MB")
@@ -146,6 +156,42 @@ def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | 
     )
 
 
+def input_file_options(args: argparse.Namespace) -> dict[str, Any]:
+    """How ``--inputs`` is read: ``--max-input-mb`` and ``--encoding`` as reader arguments."""
+    from app.inputs import MAX_INPUT_BYTES
+
+    max_mb = getattr(args, "max_input_mb", None)
+    return {
+        "max_bytes": MAX_INPUT_BYTES if max_mb is None else int(max_mb * 1024 * 1024),
+        "encoding": getattr(args, "encoding", None),
+    }
+
+
+def check_inputs_options(args: argparse.Namespace) -> None:
+    """The inputs file refused on its path alone (a FIFO, a device, a directory, too large) and
+    the reading options, before a database is opened, so a mistake creates nothing."""
+    import codecs
+    import math
+
+    from app.inputs import InputError, check_input_path
+
+    max_mb = getattr(args, "max_input_mb", None)
+    if max_mb is not None and not (math.isfinite(max_mb) and max_mb > 0):
+        raise CliError(f"--max-input-mb must be a number above 0, not {max_mb}")
+    encoding = getattr(args, "encoding", None)
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise CliError(
+                f"--encoding {encoding!r}: unknown encoding (try utf-8, cp1252, latin-1, utf-16)"
+            ) from None
+    try:
+        check_input_path(args.inputs, input_file_options(args)["max_bytes"])
+    except InputError as exc:
+        raise CliError(str(exc)) from None
+
+
 def check_run_options(args: argparse.Namespace) -> None:
     """Sampling options and names that no run could use, refused before anything is opened."""
     import math
@@ -158,6 +204,7 @@ def check_run_options(args: argparse.Namespace) -> None:
         raise CliError(f"--temperature must be a number from 0 to 2, not {args.temperature}")
     if args.max_tokens is not None and args.max_tokens < 1:
         raise CliError(f"--max-tokens must be at least 1, not {args.max_tokens}")
+    check_inputs_options(args)
     try:
         validate_api_key_env(args.api_key_env)
         for url in (args.endpoint, args.transformation_endpoint):
@@ -167,11 +214,30 @@ def check_run_options(args: argparse.Namespace) -> None:
         raise CliError(str(exc)) from None
 
 
+def check_key_is_set(args: argparse.Namespace, *urls: str | None) -> None:
+    """A ``--api-key-env`` variable that is set neither in the environment nor in secrets.toml
+    is refused before anything is opened or sent (the calls would go out without a key). Only
+    where one of ``urls`` is a server's (the embedded model takes no key)."""
+    from app.endpoints import missing_key, validate_api_key_env
+
+    name = getattr(args, "api_key_env", None)
+    if not name or all(url in (None, "", "embedded") for url in urls):
+        return
+    try:
+        endpoint = Endpoint(name="", base_url="", model="", api_key_env=validate_api_key_env(name))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    problem = missing_key(endpoint)
+    if problem:
+        raise CliError(f"--api-key-env: {problem}; set it, or leave out --api-key-env")
+
+
 def cmd_transform(args: argparse.Namespace) -> int:
     from app.tasks import BUILTIN_TASKS
     from app.workspace import all_relations, get_task
     from relations.apply import SkippedFollowUp, generate_followups
 
+    check_key_is_set(args, args.endpoint)
     store = _store(args.db)
     relations = {r.id: r for r in all_relations(store)}
     if args.relation not in relations:
@@ -269,10 +335,11 @@ def run_config_from_args(
 
     try:
         plan = plan_run(store, args.task, relation_ids_from_text(args.relations))
+        file_options = input_file_options(args)
         samples = (
-            samples_from_file(args.inputs, plan.task, max_rows=max_rows)
+            samples_from_file(args.inputs, plan.task, max_rows=max_rows, **file_options)
             if max_rows
-            else samples_from_file(args.inputs, plan.task)
+            else samples_from_file(args.inputs, plan.task, **file_options)
         )
         endpoint = with_sampling(
             resolve(args, args.endpoint, args.model),
@@ -340,6 +407,7 @@ def stop_embedder(embedder) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     check_run_options(args)
+    check_key_is_set(args, args.endpoint, args.transformation_endpoint)
     embedder = start_embedder()
     try:
         return _run_command(args)
@@ -396,13 +464,19 @@ def cmd_delete_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from app.reports import report_json, report_table
 
-    store = _store(args.db, must_exist=True)
+    store = _store(args.db, must_exist=True, reports=True)
     if args.run and store.run(args.run) is None:
         raise CliError(f"no run {args.run!r} in {args.db}")
     report = report_json(store, args.run)
     state = store.run(args.run)["status"] if args.run else ""
     if state in ("awaiting_batch", "partial"):
         print(f"note: run {args.run} is {state}: `batch import` its results", file=sys.stderr)
+    for flagged in report["known_defects"]:
+        print(
+            f"warning: run {flagged['run_id']} ({flagged['model']}, {flagged['task_id']}): "
+            f"{flagged['hint']} — {'; '.join(flagged['defects'])}",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(report, indent=2, default=str))
         return 0
@@ -414,7 +488,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from app.reports import export_cases
 
-    store = _store(args.db, must_exist=True)
+    store = _store(args.db, must_exist=True, reports=True)
     try:
         written = export_cases(
             store, args.format, Path(args.out), run_ids=[args.run] if args.run else None
@@ -463,7 +537,7 @@ def _batch_endpoint_from_args(
 
 
 def cmd_batch_export(args: argparse.Namespace) -> int:
-    from app.batch.export import export_batch
+    from app.batch.export import BatchExportError, export_batch
 
     if args.endpoint in ("", "embedded"):
         raise CliError(
@@ -473,6 +547,8 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
     if args.max_lines < 1 or args.max_mb <= 0:
         raise CliError("--max-lines and --max-mb must be more than 0")
     check_run_options(args)
+    if args.submit:  # only a submitted batch is sent with the key
+        check_key_is_set(args, args.endpoint)
     store = _store(args.db)
     config, task, samples = run_config_from_args(
         args, store, _batch_endpoint_from_args, max_rows=BATCH_MAX_ROWS
@@ -487,8 +563,8 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
             max_lines=args.max_lines,
             max_bytes=int(args.max_mb * 1024 * 1024),
         )
-    except OSError as exc:
-        raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    except BatchExportError as exc:
+        raise CliError(str(exc)) from None
     if args.json and not args.submit:
         print(json.dumps(export.to_dict(), indent=2))
     else:
@@ -506,10 +582,13 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
 def _batch_importer(store):
     """What `--submit` and `batch status --wait` call with the downloaded result files:
     import them and say what happened."""
-    from app.batch.importer import import_results
+    from app.batch.importer import BatchImportError, import_results
 
     def import_and_say(paths):
-        outcome = import_results(store, [Path(path) for path in paths])
+        try:
+            outcome = import_results(store, [Path(path) for path in paths])
+        except BatchImportError as exc:  # refused whole: one line, nothing imported
+            raise CliError(str(exc)) from None
         for line in outcome.describe():
             print(line)
         return outcome
@@ -554,6 +633,17 @@ def add_plan_options(
     parser.add_argument("--task", required=True)
     parser.add_argument("--relations", required=True, help="comma-separated relation ids")
     parser.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
+    parser.add_argument(
+        "--max-input-mb",
+        type=float,
+        default=500.0,
+        help="refuse an inputs file larger than this many MB (default 500)",
+    )
+    parser.add_argument(
+        "--encoding",
+        help="read the inputs file in this one encoding (default: UTF-8, checked line by line; "
+        "UTF-16 with a BOM; or cp1252 when no line is UTF-8)",
+    )
     parser.add_argument("--db")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
@@ -711,7 +801,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 class NewFiles:
     """The database files a command creates: removed again when the command fails on bad input,
-    so a mistake leaves nothing behind."""
+    so a mistake leaves nothing behind. Only a database that holds nothing and that no other
+    process has open is removed: another process may have written into the new file since (and
+    a side file of a database that existed before is never touched: it may hold another
+    process's commits)."""
 
     SUFFIXES = ("", "-wal", "-shm", "-journal")
 
@@ -726,9 +819,12 @@ class NewFiles:
         self.folder = Path(db).absolute().parent if db else None
 
     def remove(self) -> None:
-        for path in self.absent:
-            if path.is_file():
-                path.unlink(missing_ok=True)
+        from storage.store import remove_unused_database
+
+        if not self.paths or self.paths[0] not in self.absent:
+            return
+        if not remove_unused_database(self.paths[0], self.absent):
+            return
         # Folders made for the database, from the innermost, while they are empty.
         folder = self.folder
         while folder is not None and folder != self.first_existing_folder:
@@ -739,15 +835,65 @@ class NewFiles:
             folder = folder.parent
 
 
+class SigtermAsCtrlC:
+    """SIGTERM (systemd, ``docker stop``, CI) handled as Ctrl-C is: a run stops at once, marked
+    interrupted (resumable) with every answer it received kept, and the command ends with one
+    line. Ctrl-C's own handler does the work (asyncio's cancels the run's task), so both take
+    the same path; where SIGINT is ignored (a background job) it is a KeyboardInterrupt."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._previous: Any = None
+
+    def __enter__(self) -> SigtermAsCtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)
+            self._previous = None
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        self.received = True
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):
+            on_sigint(signal.SIGINT, frame)
+            return
+        raise KeyboardInterrupt
+
+
 def one_line(exc: BaseException) -> str:
     """An unexpected error as one line: its type and first line, never a traceback."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else 'no details'}"
 
 
+def _database_failure_line(exc: BaseException, args: argparse.Namespace) -> str:
+    """A full disk, a damaged database, or one that cannot be opened or created, said plainly;
+    any other failure as its type and first line."""
+    from storage import default_db_path
+    from storage.health import failure_line
+    from storage.store import disk_full_reason
+
+    db = getattr(args, "db", None) or default_db_path()
+    full = disk_full_reason(exc, db)
+    if full:
+        return f"the disk is full: {full}; rerun when there is space"
+    return failure_line(exc, db) or one_line(exc)
+
+
 def _run_closing_stores(args: argparse.Namespace) -> int:
+    from storage import DatabaseFailure
+
     try:
         return args.func(args)
+    except DatabaseFailure as exc:
+        # Explained before the stores close: closing checkpoints the write-ahead log away, and
+        # with it the file that shows a full disk or the file size limit.
+        log.debug("database failure", exc_info=True)
+        raise CliError(_database_failure_line(exc, args)) from None
     finally:
         _close_stores()
 
@@ -773,11 +919,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--timeout must be between 0 and 3600 seconds")
     if args.command == "run" and not 0 < args.stall_minutes <= 24 * 60:
         parser.error("--stall-minutes must be more than 0")
-    from storage import DatabaseFailure
+    from storage import DatabaseFailure, default_db_path
+    from storage.store import RunStoppedError, disk_full_reason
 
     new_files = NewFiles(args)
+    terminated = SigtermAsCtrlC()
     try:
-        return _run_closing_stores(args)
+        with terminated:
+            return _run_closing_stores(args)
+    except RunStoppedError as exc:  # run's row deleted, disk full: what was stored stays
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STOPPED
     except CliError as exc:
         new_files.remove()
         print(f"error: {exc}", file=sys.stderr)
@@ -786,9 +938,20 @@ def main(argv: list[str] | None = None) -> int:
         # Bad input that slipped past the checks above: still one line, never a traceback.
         log.debug("unexpected error", exc_info=True)
         new_files.remove()
-        print(f"error: {one_line(exc)}", file=sys.stderr)
+        full = disk_full_reason(exc, getattr(args, "db", None) or default_db_path())
+        if full:
+            print(f"error: the disk is full: {full}; rerun when there is space", file=sys.stderr)
+        else:
+            print(f"error: {_database_failure_line(exc, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        if terminated.received:
+            print(
+                "terminated: finished cases and every answer are saved; "
+                "run the same command to resume",
+                file=sys.stderr,
+            )
+            return EXIT_STOPPED
         print(
             "\ninterrupted: finished cases are saved; run the same command to resume",
             file=sys.stderr,

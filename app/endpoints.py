@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import tomllib
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+# The one API-key rule lives in core, where the store applies it too; it is re-exported here.
+from core.key_names import looks_like_secret as looks_like_secret
+from core.key_names import validate_api_key_env as validate_api_key_env
 from core.types import OPENAI_KIND, Endpoint
 
 SECRETS_FILE = Path(".streamlit/secrets.toml")
@@ -37,10 +39,31 @@ def resolve_api_key(endpoint: Endpoint, secrets_file: Path = SECRETS_FILE) -> st
     return str(value) if value else NO_KEY
 
 
+# An endpoint saved before keys were refused as variable names may hold a key there: it is
+# never shown, and the endpoint is not used until the setting is edited to a name.
+_STORED_KEY = "its key setting holds a key, not a variable's name: edit it to the variable's name"
+
+
+def missing_key(endpoint: Endpoint, secrets_file: Path = SECRETS_FILE) -> str | None:
+    """One line when the endpoint names a key variable that is set neither in the environment
+    nor in secrets.toml (a run would go out without a key); None when the key is found or the
+    endpoint names no variable. Never the key itself."""
+    if endpoint.api_key_env and looks_like_secret(endpoint.api_key_env):
+        return _STORED_KEY
+    if not endpoint.api_key_env or resolve_api_key(endpoint, secrets_file) != NO_KEY:
+        return None
+    return (
+        f"the key variable ${endpoint.api_key_env} is not set (neither in the environment nor "
+        f"in {secrets_file})"
+    )
+
+
 def key_status(endpoint: Endpoint) -> str:
     """Human-readable key state, never the key itself."""
     if not endpoint.api_key_env:
         return "no key needed"
+    if looks_like_secret(endpoint.api_key_env):
+        return _STORED_KEY
     return (
         "key found"
         if resolve_api_key(endpoint) != NO_KEY
@@ -69,33 +92,6 @@ def validate_base_url(url: str) -> str:
     if port == 0:
         raise ValueError(f"the base URL {url!r} has port 0; use a port from 1 to 65535")
     return url
-
-
-# An environment variable name, as shells accept it.
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# What API keys look like: a known vendor prefix, or a long mixed-case run with digits (variable
-# names are conventionally upper case).
-_KEY_PREFIX = re.compile(r"(sk|pk|rk|hf|gsk|xai)[-_][A-Za-z0-9_\-]{8,}")
-
-
-def _looks_like_key(name: str) -> bool:
-    if _KEY_PREFIX.fullmatch(name):
-        return True
-    return len(name) >= 20 and any(c.islower() for c in name) and any(c.isdigit() for c in name)
-
-
-def validate_api_key_env(name: str | None) -> str | None:
-    """The NAME of the variable holding the key (None when there is none). Something that looks
-    like a key itself is refused, and the message never repeats it: keys are never stored."""
-    name = (name or "").strip()
-    if not name:
-        return None
-    if _looks_like_key(name) or not _ENV_NAME.fullmatch(name):
-        raise ValueError(
-            "the API key setting takes the NAME of an environment variable holding the key "
-            "(e.g. OPENAI_API_KEY), not the key itself; nothing was stored"
-        )
-    return name
 
 
 @dataclass(frozen=True)
@@ -217,13 +213,20 @@ def preflight(endpoint: Endpoint) -> str | None:
     """Check, before a run sends its cases, that the endpoint will serve it.
 
     Lists the models (one cheap request; a tiny chat call where the server lists none). Returns
-    None when the run can go ahead, else one line: a refused connection, a rejected key, a model
-    the server does not serve, or a server that is not OpenAI-compatible. Passing hiccups (429,
+    None when the run can go ahead, else one line: a key variable that is not set, a refused
+    connection, a rejected key, a model the server does not serve, or a server that is not
+    OpenAI-compatible. Passing hiccups (429,
     5xx) do not stop a run: its own retries handle them. Only ``openai``-kind endpoints are
     checked; other kinds have their own start-up checks.
     """
     if endpoint.kind != OPENAI_KIND:
         return None
+    # A named key that is missing would send every call without it: stop before the first.
+    missing = missing_key(endpoint)
+    if missing == _STORED_KEY:
+        return f"{endpoint.name}: {missing}"
+    if missing:
+        return f"{missing}: set it, or remove the key variable from the endpoint"
     return asyncio.run(_preflight(endpoint))
 
 

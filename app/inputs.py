@@ -16,7 +16,9 @@ import csv
 import io
 import json
 import math
+import os
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +29,9 @@ import pandas as pd
 from core.types import Sample
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+# An inputs file the CLI reads (``--max-input-mb``): checked before reading, and reading stops
+# there, so an endless or enormous file is refused instead of filling the memory.
+MAX_INPUT_BYTES = 500 * 1024 * 1024
 MAX_LINE_CHARS = 100_000
 MAX_ROWS = 5_000
 MAX_LISTED = 10  # how many offending rows an error message names
@@ -89,6 +94,120 @@ def _check_line_lengths(lines: Iterable[str], label: str = "line") -> None:
                 f"{label} {number} is {len(line):,} characters long; the limit is "
                 f"{MAX_LINE_CHARS:,} characters per line. Shorten it or split the input."
             )
+
+
+# The one rule for characters, whatever the door (a file, an upload, the paste box, a JSON
+# value): whitespace controls (tab, line feed, vertical tab, form feed, carriage return) are text;
+# NUL and the other C0/C1 control characters are not, and neither is half of a UTF-16 surrogate
+# pair (JSON's "\ud800" escape), which SQLite and HTTP cannot even encode.
+_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _describe_char(char: str) -> str:
+    if "\ud800" <= char <= "\udfff":
+        return f"a lone surrogate (U+{ord(char):04X}, half of a UTF-16 pair, not a character)"
+    return f"a control character (U+{ord(char):04X})"
+
+
+def check_characters(text: str, label: str = "line") -> None:
+    """Refuse text holding NUL, other control characters or lone surrogates, naming the lines
+    (numbered from 1, as ``label`` N). Used for files, uploads and pasted text alike."""
+    if _NOT_TEXT.search(text) is None:
+        return
+    problems, last_line, line, counted_to = [], 0, 1, 0
+    for match in _NOT_TEXT.finditer(text):
+        line += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        if line != last_line:
+            problems.append(f"{label} {line} holds {_describe_char(match.group())}")
+            last_line = line
+        if len(problems) > MAX_LISTED:
+            break
+    raise InputError(
+        f"{_listing(problems)}, which is not text. Remove such characters (or save the file "
+        "as plain UTF-8 text) and try again."
+    )
+
+
+def _check_json_strings(value: Any, where: str) -> None:
+    """The character rule for the strings JSON escapes can make (``"\\u0000"``, ``"\\ud800"``),
+    keys included; ``where`` names the line or item. Iterative: nesting depth is not a limit."""
+    pending: list[tuple[Any, str]] = [(value, "a value")]
+    while pending:
+        item, what = pending.pop()
+        if isinstance(item, str):
+            match = _NOT_TEXT.search(item)
+            if match is not None:
+                raise InputError(
+                    f"{where}: {what} holds {_describe_char(match.group())}, which is not text. "
+                    "Remove it and try again."
+                )
+        elif isinstance(item, dict):
+            top = item is value
+            for key, inner in item.items():
+                pending.append((key, "a key"))
+                pending.append((inner, f"the value of {key!r}" if top else what))
+        elif isinstance(item, list):
+            pending.extend((inner, what) for inner in item)
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKeyError(key)
+            seen.add(key)
+    return record
+
+
+_KEY_END = re.compile(r'"\s*:')
+
+
+def _count_keys(value: Any) -> int:
+    count, pending = 0, [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            pending.extend(inner for inner in item.values() if isinstance(inner, (dict, list)))
+        elif isinstance(item, list):
+            pending.extend(inner for inner in item if isinstance(inner, (dict, list)))
+    return count
+
+
+def _loads(text: str, where: str, *, check_strings: bool = True) -> Any:
+    """``json.loads`` that refuses an object naming one key twice (JSON keeps the last one
+    silently) and (with ``check_strings``) strings that are not text; ``where`` names the line
+    or the document."""
+    try:
+        value = json.loads(text)
+        # Every key is followed by `"` and `:`, so fewer such places than keys kept means no key
+        # was dropped; only a text with more (a repeated key, or `":` inside a string) is parsed
+        # again, slowly, to find out which.
+        if len(_KEY_END.findall(text)) > _count_keys(value):
+            value = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except _DuplicateKeyError as exc:
+        raise InputError(
+            f"{where}: the key {exc.key!r} appears twice in one object; only one value can be "
+            "used, so remove or rename the other"
+        ) from None
+    except json.JSONDecodeError:
+        raise  # each caller says what a valid file of its kind looks like
+    except RecursionError:
+        raise InputError(f"{where}: the JSON is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(f"{where}: a value cannot be read: {exc}") from None
+    if check_strings and "\\u" in text:  # only an escape can put those in a JSON string
+        _check_json_strings(value, where)
+    return value
 
 
 def _check_row_count(count: int, limit: int = MAX_ROWS) -> None:
@@ -222,6 +341,7 @@ def _parse_pasted_rows(
     numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not numbered:
         raise InputError("nothing to run: paste at least one input (one per line)")
+    check_characters(text)
     _check_line_lengths(line for _, line in numbered)
     _check_row_count(len(numbered))
     if numbered[0][1].lstrip().startswith("{"):
@@ -269,7 +389,7 @@ def _parse_json_lines(
     records = []
     for number, line in numbered:
         try:
-            record = json.loads(line)
+            record = _loads(line, f"line {number}")
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"line {number} is not valid JSON ({exc.msg} at column {exc.colno}). When the "
@@ -287,6 +407,14 @@ def _parse_json_lines(
             f"{', '.join(keys) or '(none)'}. " + _multi_field_hint(task_fields)
         )
     rows, problems = [], []
+    structured = [
+        f"line {number}: the field {field!r} is {_json_kind(value)}"
+        for number, record in records
+        for field, key in mapping.items()
+        if isinstance(value := record.get(key), (dict, list))
+    ]
+    if structured:
+        raise InputError(f"{_listing(structured)}, not text. A field takes a string (or a number).")
     for number, record in records:
         empty = [field for field, key in mapping.items() if _is_empty(record.get(key))]
         if empty:
@@ -312,14 +440,23 @@ _MAGIC = (
 )
 
 
-def decode_bytes(data: bytes) -> tuple[str, str]:
-    """Bytes → (text, encoding name). Tries UTF-8 (with or without BOM), UTF-16, then cp1252.
+def decode_bytes(data: bytes, encoding: str | None = None) -> tuple[str, str]:
+    """Bytes → (text, encoding name). Tries UTF-8 (with or without BOM), UTF-16, then cp1252;
+    an explicit ``encoding`` decodes the whole file in that one encoding instead.
 
-    Raises ``InputError`` for binary data or text in none of these encodings.
+    UTF-8 is checked line by line: a file whose UTF-8 lines hold non-ASCII text but where some
+    lines are not UTF-8 mixes encodings, and is refused with those line numbers, because reading
+    it in any one encoding would garble the good lines. Only a file with no non-ASCII UTF-8 line
+    is read as cp1252 (its ASCII lines read the same either way).
+
+    Raises ``InputError`` for binary data, text in none of these encodings, or characters that
+    are not text (``check_characters``).
     """
     for magic, what in _MAGIC:
         if data.startswith(magic):
             raise InputError(f"this is not a text file: it looks like {what}")
+    if encoding is not None:
+        return _decode_as(data, encoding), encoding
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -333,8 +470,11 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
             return _reject_binary(data.decode(utf16), "utf-16"), "utf-16"
         except UnicodeDecodeError:
             raise InputError("the file looks like UTF-16 text but does not decode as it") from None
+    if text is not None:  # UTF-8 text with a stray NUL: named by line, as in pasted text
+        return _reject_binary(text, "utf-8"), "utf-8"
     if b"\x00" in data:
         raise InputError("this looks like a binary file (it contains NUL bytes), not text")
+    _refuse_mixed_utf8(data)
     try:
         text = data.decode("cp1252")
     except UnicodeDecodeError:
@@ -343,6 +483,50 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
             "(cp1252). Save it as UTF-8 and try again."
         ) from None
     return _reject_binary(text, "cp1252"), "cp1252"
+
+
+def _decode_as(data: bytes, encoding: str) -> str:
+    """The whole file in the encoding its owner named (``--encoding``), strictly."""
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(
+            f"unknown encoding {encoding!r}: name one Python knows (utf-8, cp1252, latin-1, "
+            "utf-16, shift_jis, …)"
+        ) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].decode(encoding, "replace").count("\n") + 1
+        raise InputError(
+            f"line {line} is not valid {encoding} ({exc.reason}); the whole file must be in the "
+            "one encoding named"
+        ) from None
+    return _reject_binary(text.removeprefix("\ufeff"), encoding)
+
+
+def _refuse_mixed_utf8(data: bytes) -> None:
+    """Refuse a file that is UTF-8 in some lines and not in others (see ``decode_bytes``)."""
+    bad_lines, utf8_text = [], data.startswith(codecs.BOM_UTF8)
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad_lines.append(str(number))
+        else:
+            utf8_text = True
+    if utf8_text and bad_lines:
+        which = (
+            f"line {bad_lines[0]} is" if len(bad_lines) == 1 else f"lines {_listing(bad_lines)} are"
+        )
+        raise InputError(
+            f"the file mixes encodings: {which} not UTF-8 while the other lines are, and "
+            "reading it in any one encoding would garble the rest. Fix those lines and save the "
+            "file as UTF-8, or name the encoding of the whole file (--encoding on the command "
+            "line)."
+        )
 
 
 def _utf16_codec(data: bytes) -> str | None:
@@ -364,22 +548,30 @@ def _reject_binary(text: str, encoding: str) -> str:
     controls = sum(
         1
         for char in text[:200_000]
-        if unicodedata.category(char) == "Cc" and char not in "\t\n\r\f"
+        if unicodedata.category(char) == "Cc" and char not in "\t\n\v\f\r"
     )
-    if "\x00" in text or controls > max(2, len(text[:200_000]) // 100):
+    if controls > max(2, len(text[:200_000]) // 100):
         raise InputError(
             f"this does not look like a text file (it decodes as {encoding} but is full of "
             "control characters); upload CSV, JSONL, JSON or TXT"
         )
+    check_characters(text)
     return text
 
 
-def read_upload(filename: str, data: bytes) -> pd.DataFrame:
+def read_upload(
+    filename: str,
+    data: bytes,
+    *,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    encoding: str | None = None,
+) -> pd.DataFrame:
     """An uploaded file → DataFrame, by extension: .csv/.tsv, .jsonl/.json, .txt.
 
     CSV/TSV cells are strings (empty cells are ""); JSON keeps its value types; TXT gives one row
-    per non-empty line in a column ``text``. ``df.attrs`` records ``encoding`` (utf-8, utf-16 or
-    cp1252) and ``format``. Raises ``InputError`` for anything unreadable.
+    per non-empty line in a column ``text``. ``df.attrs`` records ``encoding`` (utf-8, utf-16,
+    cp1252 or the ``encoding`` given), ``format`` and, for line-based formats, ``line_numbers``
+    (the line each row starts on, for messages). Raises ``InputError`` for anything unreadable.
     """
     extension = Path(filename or "").suffix.lower()
     if extension not in SUPPORTED_EXTENSIONS:
@@ -387,14 +579,13 @@ def read_upload(filename: str, data: bytes) -> pd.DataFrame:
             f"unsupported file type {extension or '(no extension)'!r}: upload "
             f"{', '.join(SUPPORTED_EXTENSIONS)} (save spreadsheets as CSV)"
         )
-    if len(data) > MAX_UPLOAD_BYTES:
+    if len(data) > max_bytes:
         raise InputError(
-            f"the file is {len(data) / 1024 / 1024:.1f} MB; the limit is "
-            f"{MAX_UPLOAD_BYTES // 1024 // 1024} MB"
+            f"the file is {len(data) / 1024 / 1024:.1f} MB; the limit is {_megabytes(max_bytes)}"
         )
-    if not data.strip():
+    if not data or data.isspace():
         raise InputError("the file is empty")
-    text, encoding = decode_bytes(data)
+    text, encoding = decode_bytes(data, encoding)
     if not text.strip():
         raise InputError("the file is empty")
     if extension in (".csv", ".tsv"):
@@ -408,6 +599,10 @@ def read_upload(filename: str, data: bytes) -> pd.DataFrame:
     return frame
 
 
+def _megabytes(limit: int) -> str:
+    return f"{limit / 1024 / 1024:g} MB"
+
+
 def encoding_note(frame: pd.DataFrame) -> str | None:
     """A line for the user when the upload was not UTF-8 (None otherwise)."""
     encoding = frame.attrs.get("encoding")
@@ -418,8 +613,10 @@ def encoding_note(frame: pd.DataFrame) -> str | None:
 def _read_txt(text: str) -> pd.DataFrame:
     lines = text.splitlines()
     _check_line_lengths(lines)
-    rows = [line.strip() for line in lines if line.strip()]
-    return pd.DataFrame({"text": pd.Series(rows, dtype=object)})
+    numbered = [(number, line.strip()) for number, line in enumerate(lines, 1) if line.strip()]
+    frame = pd.DataFrame({"text": pd.Series([line for _, line in numbered], dtype=object)})
+    frame.attrs["line_numbers"] = tuple(number for number, _ in numbered)
+    return frame
 
 
 def _sniff_delimiter(header_line: str) -> str:
@@ -449,6 +646,7 @@ def _read_csv(text: str, delimiter: str | None) -> pd.DataFrame:
     header: list[str] | None = None
     rows: list[list[str]] = []
     problems: list[str] = []
+    numbers: list[int] = []
     record_start = 1
     try:
         for record in reader:
@@ -457,11 +655,13 @@ def _read_csv(text: str, delimiter: str | None) -> pd.DataFrame:
                 continue
             if header is None:
                 header = record
+                _refuse_duplicate_columns(header, record_start)
             elif len(record) != len(header):
                 count = len(record)
                 problems.append(f"line {record_start} ({count} value{'s' * (count != 1)})")
             else:
                 rows.append(record)
+                numbers.append(record_start)
             record_start = reader.line_num + 1
     except csv.Error as exc:
         if "end of data" in str(exc):
@@ -481,79 +681,106 @@ def _read_csv(text: str, delimiter: str | None) -> pd.DataFrame:
         )
     if header is None or not rows:
         raise InputError("the CSV has a header but no data rows" if header else "the file is empty")
-    return pd.DataFrame(rows, columns=_unique_header(header), dtype=object)
+    frame = pd.DataFrame(rows, columns=_unique_header(header), dtype=object)
+    frame.attrs["line_numbers"] = tuple(numbers)
+    return frame
+
+
+def _refuse_duplicate_columns(header: list[str], line: int) -> None:
+    """Two columns with one name: which one a field means is a guess, so neither is taken."""
+    positions: dict[str, list[int]] = {}
+    for index, name in enumerate(header, 1):
+        if name.strip():
+            positions.setdefault(name.strip(), []).append(index)
+    repeated = [(name, where) for name, where in positions.items() if len(where) > 1]
+    if repeated:
+        name, where = repeated[0]
+        columns = " and ".join(str(index) for index in where)
+        raise InputError(
+            f"line {line}: the header names the column {name!r} {len(where)} times (columns "
+            f"{columns}); only one can be read as {name!r}, so rename or remove the others"
+        )
 
 
 def _read_json(text: str) -> pd.DataFrame:
     stripped = text.strip()
+    numbers: list[int] | None = None
     if stripped.startswith("["):
         records = _load_json_document(stripped)
         if not isinstance(records, list):
             raise InputError("expected a JSON array of objects")
         label = "item"
     elif stripped.startswith("{"):
-        records, label = _load_json_lines(text), "line"
+        records, numbers = _load_json_lines(text)
+        label = "line" if numbers is not None else "item"
     else:
         raise InputError(
             "expected JSON lines (one object per line) or a JSON array of objects; the file "
             f"starts with {stripped[:20]!r}"
         )
-    bad = [f"{label} {n}" for n, record in enumerate(records, 1) if not isinstance(record, dict)]
+    places = numbers or range(1, len(records) + 1)
+    bad = [
+        f"{label} {n}"
+        for n, record in zip(places, records, strict=True)
+        if not isinstance(record, dict)
+    ]
     if bad:
         raise InputError(f"every row must be a JSON object; not an object: {_listing(bad)}")
     if not records:
         raise InputError("the JSON holds no rows")
-    for number, record in enumerate(records, 1):
+    for number, record in zip(places, records, strict=True):
+        if numbers is None and "\\u" in text:  # lines were checked as they were read
+            _check_json_strings(record, f"{label} {number}")
         for key, value in record.items():
             if isinstance(value, str) and len(value) > MAX_LINE_CHARS:
                 raise InputError(
                     f"{label} {number}: the value of {key!r} is {len(value):,} characters long; "
                     f"the limit is {MAX_LINE_CHARS:,}"
                 )
-    return pd.DataFrame(records, dtype=object)
+    frame = pd.DataFrame(records, dtype=object)
+    if numbers is not None:
+        frame.attrs["line_numbers"] = tuple(numbers)
+    return frame
 
 
 def _load_json_document(text: str) -> Any:
     try:
-        return json.loads(text)
+        return _loads(text, "the JSON", check_strings=False)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"the JSON is not valid: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         ) from None
-    except RecursionError:
-        raise InputError("the JSON is nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise InputError(f"the JSON holds a value that cannot be read: {exc}") from None
 
 
-def _load_json_lines(text: str) -> list[Any]:
+def _load_json_lines(text: str) -> tuple[list[Any], list[int] | None]:
+    """JSON lines → (records, their line numbers); a whole document (a pretty-printed object)
+    gives its records and None."""
     lines = text.splitlines()
     _check_line_lengths(lines)
-    records = []
+    records, numbers = [], []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            records.append(_loads(line, f"line {number}"))
+            numbers.append(number)
         except json.JSONDecodeError as exc:
             document = _try_whole_object(text)
             if document is not None:
-                return document
+                return document, None
             raise InputError(
                 f"line {number} is not valid JSON ({exc.msg} at column {exc.colno}); a .jsonl file "
                 "needs one complete JSON object per line"
             ) from None
-        except RecursionError:
-            raise InputError(f"line {number}: the JSON is nested too deeply") from None
-        except ValueError as exc:  # e.g. an integer with more digits than Python converts
-            raise InputError(f"line {number}: a value cannot be read: {exc}") from None
-    return records
+    return records, numbers
 
 
 def _try_whole_object(text: str) -> list[Any] | None:
     """A pretty-printed single object, or ``{"rows": [...]}``, read as a whole document."""
     try:
-        document = json.loads(text)
+        document = _loads(text, "the JSON", check_strings=False)
+    except InputError:
+        raise  # a key given twice
     except (ValueError, RecursionError):  # ValueError covers JSONDecodeError and huge integers
         return None
     if not isinstance(document, dict):
@@ -565,6 +792,13 @@ def _try_whole_object(text: str) -> list[Any] | None:
 
 
 # ---------------------------------------------------------------- frame → samples
+
+
+def _json_kind(value: Any) -> str:
+    """What a structured value is, for a message that refuses it as a field's text (a task field
+    takes a string, or a number read as written; turning an object into its JSON would silently
+    make up a text nobody wrote)."""
+    return "a JSON object" if isinstance(value, dict) else "a JSON array"
 
 
 def _steps(value: Any) -> tuple[str, ...]:
@@ -618,13 +852,22 @@ def samples_from_frame(
         raise InputError("the input has no rows")
     _check_row_count(len(df), max_rows)
     positions = {column: columns.index(column) for column in columns}
+    line_numbers = df.attrs.get("line_numbers")
+    if line_numbers is None or len(line_numbers) != len(df):
+        line_numbers = None
     rows = df.itertuples(index=False, name=None)
-    samples, problems = [], []
+    samples, problems, structured = [], [], []
     for number, row in enumerate(rows, 1):
+        place = f"line {line_numbers[number - 1]}" if line_numbers else f"row {number}"
         values = {field: row[positions[column]] for field, column in mapping.items()}
+        for field, value in values.items():
+            if isinstance(value, (dict, list, tuple)):
+                column = mapping[field]
+                named = repr(field) if column == field else f"{field!r} (column {column!r})"
+                structured.append(f"{place}: the field {named} is {_json_kind(value)}")
         empty = [field for field, value in values.items() if _is_empty(value)]
         if empty:
-            problems.append(f"row {number} ({', '.join(empty)})")
+            problems.append(f"{place} ({', '.join(empty)})")
             continue
         reference = row[positions[reference_column]] if reference_column else None
         samples.append(
@@ -634,6 +877,11 @@ def samples_from_frame(
                 reference_steps=_steps(row[positions[steps_column]]) if steps_column else (),
                 meta={column: _to_meta(row[positions[column]]) for column in meta_columns},
             )
+        )
+    if structured:
+        raise InputError(
+            f"{_listing(structured)}, not text. A task field takes a string (or a number); "
+            "put the text itself there, or map the field to another column."
         )
     if problems:
         raise InputError(
@@ -669,26 +917,91 @@ def load_input_file(
     prefer_reference: Sequence[str] = (),
     *,
     max_rows: int = MAX_ROWS,
+    max_bytes: int = MAX_INPUT_BYTES,
+    encoding: str | None = None,
 ) -> list[Sample]:
     """Read an inputs file (CSV/TSV/JSONL/JSON/TXT) with the suggested column mapping; more
-    than ``max_rows`` rows are refused (``batch export`` takes more than a run)."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(
-            f"{path.name} is a directory, not a file; give a CSV, JSONL, JSON or TXT file"
-        )
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if size > MAX_UPLOAD_BYTES:
-        raise InputError(
-            f"{path.name} is {size / 1024 / 1024:.1f} MB; the limit is "
-            f"{MAX_UPLOAD_BYTES // 1024 // 1024} MB"
-        )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    frame = read_upload(path.name, data)
+    than ``max_rows`` rows are refused (``batch export`` takes more than a run), and so is a
+    file larger than ``max_bytes`` or one that is not a regular file (``read_input_file``)."""
+    frame = read_input_file(path, max_bytes=max_bytes, encoding=encoding)
     return auto_samples(frame, task_fields, prefer_reference, max_rows=max_rows)
+
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_READ_CHUNK = 1024 * 1024
+_DIRECTORY = "{name} is a directory, not a file; give a CSV, JSONL, JSON or TXT file"
+
+
+def check_input_path(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> None:
+    """What ``read_input_file`` checks before reading, on the path alone and opening nothing, so
+    that a command can refuse a FIFO, a device or a file too large before it creates anything. A
+    path that does not exist passes (the reader says so)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return
+    _refuse_to_read(Path(path), status, max_bytes)
+
+
+def _refuse_to_read(path: Path, status: os.stat_result, max_bytes: int) -> None:
+    if stat.S_ISDIR(status.st_mode):
+        raise InputError(_DIRECTORY.format(name=path.name))
+    if not stat.S_ISREG(status.st_mode):
+        kind = next(
+            (what for test, what in _FILE_KINDS if test(status.st_mode)), "not a regular file"
+        )
+        raise InputError(
+            f"{path} is {kind}, not a regular file; give a CSV, JSONL, JSON or TXT file"
+        )
+    if status.st_size > max_bytes:
+        size = f"{status.st_size / 1024 / 1024:,.1f} MB"
+        raise InputError(_too_large(path, size, max_bytes))
+
+
+def read_input_file(
+    path: str | Path, *, max_bytes: int = MAX_INPUT_BYTES, encoding: str | None = None
+) -> pd.DataFrame:
+    """An inputs file on disk → DataFrame, as ``read_upload`` reads an upload.
+
+    Only a regular file is read: a FIFO would block until something writes to it and a device
+    like ``/dev/zero`` never ends. It is opened without blocking and checked on the open file (so
+    nothing can swap it in between); its size is checked before reading, and reading stops at
+    ``max_bytes`` even when the file grows meanwhile.
+    """
+    path = Path(path)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except IsADirectoryError:
+        raise InputError(_DIRECTORY.format(name=path.name)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        _refuse_to_read(path, os.fstat(descriptor), max_bytes)
+    except InputError:
+        os.close(descriptor)
+        raise
+    with open(descriptor, "rb", buffering=0) as file:
+        chunks, total = [], 0
+        try:
+            while chunk := file.read(min(_READ_CHUNK, max_bytes + 1 - total)):
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > max_bytes:  # it grew while being read
+                    raise InputError(_too_large(path, "still growing", max_bytes))
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = b"".join(chunks)
+    del chunks
+    return read_upload(path.name, data, max_bytes=max_bytes, encoding=encoding)
+
+
+def _too_large(path: Path, size: str, max_bytes: int) -> str:
+    return (
+        f"{path.name} is {size}; the limit for an inputs file is {_megabytes(max_bytes)}. "
+        "Split the file, or raise the limit with --max-input-mb."
+    )

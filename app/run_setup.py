@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.inputs import MAX_ROWS, InputError, load_input_file
+from app.inputs import MAX_INPUT_BYTES, MAX_ROWS, InputError, load_input_file
 from app.runner import RunConfig
 from app.tasks import Task
 from app.workspace import all_relations, get_task
@@ -92,13 +92,22 @@ def require_samples(samples: Sequence[Sample], source: str) -> list[Sample]:
     return list(samples)
 
 
-def samples_from_file(path: str | Path, task: Task, *, max_rows: int = MAX_ROWS) -> list[Sample]:
+def samples_from_file(
+    path: str | Path,
+    task: Task,
+    *,
+    max_rows: int = MAX_ROWS,
+    max_bytes: int = MAX_INPUT_BYTES,
+    encoding: str | None = None,
+) -> list[Sample]:
     """An inputs file (CSV, JSONL or TXT) read with the suggested column mapping (at most
-    ``max_rows`` rows)."""
+    ``max_rows`` rows and ``max_bytes`` bytes; ``encoding`` when the file's owner names one)."""
     if not Path(path).exists():
         raise RunSetupError(f"inputs file not found: {path}")
     try:
-        samples = load_input_file(path, list(task.fields), max_rows=max_rows)
+        samples = load_input_file(
+            path, list(task.fields), max_rows=max_rows, max_bytes=max_bytes, encoding=encoding
+        )
     except InputError as exc:
         raise RunSetupError(f"{path}: {exc}") from None
     return require_samples(samples, str(path))

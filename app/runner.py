@@ -11,12 +11,14 @@ run that is interrupted resumes without repeating finished calls or cases.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,18 +28,34 @@ from app.clients.batch import BATCH_KIND
 from app.clients.limiter import LiveLoad
 from app.embeddings import EmbeddingCache
 from app.tasks import Task
+from core.engine_version import ENGINE_VERSION, defects_touching
 from core.types import Case, Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import FollowUp, Relation, RelationKind
 from relations.oracles import evaluate
 from relations.validity import gate_followup
 from storage import Store
-from storage.store import HEARTBEAT_EVERY_S, CachedAnswer
+from storage.store import (
+    HEARTBEAT_EVERY_S,
+    CachedAnswer,
+    DiskFullError,
+    RunStoppedError,
+    disk_full_reason,
+)
 
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY = 16
 FLUSH_AFTER_S = 1.0
+# Answers are handed to the writer thread at most this long after they arrive (cases, which
+# cost no call to rebuild, wait for FLUSH_AFTER_S): a run killed with ``kill -9`` sends again
+# only the calls in flight and the answers of about the last tenth of a second.
+ANSWERS_AFTER_S = 0.05
+# At most this many cases are evaluated in one batch (a few seconds of embedding on two cores),
+# and a run stopped from outside (Ctrl-C, SIGTERM, a Streamlit rerun) evaluates what finished
+# for at most TEARDOWN_S more: the rest need no call to be made again, their answers are kept.
+BATCH_MOST = 64
+TEARDOWN_S = 2.0
 # A run whose cases stop finishing for this long (an endpoint that accepts connections and never
 # answers, with retries still going) is stopped and marked interrupted; a rerun resumes it.
 STALL_AFTER_S = 300.0
@@ -218,7 +236,8 @@ class CallCache:
     """Sends each distinct (endpoint, params, messages, repeat, slot) once; answers from SQLite.
 
     With ``write_through=False`` new answers are kept in memory until ``take_answers`` hands them
-    to the runner's writer thread, so no SQLite commit happens on the event loop per call.
+    to the runner's writer thread, so no SQLite commit happens on the event loop per call; with
+    a sink (``hand_answers_to``) they are handed over on their own, a moment after they arrive.
     """
 
     def __init__(
@@ -240,11 +259,34 @@ class CallCache:
         self._unsaved: list[CachedAnswer] = []
         # Keys waiting for the next batched cache lookup, with what each caller awaits.
         self._lookups: dict[str, asyncio.Future] = {}
+        self._sink: Callable[[list[CachedAnswer]], None] | None = None
+        self._sink_after_s = ANSWERS_AFTER_S
+        self._sink_timer: asyncio.TimerHandle | None = None
+
+    def hand_answers_to(
+        self, sink: Callable[[list[CachedAnswer]], None], after_s: float = ANSWERS_AFTER_S
+    ) -> None:
+        """Give new answers to ``sink`` (e.g. the writer thread's queue) at most ``after_s``
+        after each arrives, in one batch per timer: answers are what a killed run must not pay
+        for twice, so they do not wait for their cases' next batch."""
+        self._sink, self._sink_after_s = sink, after_s
 
     def take_answers(self) -> list[CachedAnswer]:
         """The answers not yet written to the store (they are no longer held here)."""
         answers, self._unsaved = self._unsaved, []
         return answers
+
+    def stop_handing_over(self) -> None:
+        """No more hand-overs (the run is ending; its last answers are taken by the caller)."""
+        if self._sink_timer is not None:
+            self._sink_timer.cancel()
+        self._sink_timer = self._sink = None
+
+    def _hand_over(self) -> None:
+        self._sink_timer = None
+        answers = self.take_answers()
+        if answers and self._sink is not None:
+            self._sink(answers)
 
     async def complete(self, messages: list[dict[str, str]], repeat_index: int) -> Completion:
         key = Store.call_key(
@@ -310,8 +352,11 @@ class CallCache:
         )
         if self.write_through:
             save_answers(self.store, [answer])
-        else:
-            self._unsaved.append(answer)
+            return
+        self._unsaved.append(answer)
+        if self._sink is not None and self._sink_timer is None:
+            loop = asyncio.get_running_loop()
+            self._sink_timer = loop.call_later(self._sink_after_s, self._hand_over)
 
 
 def save_answers(store: Store, answers: list[CachedAnswer]) -> None:
@@ -386,7 +431,8 @@ class Runner:
         cancel = cancel or threading.Event()
         self._stop_reason = ""
         state = Progress(total=0)
-        if self._embeddings_needed(run_id):
+        repairing = False
+        if self._embeddings_needed(run_id) or self._needs_repair(run_id, relations):
             # Loading the model takes seconds of CPU: it happens beside the first calls.
             self.embeddings.warm_up()
         # The event loop only sends calls. Evaluation (parsing, oracles, embedding) runs on one
@@ -406,15 +452,30 @@ class Runner:
             self.store, transform_client, transform_endpoint, Progress(0), write_through=False
         )
         transform_calls.params = dict(TRANSFORM_PARAMS)
+        # Rewrites are stored as they come, like answers: a run killed while planning many
+        # LLM-prompted follow-ups does not pay for them twice.
+        transform_calls.hand_answers_to(
+            lambda answers: self._writer.submit(save_answers, self.store, answers)
+        )
         try:
             planned = await self._plan(run_id, config, task, samples, relations, transform_calls)
+            transform_calls.stop_handing_over()
             self._writer.submit(save_answers, self.store, transform_calls.take_answers()).result()
             state.total = len(planned)
+            # A run judged by an engine with a known defect that touched it is judged again
+            # whole: its answers come from the call cache, its wrong cases are replaced.
+            repairing = self._needs_repair(run_id, relations)
+            if repairing:
+                self._drop_mismatched_cases(run_id, planned)
             # ERROR cases are not settled: a rerun sends their calls again and replaces them.
             recorded = self.store.recorded_case_verdicts(run_id)
             settled = {cid for cid, verdict in recorded.items() if verdict != Verdict.ERROR.value}
+            if repairing:
+                settled = set()
             todo = [case for case in planned if case.case_id not in settled]
-            state.retried_errors = sum(1 for case in todo if case.case_id in recorded)
+            state.retried_errors = sum(
+                1 for case in todo if recorded.get(case.case_id) == Verdict.ERROR.value
+            )
             self.store.save_run(
                 run_id,
                 endpoint=config.endpoint,
@@ -423,6 +484,8 @@ class Runner:
                 samples=list(samples),
                 dataset=config.dataset,
                 n_planned=len(planned),
+                # A repaired run keeps its old stamp until every case is judged again.
+                engine_version=None if repairing else ENGINE_VERSION,
             )
             state.done = len(planned) - len(todo)
             if progress:
@@ -436,13 +499,21 @@ class Runner:
                 raise
         finally:
             # Rewrites answered before a failure are kept too.
+            transform_calls.stop_handing_over()
             save_answers(self.store, transform_calls.take_answers())
-            self._evaluator.shutdown(wait=True)
+            # A batch still being evaluated when the run was torn down is not waited for (the
+            # embedding model may still be loading); its answers are stored already.
+            self._evaluator.shutdown(
+                wait=not getattr(self, "_evaluation_abandoned", False), cancel_futures=True
+            )
             self._writer.shutdown(wait=True)
             await client.close()
             if transform_client is not client:
                 await transform_client.close()
+        self._raise_if_halted(run_id)
         self.store.finish_run(run_id, status)
+        if repairing and status == "done":
+            self.store.stamp_engine_version(run_id, ENGINE_VERSION)
         counts = self.store.run_verdict_counts(run_id)
         return RunSummary(
             run_id=run_id,
@@ -489,6 +560,28 @@ class Runner:
             self._evaluator.shutdown(wait=True)
             await client.close()
         return PlannedRun(run_id, planned)
+
+    def _needs_repair(self, run_id: str, relations: Sequence[Relation]) -> bool:
+        """Whether the stored run was judged by an engine with a defect known to touch it."""
+        stored = self.store.run(run_id)
+        if stored is None:
+            return False
+        kinds = {relation.kind.value for relation in relations}
+        return bool(defects_touching(stored.get("engine_version"), kinds))
+
+    def _drop_mismatched_cases(self, run_id: str, planned: Sequence[_PlannedCase]) -> None:
+        """Delete the stored cases of a run under repair that the plan does not make as stored:
+        a case id the plan lacks, or one whose inputs differ (its labels judged another pairing
+        and go with it). The rest are judged again in place and keep their labels."""
+        wanted = {
+            case.case_id: (case.source_fields, case.followup.fields if case.followup else None)
+            for case in planned
+        }
+        stored = self.store.case_inputs(run_id)
+        stale = [cid for cid, inputs in stored.items() if wanted.get(cid) != inputs]
+        if stale:
+            removed = self.store.delete_cases(stale)
+            log.info("run %s: %d cases of a defective engine replaced", run_id, removed)
 
     def _embeddings_needed(self, run_id: str) -> bool:
         """Whether this run will embed anything: every answered case stores the similarity of
@@ -561,11 +654,19 @@ class Runner:
                 return [exc] * len(batch)
 
         jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
+        batches = _job_batches(jobs)
         try:
-            made = await asyncio.gather(*(followups_for(b) for b in _job_batches(jobs)))
+            made = await asyncio.gather(
+                *(followups_for([jobs[position] for position in batch]) for batch in batches)
+            )
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-        results = [result for batch in made for result in batch]
+        # The batches are not in job order (an LLM job is a batch of its own at once, rule jobs
+        # wait to fill theirs): each result goes back to the position of the job that made it.
+        results: list[Any] = [None] * len(jobs)
+        for batch, batch_results in zip(batches, made, strict=True):
+            for position, result in zip(batch, batch_results, strict=True):
+                results[position] = result
         planned: list[_PlannedCase] = []
         for (_, sample, relation), result in zip(jobs, results, strict=True):
             if isinstance(result, BaseException):
@@ -638,6 +739,12 @@ class Runner:
             settled_now = case.followup is None or case.skip_reason or case.error
             (finished if settled_now else to_call).append(case)
         state.done += len(finished)
+        # Set by the writer or evaluation thread when the run cannot go on (its row deleted,
+        # the disk full): the loop stops, and nothing more is written.
+        self._halted: RunStoppedError | None = None
+        self._answers_saved = 0
+        self._evaluation_abandoned = False
+        calls.hand_answers_to(lambda answers: self._writer.submit(self._store_answers, answers))
 
         async def run_case(case: _PlannedCase) -> _PlannedCase:
             wanted = case_calls(task, case)
@@ -663,18 +770,22 @@ class Runner:
         def save_answers_now() -> None:
             answers = calls.take_answers()
             if answers:
-                self._writer.submit(save_answers, self.store, answers)
+                self._writer.submit(self._store_answers, answers)
 
         def save_batch() -> Future:
             save_answers_now()
-            batch, finished[:] = list(finished), []
+            batch, finished[:] = finished[:BATCH_MOST], finished[BATCH_MOST:]
             return self._evaluator.submit(self._save, batch, task)
 
+        completed = False
         try:
             while pending:
                 collect()
                 if cancel.is_set():
                     status = "cancelled"
+                    break
+                if self._halted is not None:
+                    status = "interrupted"
                     break
                 if time.monotonic() - last_progress > self.stall_after_s:
                     status = "interrupted"
@@ -715,34 +826,94 @@ class Runner:
                 save_answers_now()  # the last answers need not wait for the batch before
                 await asyncio.wrap_future(saving)
                 collect()
-            if status == "done":
+            while status == "done" and finished:
                 saving = save_batch()
                 await asyncio.wrap_future(saving)
                 collect()
+            completed = True
         finally:
             for future in pending:
                 future.cancel()
             if pending and status == "done":
                 status = "cancelled" if cancel.is_set() else "interrupted"
-            # Whatever finished is kept, even when the caller is being torn down: this waits
+            # Whatever finished is kept, even when the caller is being torn down: every answer
+            # at once, and the cases while TEARDOWN_S lasts (a torn-down run must end within
+            # seconds; a case left unsaved costs no call, its answers are stored). This waits
             # for the writer thread (blocking the loop is fine while the run ends).
-            if saving is not None:
+            save_answers_now()
+            calls.stop_handing_over()
+            ends_at = time.monotonic() + TEARDOWN_S
+            if saving is not None and not completed:
+                wait_for_futures([saving], timeout=TEARDOWN_S)
+                self._evaluation_abandoned = not saving.done()
+            if saving is not None and not self._evaluation_abandoned:
                 self._count(saving.result(), state, progress)
-            self._count(save_batch().result(), state, None)
+            while not self._evaluation_abandoned:
+                self._count(save_batch().result(), state, None)
+                if not finished or time.monotonic() > ends_at:
+                    break
         return status
+
+    def _store_answers(self, answers: list[CachedAnswer]) -> None:
+        """On the writer thread: cache answers. A failure that stops the run (its row deleted,
+        the disk full) is noted for the loop; any other loses only these cache entries, never
+        the answers (the cases still get their verdicts)."""
+        if self._halted is not None or not answers:
+            return
+        try:
+            self.store.cache_calls(answers)
+        except Exception as exc:
+            if not self._halt_on(exc):
+                log.warning(
+                    "could not cache %d calls; their answers are kept", len(answers), exc_info=True
+                )
+            return
+        self._answers_saved += sum(1 for answer in answers if answer.completion.ok)
+
+    def _halt_on(self, exc: BaseException) -> bool:
+        """Whether ``exc`` stops the run; if so the run is halted with a one-line reason."""
+        if isinstance(exc, RunStoppedError):
+            self._halted = self._halted or exc
+            return True
+        reason = disk_full_reason(exc, self.store.path)
+        if reason is None:
+            return False
+        self._halted = self._halted or DiskFullError(reason)
+        return True
+
+    def _raise_if_halted(self, run_id: str) -> None:
+        """After the loop: a halted run ends with its one-line reason, what was stored kept."""
+        halted = getattr(self, "_halted", None)
+        if halted is None:
+            return
+        if isinstance(halted, DiskFullError):
+            with contextlib.suppress(Exception):  # most likely the disk is still full
+                self.store.finish_run(run_id, "interrupted")
+            raise DiskFullError(
+                f"the disk is full: {halted}; {self._answers_saved} answers kept, rerun to finish"
+            )
+        raise halted
 
     def _heartbeat(self) -> None:
         try:
             self.store.heartbeat(self._run_id)
-        except Exception:  # a missed heartbeat is harmless; the next one comes in seconds
-            log.warning("could not record the run's heartbeat", exc_info=True)
+        except Exception as exc:  # a missed heartbeat is harmless; the next one comes in seconds
+            if not self._halt_on(exc):
+                log.warning("could not record the run's heartbeat", exc_info=True)
 
     def _save(self, batch: list[_PlannedCase], task: Task) -> list[Case]:
-        """On the evaluation thread: evaluate a batch, and have the writer thread record it."""
-        if not batch:
+        """On the evaluation thread: evaluate a batch, and have the writer thread record it.
+        Once the run is halted nothing more is recorded (the answers are cached: a rerun makes
+        these cases again without calls)."""
+        if not batch or self._halted is not None:
             return []
         cases = self._evaluate(batch, task)
-        self._writer.submit(self.store.record_cases, cases).result()
+        try:
+            self._writer.submit(self.store.record_cases, cases).result()
+        except Exception as exc:
+            if self._halt_on(exc):
+                return []
+            raise
         return cases
 
     @staticmethod
@@ -864,18 +1035,17 @@ class Runner:
 PLAN_BATCH = 256
 
 
-def _job_batches(
-    jobs: list[tuple[int, Sample, Relation]],
-) -> list[list[tuple[int, Sample, Relation]]]:
-    """Plan jobs in order, in batches: an LLM-prompted relation's job alone (its rewrites wait on
-    the model, concurrently with the others), the rest ``PLAN_BATCH`` at a time."""
-    batches: list[list[tuple[int, Sample, Relation]]] = []
-    current: list[tuple[int, Sample, Relation]] = []
-    for job in jobs:
-        if job[2].kind == RelationKind.LLM:
-            batches.append([job])
+def _job_batches(jobs: Sequence[tuple[int, Sample, Relation]]) -> list[list[int]]:
+    """The positions of the plan's jobs, in batches: an LLM-prompted relation's job alone (its
+    rewrites wait on the model, concurrently with the others), the rest ``PLAN_BATCH`` at a time.
+    The batches are not in job order, so callers put results back by position."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for position, (_, _, relation) in enumerate(jobs):
+        if relation.kind == RelationKind.LLM:
+            batches.append([position])
             continue
-        current.append(job)
+        current.append(position)
         if len(current) >= PLAN_BATCH:
             batches.append(current)
             current = []

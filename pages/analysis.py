@@ -19,6 +19,7 @@ st.title("Analysis")
 store = get_store()
 # Read from the database itself: a run or a label added anywhere refreshes the cached numbers.
 path, version = store.path, store.data_version()
+view.render_damage(path)  # a damaged file is said before any number is shown
 
 opts = view.options(path, version)
 if not opts["n_cases"]:
@@ -28,6 +29,7 @@ if not opts["n_cases"]:
         "here for heatmaps, box plots and statistics."
     )
     st.stop()
+view.render_flagged_runs(store, view.flagged(path, version))
 # The demo panel is filled after the first chart: its runner's imports need not come first.
 demo_slot = st.container()
 

@@ -323,3 +323,13 @@ def m007_batch(db: Database) -> None:
         )
         """
     )
+
+
+@migrations()
+def m008_engine_version(db: Database) -> None:
+    """Runs keep the version of the engine that judged them (``core.engine_version``).
+
+    Runs recorded before stay NULL (read as version 1), so the known defects of older engines
+    can flag the runs they touched, and a rerun can repair them.
+    """
+    db.execute("ALTER TABLE runs ADD COLUMN engine_version INTEGER")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import threading
@@ -24,16 +25,18 @@ from typing import Any
 import numpy as np
 from sqlite_utils import Database
 
+from core.engine_version import ENGINE_VERSION
+from core.key_names import validate_api_key_env
 from core.types import CallRequest, Case, Completion, Endpoint, Sample, content_hash, json_text
 from storage.analysis import AnalysisQueries, CaseFilter, with_endpoint_label
 from storage.batch_verbs import BatchVerbs
 from storage.gate_verbs import GateVerbs
+from storage.health import cannot_open_line
 from storage.labels import LabelVerbs
 from storage.migrations import migrations, prepare_database
 from storage.report_verbs import ReportVerbs
 
 DEFAULT_DB = Path("data/morphscope.db")
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 # What callers outside storage catch for a database failure, without importing sqlite3.
@@ -44,6 +47,23 @@ class StoreOpenError(ValueError):
     """The database cannot be opened as given; the message says why in one line."""
 
 
+class RunStoppedError(Exception):
+    """A run stopped by something outside it; the message says why in one line. What was
+    stored stays, and the same run again resumes it."""
+
+
+class RunDeletedError(RunStoppedError):
+    """The run's row was deleted (``delete-run``, the dashboard) while a process ran it."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} was deleted while it ran; nothing more written")
+        self.run_id = run_id
+
+
+class DiskFullError(RunStoppedError):
+    """The database could not grow: the disk, or the process's file size limit, is full."""
+
+
 def sqlite_uri(path: str | Path, mode: str) -> str:
     """A ``file:`` URI for ``path``: '#', '?' and '%' in a file name are escaped, so the name is
     not cut short (which would open, or create, a different file)."""
@@ -52,8 +72,16 @@ def sqlite_uri(path: str | Path, mode: str) -> str:
 
 def check_db_path(path: str | Path, *, must_exist: bool = False) -> None:
     """Refuse, with a one-line StoreOpenError, a path that cannot hold a Morphscope database:
-    a directory, a file that is not SQLite, a read-only file or folder, or (``must_exist``) a
-    missing file. Cheap checks only; SQLite still has the last word."""
+    a directory, a read-only file or folder, or (``must_exist``) a missing file. Cheap checks
+    only; SQLite still has the last word (a file that is not SQLite is refused when the store
+    first reads it).
+
+    The file itself is never opened here, only looked up: this process may already hold SQLite
+    connections to it, and on POSIX closing *any* descriptor of a file drops every lock the
+    process holds on it. Another process would then take itself for the last connection and
+    delete the WAL that this one keeps committing into, so those commits vanish after a crash
+    (SQLite's "How To Corrupt An SQLite Database File", section 2.2).
+    """
     path = Path(path)
     if path.is_dir():
         raise StoreOpenError(f"{path} is a directory, not a database file")
@@ -66,16 +94,66 @@ def check_db_path(path: str | Path, *, must_exist: bool = False) -> None:
         if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
             raise StoreOpenError(f"{path}: cannot create the database, {folder} is read-only")
         return
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as exc:
-        raise StoreOpenError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if header and header != SQLITE_HEADER:
-        raise StoreOpenError(f"{path} is not a SQLite database")
     # WAL mode writes beside the file (-wal, -shm), so the folder must be writable too.
     if not os.access(path, os.W_OK) or not os.access(path.absolute().parent, os.W_OK | os.X_OK):
         raise StoreOpenError(f"{path} is read-only (the file or its folder cannot be written)")
+
+
+def _open_failure(path: str, exc: sqlite3.Error) -> StoreOpenError:
+    """A one-line StoreOpenError for SQLite's refusal to open or first read ``path``."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_NOTADB" or "file is not a database" in str(exc):
+        return StoreOpenError(f"{path} is not a SQLite database")
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open database file" in str(exc):
+        return StoreOpenError(cannot_open_line(path, exc))
+    return StoreOpenError(f"{path}: cannot open the database ({exc})")
+
+
+def remove_unused_database(path: str | Path, files: Iterable[Path]) -> bool:
+    """Remove ``files`` (the database at ``path`` and side files of it that a command created)
+    only when the database holds no row in any table and no connection, in this process or
+    another, has it open; True when it did. A database that holds anything stays: a command
+    must never delete what another process wrote into a file it believes it created.
+
+    The check goes through SQLite (an exclusive lock, which fails while any other connection
+    is open), never through a file descriptor of its own (see ``check_db_path``).
+    """
+    path = Path(path)
+    if path.exists():
+        try:
+            conn = sqlite3.connect(sqlite_uri(path, "rw"), uri=True, timeout=0)
+        except sqlite3.Error:
+            return False
+        try:
+            conn.isolation_level = None
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+            conn.execute("BEGIN EXCLUSIVE")
+            tables = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%' AND name != '_sqlite_migrations'"
+                )
+            ]
+            if any(
+                conn.execute(f"SELECT EXISTS (SELECT 1 FROM {_quoted(name)})").fetchone()[0]
+                for name in tables
+            ):
+                return False
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:  # in use (locked), or not a database: leave it alone
+            return False
+        finally:
+            conn.close()
+    for file in files:
+        if file.is_file():
+            file.unlink(missing_ok=True)
+    return True
+
+
+def _quoted(name: str) -> str:
+    escaped = name.replace('"', '""')
+    return f'"{escaped}"'
 
 
 def default_db_path() -> Path:
@@ -109,7 +187,10 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
         if self.path != ":memory:":
             check_db_path(path)
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            try:
+                conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            except sqlite3.Error as exc:
+                raise _open_failure(self.path, exc) from None
         else:
             conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._db = Database(conn)
@@ -125,7 +206,7 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
                 prepare_database(self._db, self.path)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreOpenError(f"{self.path}: cannot open the database ({exc})") from None
+            raise _open_failure(self.path, exc) from None
         except StoreOpenError:
             conn.close()
             raise
@@ -212,6 +293,9 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
     # ------------------------------------------------------------ endpoints
 
     def save_endpoint(self, endpoint: Endpoint) -> None:
+        """Save (or replace) an endpoint. A key setting that looks like a key itself, not a
+        variable's name, is refused with ValueError: keys are never written."""
+        validate_api_key_env(endpoint.api_key_env)
         params = {
             "temperature": endpoint.temperature,
             "top_p": endpoint.top_p,
@@ -326,11 +410,13 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
         dataset: str | None = None,
         n_planned: int = 0,
         created_at: str | None = None,
+        engine_version: int | None = ENGINE_VERSION,
     ) -> None:
         """Create the run (or reopen it for resuming) together with its samples, atomically.
 
         ``created_at`` is the run's start time (default: now); importers and fixtures that
-        rebuild an older run give their own.
+        rebuild an older run give their own. ``engine_version`` is stamped on the run (a reopened
+        run keeps its stamp when it is None: a repair stamps it once every case is judged again).
         """
         with self._write():
             # In batches, not one statement pair per sample: 50,000 inputs (a batch export)
@@ -352,8 +438,9 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
             if existing:
                 self._db.execute(
                     "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ?, "
-                    "owner = ?, heartbeat_at = ? WHERE id = ?",
-                    [n_planned, RUN_OWNER, now(), run_id],
+                    "owner = ?, heartbeat_at = ?, "
+                    "engine_version = coalesce(?, engine_version) WHERE id = ?",
+                    [n_planned, RUN_OWNER, now(), engine_version, run_id],
                 )
                 return
             self._db["runs"].insert(
@@ -370,11 +457,42 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
                     "dataset": dataset,
                     "config": json_text(config),
                     "n_planned": n_planned,
+                    "engine_version": engine_version,
                 }
             )
             self._db["run_samples"].insert_all(
                 {"run_id": run_id, "position": i, "sample_id": s.id} for i, s in enumerate(samples)
             )
+
+    def stamp_engine_version(self, run_id: str, version: int = ENGINE_VERSION) -> None:
+        """The run's cases are all judged by engine ``version`` now (a repaired run)."""
+        with self._write():
+            self._db.execute("UPDATE runs SET engine_version = ? WHERE id = ?", [version, run_id])
+
+    def case_inputs(self, run_id: str) -> dict[str, tuple[dict[str, Any], dict[str, Any] | None]]:
+        """Each stored case of the run: its id → (source input, follow-up input)."""
+        rows = self._db.execute(
+            "SELECT id, source_input, followup_input FROM cases WHERE run_id = ?", [run_id]
+        ).fetchall()
+        return {
+            case_id: (json.loads(source or "{}"), json.loads(followup) if followup else None)
+            for case_id, source, followup in rows
+        }
+
+    def delete_cases(self, case_ids: Iterable[str]) -> int:
+        """Delete cases with their labels and verdict history; returns how many went."""
+        ids = list(case_ids)
+        deleted = 0
+        with self._write():
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                self._db.execute(f"DELETE FROM labels WHERE case_id IN ({marks})", chunk)
+                self._db.execute(f"DELETE FROM verdict_history WHERE case_id IN ({marks})", chunk)
+                deleted += self._db.execute(
+                    f"DELETE FROM cases WHERE id IN ({marks})", chunk
+                ).rowcount
+        return deleted
 
     def finish_run(self, run_id: str, status: str) -> None:
         with self._write():
@@ -383,16 +501,21 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
             )
 
     def heartbeat(self, run_id: str) -> None:
-        """The running process is alive and working on ``run_id`` (see ``run_is_stale``)."""
+        """The running process is alive and working on ``run_id`` (see ``run_is_stale``).
+        Raises RunDeletedError when the run's row is gone."""
+        updated = 0
 
         def write() -> None:
+            nonlocal updated
             with self._write():
-                self._db.execute(
+                updated = self._db.execute(
                     "UPDATE runs SET heartbeat_at = ?, owner = ? WHERE id = ?",
                     [now(), RUN_OWNER, run_id],
-                )
+                ).rowcount
 
         _retry_when_busy(write)
+        if not updated:
+            raise RunDeletedError(run_id)
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run, newest first, with ``n_cases`` and ``endpoint`` ("endpoint · model", what
@@ -479,7 +602,16 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
             with self._write():
                 self._db.conn.executemany(_UPSERT_CASE, rows)
 
-        _retry_when_busy(write)
+        try:
+            _retry_when_busy(write)
+        except sqlite3.IntegrityError:
+            # A case's run is gone (deleted while this process ran it): say so, not "FOREIGN
+            # KEY constraint failed".
+            run_column = _CASE_COLUMNS.index("run_id")
+            for run_id in sorted({row[run_column] for row in rows}):
+                if not self._query("SELECT 1 FROM runs WHERE id = ?", [run_id]):
+                    raise RunDeletedError(run_id) from None
+            raise
 
     def recorded_case_ids(self, run_id: str) -> set[str]:
         rows = self._db.execute("SELECT id FROM cases WHERE run_id = ?", [run_id]).fetchall()
@@ -734,6 +866,43 @@ def is_busy_error(exc: BaseException) -> bool:
     """True for SQLite's transient "database is locked" / "busy" failures."""
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def disk_full_reason(exc: BaseException, path: str | Path) -> str | None:
+    """Why a failed write could not grow the database at ``path``, when the cause is a full
+    disk or the process's file size limit (``ulimit -f``); None for any other failure."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return None
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_FULL" or "database or disk is full" in str(exc):
+        return f"{path} ({exc})"
+    if not name.startswith("SQLITE_IOERR") and "disk I/O error" not in str(exc):
+        return None
+    # A write past the size limit fails with EFBIG, which SQLite reports as a plain I/O error:
+    # the limit, or the space left, tells the two apart.
+    limit = _file_size_limit()
+    if limit is not None:
+        sizes = [Path(f"{path}{suffix}") for suffix in ("", "-wal", "-journal")]
+        largest = max((p.stat().st_size for p in sizes if p.exists()), default=0)
+        if largest + 65536 >= limit:
+            return f"{path} reached the file size limit of {limit // 1024} KiB (ulimit -f)"
+    try:
+        free = shutil.disk_usage(Path(path).absolute().parent).free
+    except OSError:
+        return None
+    if free < 1_048_576:
+        return f"{path} ({free // 1024} KiB left on its disk)"
+    return None
+
+
+def _file_size_limit() -> int | None:
+    """The process's limit on the size of a file it writes, in bytes (None: unlimited)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def _retry_when_busy(write: Callable[[], None]) -> None:

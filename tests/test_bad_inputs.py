@@ -552,3 +552,194 @@ def test_llmorph_header_names_must_be_text(store, tmp_path):
     with pytest.raises(ValueError, match=r"model \(llm_name\) must be text, not dict"):
         import_llmorph(store, write(tmp_path / "log.json", json.dumps(log)))
     assert store.runs() == []
+
+
+# ---------------------------------------------------------------- issue 20, items 9–13: --inputs
+# A file that cannot be read as the user meant it is refused before anything is planned or
+# sent: one line that names the line (and field), exit 2, and no database left behind.
+
+MIXED_ENCODING = b'{"text": "Caf\xc3\xa9 OK"}\n{"text": "Caf\xe9 in cp1252"}\n{"text": "Fine."}\n'
+
+
+def sparse_file(path: Path, megabytes: int) -> Path:
+    """A file of that size that takes no disk space (nothing is written into it)."""
+    with path.open("wb") as file:
+        file.truncate(megabytes * 1024 * 1024)
+    return path
+
+
+def fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def batch_export_args(tmp_path: Path, inputs_path: Path) -> list[str]:
+    args = ["batch", "export", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m"]
+    args += ["--task", "sentiment", "--relations", "si.identity", "--inputs", str(inputs_path)]
+    return [*args, "--db", str(tmp_path / "new.db"), "--out", str(tmp_path / "requests.jsonl")]
+
+
+INPUT_FILE_CASES = [
+    BadInput(
+        "a lone surrogate in a JSONL line",
+        lambda t: run_args(
+            t, "--inputs", str(write(t / "s.jsonl", '{"text": "ok"}\n{"text": "half \\ud800"}\n'))
+        ),
+        "line 2: the value of 'text' holds a lone surrogate (U+D800",
+    ),
+    BadInput(
+        "a lone surrogate, batch export",
+        lambda t: batch_export_args(t, write(t / "s.jsonl", '{"text": "half \\udfff"}\n')),
+        "line 1: the value of 'text' holds a lone surrogate (U+DFFF",
+    ),
+    BadInput(
+        "a JSON-escaped NUL in a value",
+        lambda t: run_args(t, "--inputs", str(write(t / "n.jsonl", '{"text": "a\\u0000b"}\n'))),
+        "line 1: the value of 'text' holds a control character (U+0000)",
+    ),
+    BadInput(
+        "a file above the default 500 MB limit",
+        lambda t: run_args(t, "--inputs", str(sparse_file(t / "huge.jsonl", 501))),
+        "huge.jsonl is 501.0 MB; the limit for an inputs file is 500 MB",
+    ),
+    BadInput(
+        "a file above --max-input-mb",
+        lambda t: run_args(
+            t,
+            "--max-input-mb",
+            "1",
+            "--inputs",
+            str(write(t / "big.jsonl", '{"text": "The food was good."}\n' * 40_000)),
+        ),
+        "big.jsonl is 1.2 MB; the limit for an inputs file is 1 MB",
+    ),
+    BadInput(
+        "--max-input-mb 0",
+        lambda t: run_args(t, "--max-input-mb", "0"),
+        "--max-input-mb must be a number above 0",
+    ),
+    BadInput(
+        "one cp1252 line among UTF-8 lines",
+        lambda t: run_args(t, "--inputs", str(write(t / "mixed.jsonl", MIXED_ENCODING))),
+        "the file mixes encodings: line 2 is not UTF-8",
+    ),
+    BadInput(
+        "--encoding that does not fit a line",
+        lambda t: run_args(
+            t, "--encoding", "ascii", "--inputs", str(write(t / "m.jsonl", MIXED_ENCODING))
+        ),
+        "line 1 is not valid ascii",
+    ),
+    BadInput(
+        "--encoding that does not exist",
+        lambda t: run_args(t, "--encoding", "utf-9"),
+        "--encoding 'utf-9': unknown encoding",
+    ),
+    BadInput(
+        "a JSON object as the text",
+        lambda t: run_args(t, "--inputs", str(write(t / "o.jsonl", '{"text": {"a": 1}}\n'))),
+        "line 1: the field 'text' is a JSON object",
+    ),
+    BadInput(
+        "a JSON array as the text, after a blank line",
+        lambda t: run_args(
+            t, "--inputs", str(write(t / "a.jsonl", '{"text": "ok"}\n\n{"text": ["a"]}\n'))
+        ),
+        "line 3: the field 'text' is a JSON array",
+    ),
+    BadInput(
+        "a JSONL line naming 'text' twice",
+        lambda t: run_args(
+            t, "--inputs", str(write(t / "d.jsonl", '{"text": "kept?", "text": "or this?"}\n'))
+        ),
+        "line 1: the key 'text' appears twice in one object",
+    ),
+    BadInput(
+        "a CSV with two text columns",
+        lambda t: run_args(
+            t, "--inputs", str(write(t / "two.csv", "text,label,text\nGood.,positive,Bad.\n"))
+        ),
+        "line 1: the header names the column 'text' 2 times (columns 1 and 3)",
+    ),
+    BadInput(
+        "an escape character in a UTF-8 CSV",
+        lambda t: run_args(
+            t, "--inputs", str(write(t / "nul.csv", b"text\nGood.\nBad \x1b[31m.\n"))
+        ),
+        "line 3 holds a control character (U+001B)",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", INPUT_FILE_CASES, ids=[case.name for case in INPUT_FILE_CASES])
+def test_bad_inputs_file_is_one_line_exit_2_nothing_written(case, tmp_path, capsys):
+    test_bad_input_is_one_line_exit_2_nothing_written(case, tmp_path, capsys)
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_lone_surrogate_is_refused_before_any_call_and_no_database_is_left(
+    tmp_path, capsys, fake_server
+):
+    """Issue 20, item 9: a JSONL line with "\\ud800" ran, then failed writing it with a
+    UnicodeEncodeError traceback (exit 1) and left an empty database behind."""
+    surrogate = write(tmp_path / "in.jsonl", '{"text": "Good."}\n{"text": "bad \\ud800"}\n')
+    args = run_args(tmp_path, "--inputs", str(surrogate), endpoint=fake_server.base_url)
+    args[args.index("--model") + 1] = "fake-model"
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    assert "in.jsonl: line 2" in err and "lone surrogate" in err
+    assert fake_server.stats.chat_calls == 0
+    assert not (tmp_path / "new.db").exists()
+
+
+def _cli_process(args: list[str], tmp_path: Path, **limits) -> subprocess.CompletedProcess:
+    """`python -m app ARGS` in a process of its own, with at most 2 GB of address space (so the
+    old reader's MemoryError comes in seconds, not after the machine's whole memory)."""
+    import resource
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+
+    env = {**os.environ, "PYTHONPATH": str(Path.cwd()), "MORPHSCOPE_DB": str(tmp_path / "x.db")}
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        capture_output=True, text=True, env=env, preexec_fn=limit_memory, **limits,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("make_args", "message"),
+    [
+        (
+            lambda t: run_args(t, "--inputs", "/dev/zero"),
+            "/dev/zero is a character device, not a regular file",
+        ),
+        (
+            lambda t: run_args(t, "--inputs", str(fifo(t / "pipe.jsonl"))),
+            "pipe.jsonl is a named pipe (FIFO), not a regular file",
+        ),
+        (
+            lambda t: batch_export_args(t, fifo(t / "pipe.jsonl")),
+            "pipe.jsonl is a named pipe (FIFO), not a regular file",
+        ),
+        (
+            lambda t: ["relations", "import", str(fifo(t / "r.json")), "--db", str(t / "new.db")],
+            "r.json: not a regular file",
+        ),
+    ],
+    ids=["run /dev/zero", "run a FIFO", "batch export a FIFO", "relations import a FIFO"],
+)
+def test_inputs_that_never_end_are_refused_at_once(tmp_path, make_args, message):
+    """Issue 20, items 10 and 11, as a user meets them: `--inputs /dev/zero` read until a
+    MemoryError, and a FIFO blocked `run` forever. Both are refused at once, before a database
+    is created."""
+    args = make_args(tmp_path)
+    try:
+        done = _cli_process(args, tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("`run` still blocked on the inputs after 60 s")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and message in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "new.db").exists()

@@ -674,3 +674,146 @@ def test_cli_export_submit_waits_imports_and_status_reports(capsys, tmp_path, fa
     status = capsys.readouterr().out
     assert "1 batch: 1 completed" in status
     assert "--wait" not in status  # nothing left to download: the run is judged already
+
+
+# ------------------------------------------------------------------ refused whole (issue 20)
+
+
+def _nothing_imported(store: Store, export: BatchExport) -> None:
+    assert store.count_calls() == 0
+    assert store.run(export.run_id)["status"] == "awaiting_batch"
+    assert store.cases_for([export.run_id]) == []
+
+
+def test_two_lines_answering_one_request_differently_are_refused(tmp_path):
+    """Issue 20 item 16: the last of two lines with one custom_id silently won. A conflict is
+    refused, naming both lines; the same answer twice is no conflict."""
+    store, export = _exported_add_good(tmp_path)
+    results = answer_file(export.files, tmp_path / "res.jsonl")
+    lines = results.read_text().splitlines()
+    first = json.loads(lines[0])
+    other = batch_output_line(first["custom_id"], chat_body("negative, on second thought"))
+    results.write_text("\n".join([*lines, json.dumps(other)]) + "\n")
+    with pytest.raises(BatchImportError, match=f"lines 1 and {len(lines) + 1} answer the same"):
+        import_results(store, [results], runner_factory=runner_factory)
+    _nothing_imported(store, export)
+
+    # Across two files, each is named.
+    (tmp_path / "a.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps(other) + "\n")
+    with pytest.raises(BatchImportError) as caught:
+        import_results(
+            store, [tmp_path / "a.jsonl", tmp_path / "b.jsonl"], runner_factory=runner_factory
+        )
+    assert str(caught.value).startswith(f"{tmp_path / 'a.jsonl'}: line 1 and ")
+    assert f"{tmp_path / 'b.jsonl'} line 1 answer the same request" in str(caught.value)
+    _nothing_imported(store, export)
+
+    # The same answer twice (a file imported together with a copy of itself) is fine.
+    results.write_text("\n".join([*lines, lines[0]]) + "\n")
+    imported = import_results(store, [results], runner_factory=runner_factory)
+    assert imported.status == {export.run_id: "done"} and imported.answered == len(lines)
+
+
+def test_a_file_from_another_database_is_refused_where_it_overlaps(tmp_path):
+    """Issue 20 item 17: another database exported more inputs of the same config, so some of
+    its custom_ids are this database's too. Those were imported (the rest skipped) and the run
+    finished with another database's answers; the file is refused whole."""
+    config = RunConfig(ENDPOINT, "sentiment", ("test.add_good",))
+    other = Store(tmp_path / "other.db")
+    theirs = export_batch(
+        other, config, SENTIMENT, SAMPLES, tmp_path / "theirs.jsonl", runner_factory=runner_factory
+    )
+    store = Store(tmp_path / "mine.db")
+    mine = export_batch(
+        store,
+        config,
+        SENTIMENT,
+        SAMPLES[:2],
+        tmp_path / "mine.jsonl",
+        runner_factory=runner_factory,
+    )
+    results = answer_file(theirs.files, tmp_path / "res.jsonl")
+    shared = {json.loads(line)["custom_id"] for line in mine.files[0].read_text().splitlines()}
+    assert shared < {json.loads(line)["custom_id"] for line in results.read_text().splitlines()}
+    with pytest.raises(BatchImportError) as caught:
+        import_results(store, [results], runner_factory=runner_factory)
+    message = str(caught.value)
+    assert message.startswith(f"{results}: 4 of its 8 results (line ")
+    assert "belongs to another run or database (nothing was imported)" in message
+    _nothing_imported(store, mine)
+
+
+def test_a_request_file_imported_as_results_is_refused(tmp_path, capsys):
+    """Issue 20 item 18: the request file given to `batch import` made one per-line error per
+    request and an ERROR case for each call. It is refused in one line."""
+    from app.cli import main
+
+    store, export = _exported_add_good(tmp_path)
+    with pytest.raises(BatchImportError, match="this is a request file; import the results file"):
+        import_results(store, export.files, runner_factory=runner_factory)
+    _nothing_imported(store, export)
+
+    assert main(["batch", "import", str(export.files[0]), "--db", str(store.path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {export.files[0]}: this is a request file;")
+    assert len(err.strip().splitlines()) == 1
+    _nothing_imported(store, export)
+
+    # A request line among result lines is named.
+    results = answer_file(export.files, tmp_path / "res.jsonl")
+    request = export.files[0].read_text().splitlines()[0]
+    results.write_text(results.read_text() + request + "\n")
+    with pytest.raises(BatchImportError, match=f"line {len(SAMPLES) * 2 + 1} is a request"):
+        import_results(store, [results], runner_factory=runner_factory)
+    _nothing_imported(store, export)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path, monkeypatch):
+    """A folder nothing may be written into. Root ignores the mode bits, so for root the
+    refusal the OS would give (EACCES on open) is simulated for files in that folder."""
+    import errno
+    import os
+    import pathlib
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.geteuid() == 0:
+        real_open = pathlib.Path.open
+
+        def open_(self, mode="r", *args, **kwargs):
+            if self.parent == folder and any(flag in mode for flag in "wax+"):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+            return real_open(self, mode, *args, **kwargs)
+
+        monkeypatch.setattr(pathlib.Path, "open", open_)
+    yield folder
+    folder.chmod(0o755)
+
+
+def test_an_export_into_a_read_only_folder_says_permission_denied(
+    tmp_path, capsys, read_only_folder
+):
+    """Issue 20 item 19: the failed part's clean-up reported "No such file or directory", and
+    the run was left awaiting a file that was never written. Now: "permission denied", exit 2,
+    nothing stored, no part left."""
+    from app.cli import main
+
+    db = tmp_path / "b.db"
+    Store(db).close()  # an existing database: nothing of this export may stay in it
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("One fine line.\nAnother fine line.\n")
+    out = read_only_folder / "requests.jsonl"
+    argv = [
+        "batch", "export", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+        "--task", "sentiment", "--relations", "sentence.uppercase", "--inputs", str(inputs),
+        "--db", str(db), "--out", str(out),
+    ]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write {out}: permission denied")
+    assert "No such file" not in err and len(err.strip().splitlines()) == 1
+    assert Store(db).runs() == []
+    assert list(read_only_folder.iterdir()) == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from app.batch.formats import PartWriter, parse_result_line, parse_results, request_line
 
 CHAT = {"object": "chat.completion", "choices": [{"message": {"content": "positive"}}]}
@@ -124,3 +126,35 @@ def test_a_response_without_text_is_a_line_error():
     tool = {"custom_id": "k", "response": {"status_code": 200,
             "body": {"choices": [{"message": {"content": None}}]}}}  # fmt: skip
     assert parse_result_line(json.dumps(tool), 1).error == "batch error: the response has no text"
+
+
+def test_a_part_that_cannot_be_created_leaves_no_part_and_says_why(tmp_path, monkeypatch):
+    """Issue 20 item 19: a part the folder refused was listed all the same, so closing the
+    writer renamed a file that did not exist and "No such file or directory" hid the cause.
+    The OS's error comes out, and the parts written before it are removed."""
+    import errno
+    import pathlib
+
+    real_open = pathlib.Path.open
+
+    def refuse_the_second_part(self, mode="r", *args, **kwargs):
+        if self.name == "out-002.jsonl":
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "open", refuse_the_second_part)
+    with pytest.raises(PermissionError), PartWriter(tmp_path / "out.jsonl", max_lines=1) as writer:
+        for i in range(3):
+            writer.write({"custom_id": str(i)})
+    assert writer.parts == [] and list(tmp_path.iterdir()) == []
+
+
+def test_request_lines_are_told_apart_from_results():
+    """Issue 20 item 18: a request file given as results is recognised, not read as results
+    that have no response."""
+    request = json.dumps(request_line("k1", "m", [{"role": "user", "content": "hi"}], {}))
+    good = json.dumps({"custom_id": "k2", "response": {"status_code": 200, "body": CHAT}})
+    failed = json.dumps({"custom_id": "k3", "response": None, "error": {"code": "x"}})
+    parsed = parse_results(enumerate([request, good, failed, "garbage"], start=1))
+    assert parsed.request_lines == [1]
+    assert [r.key for r in parsed.results] == ["k2", "k3"] and parsed.invalid_lines == [4]

@@ -135,7 +135,8 @@ def test_csv_upload_to_samples():
     )
     frame = read_upload("reviews.csv", data)
     assert list(frame.columns) == ["review", "label", "source"]
-    assert frame.attrs == {"encoding": "utf-8", "format": "csv"}
+    # the line each row starts on, for messages (the third record spans lines 4 and 5)
+    assert frame.attrs == {"encoding": "utf-8", "format": "csv", "line_numbers": (2, 3, 4)}
     assert encoding_note(frame) is None
     mapping = suggest_mapping(frame.columns, ["text"])
     samples = samples_from_frame(frame, mapping, reference_column="label", meta_columns=["source"])
@@ -344,3 +345,149 @@ def test_input_error_is_a_value_error_with_a_message():
     error = InputError("bad thing")
     assert isinstance(error, ValueError)
     assert error.message == str(error) == "bad thing"
+
+
+# ---------------------------------------------------------------- issue 20, items 9–14
+# Nothing is silently reinterpreted: every text that is not what the user wrote is refused with
+# the line (and field) named.
+
+MIXED = b'{"text": "Caf\xc3\xa9 OK"}\n{"text": "Caf\xe9 bad"}\n{"text": "Fine."}\n'
+
+
+def test_one_cp1252_line_among_utf8_lines_is_refused_not_turned_into_mojibake():
+    """Item 12: the whole file was decoded as cp1252, so "Café OK" became "CafÃ© OK"."""
+    with pytest.raises(InputError, match=r"mixes encodings: line 2 is not UTF-8") as caught:
+        read_upload("mixed.jsonl", MIXED)
+    assert "--encoding" in caught.value.message
+    several = b"text\nCaf\xc3\xa9\nna\xefve\nok\n\xe9t\xe9\n"
+    with pytest.raises(InputError, match=r"lines 3, 5 are not UTF-8"):
+        read_upload("x.csv", several)
+    # A UTF-8 BOM says the file is UTF-8, so one stray line is a mix even with no other accent.
+    with pytest.raises(InputError, match=r"line 3 is not UTF-8"):
+        read_upload("x.txt", codecs.BOM_UTF8 + b"plain\nascii\nCaf\xe9\n")
+
+
+def test_a_file_wholly_in_cp1252_is_still_read_and_an_explicit_encoding_is_honoured(tmp_path):
+    frame = read_upload("x.txt", b"plain ascii\nCaf\xe9 \x80 5\n")
+    assert frame["text"].tolist() == ["plain ascii", "Café € 5"]
+    assert frame.attrs["encoding"] == "cp1252"
+    # The user names the file's one encoding: every line is read in it, as asked.
+    frame = read_upload("mixed.jsonl", MIXED, encoding="cp1252")
+    assert frame["text"].tolist() == ["CafÃ© OK", "Café bad", "Fine."]
+    path = tmp_path / "latin.csv"
+    path.write_bytes("text\nÀ bientôt\n".encode("latin-1"))
+    samples = load_input_file(path, ["text"], encoding="latin-1")
+    assert samples == [Sample(fields={"text": "À bientôt"})]
+    with pytest.raises(InputError, match=r"line 2 is not valid utf-8"):
+        load_input_file(path, ["text"], encoding="utf-8")
+    with pytest.raises(InputError, match=r"unknown encoding 'utf-9'"):
+        load_input_file(path, ["text"], encoding="utf-9")
+
+
+NOT_TEXT = [
+    ("NUL", "good\nbad\x00one\n", r"line 2 holds a control character \(U\+0000\)"),
+    ("escape", "good\n\x1b[31mred\n", r"line 2 holds a control character \(U\+001B\)"),
+    ("DEL", "a\x7f\nb\n", r"line 1 holds a control character \(U\+007F\)"),
+    ("C1", "a\nb\nc\x85\n", r"line 3 holds a control character \(U\+0085\)"),
+    ("surrogate", "a\ud800\n", r"line 1 holds a lone surrogate \(U\+D800"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [c[1:] for c in NOT_TEXT], ids=[c[0] for c in NOT_TEXT]
+)
+def test_paste_and_upload_refuse_the_same_characters_with_the_same_message(text, message):
+    """Item 14: the paste box took NUL and control characters that an upload refused."""
+    with pytest.raises(InputError, match=message) as pasted:
+        samples_from_pasted(text, ["text"])
+    if "\ud800" not in text:  # UTF-8 cannot even encode a lone surrogate
+        with pytest.raises(InputError, match=message) as uploaded:
+            read_upload("in.txt", text.encode("utf-8"))
+        assert uploaded.value.message == pasted.value.message
+
+
+def test_whitespace_controls_are_text_in_paste_and_upload():
+    text = "tab\there\nform\x0cfeed\r\nvertical\x0btab\n"
+    assert len(samples_from_pasted(text, ["text"])) == len(read_upload("in.txt", text.encode()))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"text": "a\\u0000b"}', r"line 2: the value of 'text' holds a control character"),
+        ('{"text": "\\ud83d"}', r"line 2: the value of 'text' holds a lone surrogate"),
+        ('{"text": "ok", "meta": ["\\udc00"]}', r"line 2: the value of 'meta' holds a lone"),
+        ('{"te\\u0001xt": "ok"}', r"line 2: a key holds a control character"),
+    ],
+)
+def test_json_escapes_cannot_smuggle_in_what_is_not_text(line, message):
+    """Item 9: "\\ud800" in a JSON line became a string that SQLite could not store."""
+    text = '{"text": "fine \\ud83d\\ude00"}\n' + line + "\n"  # an escaped pair is fine
+    with pytest.raises(InputError, match=message):
+        read_upload("in.jsonl", text.encode())
+    with pytest.raises(InputError, match=message):
+        samples_from_pasted(text, ["text"])
+    array = ("[" + text.strip().replace("\n", ",") + "]").encode()
+    with pytest.raises(InputError, match=message.replace("line 2", "item 2")):
+        read_upload("in.json", array)
+    assert auto_samples(read_upload("ok.jsonl", text.split("\n")[0].encode()), ["text"]) == [
+        Sample(fields={"text": "fine 😀"})
+    ]
+
+
+def test_structured_values_in_a_task_field_are_refused_naming_line_and_field():
+    """Item 13: {"text": {"a": 1}} became the text '{"a": 1}'."""
+    data = b'{"text": "ok"}\n\n{"text": {"a": 1}}\n{"text": [1, 2]}\n'
+    message = r"line 3: the field 'text' is a JSON object, line 4: the field 'text' is a JSON array"
+    with pytest.raises(InputError, match=message):
+        auto_samples(read_upload("in.jsonl", data), ["text"])
+    with pytest.raises(InputError, match=message):
+        samples_from_pasted(data.decode(), ["text"])
+    frame = read_upload("in.json", b'[{"review": "ok"}, {"review": {"a": 1}}]')
+    with pytest.raises(InputError, match=r"row 2: the field 'text' \(column 'review'\) is a JSON"):
+        auto_samples(frame, ["text"])
+    # numbers are still read as written, and lists stay fine in meta and steps
+    frame = read_upload("in.jsonl", b'{"problem": 12, "steps": ["a"], "tags": ["x"]}\n')
+    assert auto_samples(frame, ["problem"]) == [
+        Sample(fields={"problem": "12"}, reference_steps=("a",), meta={"tags": ["x"]})
+    ]
+
+
+def test_a_field_named_twice_is_refused_naming_line_and_field():
+    """Item 13: a CSV with two `text` columns kept one silently; JSON kept the last key."""
+    with pytest.raises(InputError, match=r"line 2: the header names the column 'text' 2 times"):
+        read_upload("two.csv", b"\ntext,label, text \nGood.,positive,Bad.\n")
+    with pytest.raises(InputError, match=r"line 2: the key 'text' appears twice"):
+        read_upload("d.jsonl", b'{"text": "a"}\n{"text": "b", "label": "x", "text": "c"}\n')
+    with pytest.raises(InputError, match=r"line 1: the key 'a' appears twice"):
+        samples_from_pasted('{"text": "b", "meta": {"a": 1, "a": 2}}', ["text"])
+    # blank header cells are not a name: they still become column_N
+    frame = read_upload("x.csv", b"text,,\nGood.,1,2\n")
+    assert list(frame.columns) == ["text", "column_2", "column_3"]
+
+
+def test_inputs_file_must_be_a_regular_file_within_the_limit(tmp_path):
+    """Items 10 and 11: /dev/zero was read until a MemoryError, a FIFO blocked forever."""
+    import os
+
+    from app.inputs import check_input_path, read_input_file
+
+    pipe = tmp_path / "pipe.jsonl"
+    os.mkfifo(pipe)
+    for check in (check_input_path, read_input_file):
+        with pytest.raises(InputError, match=r"pipe.jsonl is a named pipe \(FIFO\), not a regular"):
+            check(pipe)
+        with pytest.raises(InputError, match=r"/dev/zero is a character device"):
+            check("/dev/zero")
+        with pytest.raises(InputError, match=r"is a directory, not a file"):
+            check(tmp_path)
+    big = tmp_path / "big.txt"
+    big.write_text("a line\n" * 200_000)  # 1.3 MB
+    for check in (check_input_path, read_input_file):
+        with pytest.raises(InputError, match=r"big.txt is 1.3 MB; the limit .* is 1 MB"):
+            check(big, max_bytes=1024 * 1024)
+    assert len(read_input_file(big, max_bytes=2 * 1024 * 1024)) == 200_000
+    # Above the 20 MB an upload may have, a file the CLI reads is fine up to its own limit.
+    many = tmp_path / "many.txt"
+    many.write_bytes((b"x" * 99_999 + b"\n") * 260)  # 26 MB
+    assert len(read_input_file(many)) == 260

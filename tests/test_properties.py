@@ -13,12 +13,12 @@ import time
 import urllib.parse
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.diffing import diff_html
 from app.endpoints import validate_api_key_env, validate_base_url
-from app.inputs import InputError, auto_samples, read_upload
+from app.inputs import InputError, auto_samples, read_upload, samples_from_pasted
 from app.tasks import BUILTIN_TASKS, check_template, custom_task
 from app.ui.components import inert
 from relations.apply import SkippedFollowUp, transform_text
@@ -53,8 +53,37 @@ def test_any_upload_is_read_or_refused_with_an_input_error(data, name):
     auto_samples(frame, ["text"])
 
 
+# What an inputs file may hold: whitespace controls are text, other control characters are not.
+input_texts = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n\r\x0b\x0c"
+    ),
+    max_size=80,
+)
+
+
 @FAST
-@given(rows=st.lists(texts.filter(lambda t: t.strip()), min_size=1, max_size=8))
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80))
+def test_an_upload_refuses_exactly_what_the_paste_box_refuses(text):
+    """One rule for characters, whatever the door (issue 20, item 14): plain lines pasted or
+    uploaded as .txt give the same inputs, or are both refused."""
+    # (a file's magic number, JSON lines and a UTF-8 BOM are read by what the file is)
+    assume(text.strip() and not text.lstrip().startswith(("{", "%PDF", "GIF8", "SQLite")))
+    assume(not text.startswith("\ufeff"))
+    outcomes = []
+    for read in (
+        lambda: samples_from_pasted(text, ["text"]),
+        lambda: auto_samples(read_upload("in.txt", text.encode()), ["text"]),
+    ):
+        try:
+            outcomes.append([sample.fields["text"] for sample in read()])
+        except InputError:
+            outcomes.append("refused")
+    assert outcomes[0] == outcomes[1]
+
+
+@FAST
+@given(rows=st.lists(input_texts.filter(lambda t: t.strip()), min_size=1, max_size=8))
 def test_jsonl_upload_keeps_every_text_exactly(rows):
     """A JSONL upload of {"text": …} objects gives one sample per line with the text unchanged."""
     data = "\n".join(json.dumps({"text": row}) for row in rows).encode()

@@ -19,6 +19,7 @@ from app.clients.base import RetryPolicy
 from app.clients.batch import BATCH_KIND, BatchClient
 from app.runner import TRANSFORM_PARAMS, RunConfig, Runner, RunSummary, case_calls
 from app.tasks import Task
+from core.engine_version import ENGINE_VERSION
 from core.types import CallRequest, Endpoint, Sample
 from storage import Store
 from storage.batch_verbs import AWAITING_BATCH
@@ -29,6 +30,11 @@ CALLS = "calls"
 REWRITES = "rewrites"
 
 RunnerFactory = Callable[[Store], Runner]
+
+
+class BatchExportError(ValueError):
+    """Request files that could not be written; the message says why in one line, and nothing
+    was stored (no run awaits a file that does not exist)."""
 
 
 def default_runner(store: Store) -> Runner:
@@ -113,7 +119,11 @@ def export_batch(
 ) -> BatchExport:
     """Plan ``config`` over ``samples``, store it as a run awaiting batch results, and write one
     request line per distinct call not in the call cache to ``out`` (numbered parts past the
-    limits). With nothing left to ask, the run is judged from the cache instead."""
+    limits). With nothing left to ask, the run is judged from the cache instead.
+
+    The files are written before anything is stored: when they cannot be (a read-only folder),
+    ``BatchExportError`` says why, no part is left behind, and the database is unchanged.
+    """
     config = as_batch(config)
     clients: list[BatchClient] = []
 
@@ -134,6 +144,35 @@ def export_batch(
         requests = _call_requests(config.endpoint, task, plan.cases)
     cached = store.cached_call_keys(requests)
     todo = [request for key, request in requests.items() if key not in cached]
+    export = BatchExport(plan.run_id, stage, [], len(todo), len(cached), len(plan.cases))
+    if todo:
+        export.files, export.lines_per_file = _write_requests(
+            Path(out), todo, max_lines=max_lines, max_bytes=max_bytes
+        )
+    try:
+        _store_export(store, config, task, samples, plan, stage, todo)
+    except BaseException:
+        for path in export.files:  # no file without the run that says what it asks
+            path.unlink(missing_ok=True)
+        raise
+    if not todo and stage == CALLS:
+        export.summary = judge_from_cache(store, plan.run_id, runner_factory)
+    return export
+
+
+def _store_export(
+    store: Store,
+    config: RunConfig,
+    task: Task,
+    samples: Sequence[Sample],
+    plan,
+    stage: str,
+    todo: list[CallRequest],
+) -> None:
+    """Store the run, and (with requests written) its requests and the ``awaiting_batch``
+    state."""
+    # A stored run keeps its engine stamp: judging it (the import) decides whether to repair it.
+    stamp = None if store.run(plan.run_id) is not None else ENGINE_VERSION
     store.save_run(
         plan.run_id,
         endpoint=config.endpoint,
@@ -142,19 +181,34 @@ def export_batch(
         samples=list(samples),
         dataset=config.dataset,
         n_planned=len(plan.cases),
+        engine_version=stamp,
     )
-    export = BatchExport(plan.run_id, stage, [], len(todo), len(cached), len(plan.cases))
     if not todo and stage == CALLS:
-        export.summary = judge_from_cache(store, plan.run_id, runner_factory)
-        return export
+        return
     store.record_batch_requests(plan.run_id, stage, todo)
     store.set_run_status(plan.run_id, AWAITING_BATCH)
-    with PartWriter(Path(out), max_lines=max_lines, max_bytes=max_bytes) as writer:
-        for request in todo:
-            writer.write(request_line(request.key, request.model, request.messages, request.params))
-    export.files = list(writer.parts)
-    export.lines_per_file = list(writer.lines_per_part)
-    return export
+
+
+def _write_requests(
+    out: Path, todo: Sequence[CallRequest], *, max_lines: int, max_bytes: int
+) -> tuple[list[Path], list[int]]:
+    """Write the request lines (numbered parts past the limits); on failure no part is left
+    and ``BatchExportError`` names the cause ("permission denied" for a read-only folder)."""
+    try:
+        with PartWriter(out, max_lines=max_lines, max_bytes=max_bytes) as writer:
+            for request in todo:
+                writer.write(
+                    request_line(request.key, request.model, request.messages, request.params)
+                )
+    except OSError as exc:
+        if isinstance(exc, PermissionError):
+            reason = f"permission denied (is {out.parent} read-only?)"
+        elif isinstance(exc, FileNotFoundError):
+            reason = f"no folder {out.parent}"
+        else:
+            reason = (exc.strerror or str(exc)).lower()
+        raise BatchExportError(f"cannot write {out}: {reason}; nothing was stored") from None
+    return list(writer.parts), list(writer.lines_per_part)
 
 
 def _call_requests(endpoint: Endpoint, task: Task, cases) -> dict[str, CallRequest]:

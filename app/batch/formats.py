@@ -72,10 +72,14 @@ class PartWriter:
     def _start_part(self) -> None:
         if self._handle is not None:
             self._handle.close()
+            self._handle = None
         path = self._part_path(len(self.parts) + 1)
+        # Opened before it is listed: a part that could not be created (a read-only folder) is
+        # no part, and ``discard`` does not trip over it.
+        handle = path.open("wb")
         self.parts.append(path)
         self.lines_per_part.append(0)
-        self._handle = path.open("wb")
+        self._handle = handle
         self._lines = self._bytes = 0
 
     def close(self) -> list[Path]:
@@ -91,8 +95,21 @@ class PartWriter:
     def __enter__(self) -> PartWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def discard(self) -> None:
+        """Remove every part written so far (a write failed: no half export is left)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        for path in self.parts:
+            path.unlink(missing_ok=True)
+        self.parts = []
+        self.lines_per_part = []
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,8 @@ class ParsedResults:
 
     results: list[ResultLine] = field(default_factory=list)
     invalid_lines: list[int] = field(default_factory=list)
+    # Lines of a batch *input* file (a request, no response): the wrong file was given.
+    request_lines: list[int] = field(default_factory=list)
 
 
 def _error_text(error: Any) -> str:
@@ -126,12 +145,32 @@ def _error_text(error: Any) -> str:
     return str(error)[:300]
 
 
-def parse_result_line(text: str, line_number: int) -> ResultLine | None:
-    """A result line of either engine, or None when it is not one (not JSON, no custom_id)."""
+def is_request_line(data: object) -> bool:
+    """Whether a decoded line is a batch *request* (``custom_id``, ``url``, ``body``; no
+    ``response`` or ``error``, which every result line of either engine carries)."""
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("custom_id"), str)
+        and isinstance(data.get("body"), dict)
+        and isinstance(data.get("url"), str)
+        and "response" not in data
+        and "error" not in data
+    )
+
+
+def _decode(text: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except ValueError:
         return None
+
+
+def parse_result_line(text: str, line_number: int) -> ResultLine | None:
+    """A result line of either engine, or None when it is not one (not JSON, no custom_id)."""
+    return _result_line(_decode(text), line_number)
+
+
+def _result_line(data: Any, line_number: int) -> ResultLine | None:
     if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
         return None
     key = data["custom_id"]
@@ -173,10 +212,15 @@ def iter_text_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def parse_results(lines: Iterable[tuple[int, str]]) -> ParsedResults:
-    """Parse numbered result lines; a line that is no result line is listed by number."""
+    """Parse numbered result lines; a line that is no result line is listed by number, a
+    request line (of a batch input file) apart."""
     parsed = ParsedResults()
     for number, text in lines:
-        result = parse_result_line(text, number)
+        data = _decode(text)
+        if is_request_line(data):
+            parsed.request_lines.append(number)
+            continue
+        result = _result_line(data, number)
         if result is None:
             parsed.invalid_lines.append(number)
         else:

@@ -2,10 +2,11 @@
 answer exactly as an online run would (the runner itself, with clients that never send).
 
 Every result line is matched by its ``custom_id`` (the call's cache key) to a request a
-``batch export`` recorded in this database, which says what to cache. A file that matches no
-exported request belongs to another run or database and is refused before anything is written.
-Lines that are not result lines (a half-written last line, garbage) are counted and skipped.
-Importing the same file again changes nothing.
+``batch export`` recorded in this database, which says what to cache. These files are refused
+whole, before anything is written: one with a result that answers no request exported here (it
+belongs to another database), a request file given as results, and two lines that answer the
+same request differently. Lines that are not result lines (a half-written last line, garbage)
+are counted and skipped. Importing the same file again changes nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.batch.export import CALLS, RunnerFactory, default_runner, judge_from_cache
-from app.batch.formats import ParsedResults, iter_text_lines, parse_results
+from app.batch.formats import ParsedResults, ResultLine, iter_text_lines, parse_results
 from app.clients.batch import request_identity
 from app.runner import RunSummary
 from core.types import Completion
@@ -39,7 +40,6 @@ class BatchImport:
     answered: int = 0  # result lines whose answer is now in the call cache
     line_errors: dict[str, str] = field(default_factory=dict)  # key → the line's error
     invalid_lines: list[int] = field(default_factory=list)  # not result lines (by number)
-    unknown_lines: list[int] = field(default_factory=list)  # custom_id exported by no run here
     missing: dict[str, list[str]] = field(default_factory=dict)  # run → keys still unanswered
     status: dict[str, str] = field(default_factory=dict)
     summaries: dict[str, RunSummary] = field(default_factory=dict)
@@ -58,11 +58,6 @@ class BatchImport:
             lines.append(
                 f"{len(self.invalid_lines)} lines are not result lines and were skipped "
                 f"(line {_numbers(self.invalid_lines)})"
-            )
-        if self.unknown_lines:
-            lines.append(
-                f"{len(self.unknown_lines)} lines answer no request exported here and were "
-                f"skipped (line {_numbers(self.unknown_lines)})"
             )
         for run_id in self.run_ids:
             if run_id in self.rewrites_answered:
@@ -88,7 +83,6 @@ class BatchImport:
             "answered": self.answered,
             "line_errors": self.line_errors,
             "invalid_lines": self.invalid_lines,
-            "unknown_lines": self.unknown_lines,
             "missing": self.missing,
             "status": self.status,
             "summaries": {run_id: s.to_dict() for run_id, s in self.summaries.items()},
@@ -131,32 +125,30 @@ def import_results(
     uploaded file's; ``name`` names it in messages) — into ``store`` and judge every run they
     answer. A list of strings is paths unless one of them is a JSON object (a result line).
 
-    Raises ``BatchImportError`` (nothing written) when a file matches no exported request.
+    Raises ``BatchImportError`` (nothing written) when a file holds no result line, is a
+    request file, has results that answer no request exported to this database, or answers one
+    request differently on two lines.
     """
     if isinstance(sources, (list, tuple)) and sources and all(map(_is_path, sources)):
         named = [(str(source), _read(Path(source), str(source))) for source in sources]
     else:
         named = [(name, _read(sources, name))]
     outcome = BatchImport()
-    # Every file is checked before anything is written: one foreign file refuses the import.
+    # Every file is checked before anything is written: one refused file refuses the import.
     requests: dict[str, dict] = {}
     for label, parsed in named:
-        keys = [result.key for result in parsed.results]
-        found = store.batch_requests_for_keys(keys)
-        if parsed.results and not found:
-            raise BatchImportError(
-                f"{label}: none of its {len(parsed.results)} results answers a request exported "
-                "to this database; it belongs to another run or database (nothing was imported)"
-            )
+        _refuse_request_lines(label, parsed)
         if not parsed.results:
             raise BatchImportError(
                 f"{label}: no result lines in it ({len(parsed.invalid_lines)} unreadable lines); "
                 "nothing was imported"
             )
+        found = store.batch_requests_for_keys(result.key for result in parsed.results)
+        _refuse_foreign(label, parsed, found)
         requests |= found
         outcome.invalid_lines += parsed.invalid_lines
-        outcome.unknown_lines += [r.line_number for r in parsed.results if r.key not in found]
-    results = [r for _, parsed in named for r in parsed.results if r.key in requests]
+    _refuse_conflicts(named)
+    results = [r for _, parsed in named for r in parsed.results]
     already = store.cached_call_keys(requests)
     answers: dict[str, CachedAnswer] = {}
     for result in results:
@@ -190,6 +182,75 @@ def import_results(
     for run_id in affected:
         _finish_run(store, run_id, touched, outcome, runner_factory)
     return outcome
+
+
+def _refuse_request_lines(label: str, parsed: ParsedResults) -> None:
+    """A batch input file given as results (a common mistake): its lines ask, they answer
+    nothing, and each would otherwise become a per-line error and an ERROR case."""
+    if not parsed.request_lines:
+        return
+    if not parsed.results:
+        raise BatchImportError(
+            f"{label}: this is a request file; import the results file (the batch engine's "
+            "output for it); nothing was imported"
+        )
+    count = len(parsed.request_lines)
+    which = (
+        f"line {parsed.request_lines[0]} is a request"
+        if count == 1
+        else f"{count} lines ({_numbers(parsed.request_lines)}) are requests"
+    )
+    raise BatchImportError(
+        f"{label}: {which}, not results (a request file mixed in?); import the results file "
+        "alone; nothing was imported"
+    )
+
+
+def _refuse_foreign(label: str, parsed: ParsedResults, found: dict[str, dict]) -> None:
+    """A file with any result that answers no request exported to this database belongs to
+    another database (or run): it is refused whole, its overlapping results included, so a
+    run is never finished with another database's answers."""
+    foreign = [result.line_number for result in parsed.results if result.key not in found]
+    if not foreign:
+        return
+    total = len(parsed.results)
+    if len(foreign) == total:
+        which = f"none of its {total} results answers a request exported to this database"
+    else:
+        which = (
+            f"{len(foreign)} of its {total} results (line {_numbers(foreign)}) answer no "
+            "request exported to this database"
+        )
+    raise BatchImportError(
+        f"{label}: {which}; it belongs to another run or database (nothing was imported)"
+    )
+
+
+def _refuse_conflicts(named: list[tuple[str, ParsedResults]]) -> None:
+    """Two lines that answer one request with different text: which is right cannot be told,
+    and keeping either silently would judge a case on a guess. Equal answers are fine; an error
+    line beside an answer is too (the answer is kept)."""
+    first: dict[str, tuple[str, ResultLine]] = {}
+    conflicts: list[tuple[tuple[str, ResultLine], tuple[str, ResultLine]]] = []
+    for label, parsed in named:
+        for result in parsed.results:
+            if not result.ok:
+                continue
+            seen = first.setdefault(result.key, (label, result))
+            if seen[1].text != result.text:
+                conflicts.append((seen, (label, result)))
+    if not conflicts:
+        return
+    (label, one), (other_label, other) = conflicts[0]
+    if other_label == label:
+        where = f"lines {one.line_number} and {other.line_number}"
+    else:
+        where = f"line {one.line_number} and {other_label} line {other.line_number}"
+    more = f" ({len(conflicts) - 1} more such lines)" if len(conflicts) > 1 else ""
+    raise BatchImportError(
+        f"{label}: {where} answer the same request (custom_id {one.key[:16]}…) with different "
+        f"text{more}; keep one of them and import again (nothing was imported)"
+    )
 
 
 def _finish_run(

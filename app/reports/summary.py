@@ -22,6 +22,7 @@ from app.columns import (
     format_interval,
 )
 from app.reports.common import case_filter, json_safe, now
+from app.run_repairs import flagged_runs
 from storage.analysis import CaseFilter
 
 
@@ -46,7 +47,8 @@ def report(
     without identity cases), ``agentdiff_gap``, ``step_score`` (model × relation AvgStepScore of
     source and follow-up outputs and its change, for tasks with reference steps), ``tests``
     (``mann_whitney`` and
-    ``kruskal_wallis`` lists with statistic, p_value, p_adjusted, reading) and ``definitions``.
+    ``kruskal_wallis`` lists with statistic, p_value, p_adjusted, reading), ``definitions`` and
+    ``known_defects`` (the runs a known defect of their engine touched: rerun them to repair).
     """
     flt = case_filter(
         run_ids,
@@ -78,6 +80,10 @@ def report(
             "step_score": summary["step_scores"],
             "tests": stats.run_tests(store, flt, alpha=alpha, counts=summary["counts"]),
             "definitions": DEFINITIONS,
+            # Runs whose cases a known defect of the engine that judged them made wrong.
+            "known_defects": [
+                flagged.to_dict() for flagged in flagged_runs(store, flt.run_ids or None)
+            ],
         }
     )
 

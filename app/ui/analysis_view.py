@@ -120,9 +120,36 @@ def prefetch(path: str) -> None:
     ).start()
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def damage(path: str, identity: tuple[int, int, int] | None) -> str | None:
+    """What ``PRAGMA quick_check`` finds wrong with the database (None: sound). Keyed by the
+    file's identity (``storage.health.file_identity``), not the data version: the check reads
+    every page, so it is repeated when the file is replaced or checkpointed, not at every write."""
+    from storage.health import damage as quick_check
+
+    return _with_store(path, quick_check)
+
+
+def render_damage(path: str) -> None:
+    """A banner over the page when the database is damaged: its numbers would silently leave
+    out what cannot be read, so the page says so and how to recover."""
+    from storage.health import damaged_message, file_identity
+
+    finding = damage(path, file_identity(path))
+    if finding:
+        st.error(
+            f"**The numbers below may be incomplete.** {inert(damaged_message(path, finding))}",
+            icon=":material/error:",
+        )
+
+
 def aggregate_default(path: str) -> None:
     """Compute (or find cached) what a newly opened Analysis page of ``path`` shows first: its
-    filter choices and its unfiltered summary, at the database's current data version."""
+    filter choices and its unfiltered summary, at the database's current data version, and
+    whether the database is sound."""
+    from storage.health import file_identity
+
+    damage(path, file_identity(path))
     version = _with_store(path, lambda s: s.data_version())
     if not is_aggregated(path, version, CaseFilter()):
         options(path, version)
@@ -392,3 +419,40 @@ def render_case(case: dict[str, Any]) -> None:
             "— = not recorded: no answer was extracted, or no Δ (it needs a reference answer "
             "and a judged PASS/FAIL case)."
         )
+
+
+# ------------------------------------------------------------------ runs to repair
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def flagged(path: str, version: Version) -> list[dict[str, Any]]:
+    """The runs a known defect of the engine that judged them touched (``app.run_repairs``)."""
+    from app.run_repairs import flagged_runs
+
+    return _with_store(path, lambda s: [run.to_dict() for run in flagged_runs(s)])
+
+
+def render_flagged_runs(store: Store, runs: Sequence[dict[str, Any]]) -> None:
+    """A banner over the numbers naming the runs to repair, with a button that reruns the first
+    (its answers come from the call cache; it runs in the background like a probe)."""
+    if not runs:
+        return
+    from app.ui.probe_view import rerun_stored
+
+    listed = "\n".join(
+        f"- `{run['run_id']}` ({inert(run['model'])}, {inert(run['task_id'])}): "
+        f"{'; '.join(run['defects'])}"
+        for run in runs
+    )
+    st.warning(
+        f"**{len(runs)} run{'s' if len(runs) != 1 else ''} {runs[0]['hint']}.** Their numbers "
+        f"below are wrong until then; a rerun rebuilds the cases from the call cache.\n{listed}",
+        icon=":material/build:",
+    )
+    first = runs[0]
+    if st.button(f"Rerun `{first['run_id']}` to repair it", key=f"repair_{first['run_id']}"):
+        stored = store.run(first["run_id"])
+        if stored is None:
+            st.error("That run is gone (deleted meanwhile).")
+            return
+        rerun_stored(store, stored, "probe", refused="Cannot rerun it")

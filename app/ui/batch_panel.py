@@ -80,15 +80,21 @@ def export_for_download(
     max_download_bytes: int = MAX_DOWNLOAD_BYTES,
 ) -> ExportedBatch:
     """Export ``config`` as ``batch export`` does, into a temporary folder, and read the part
-    files back for download (none when together they pass ``max_download_bytes``)."""
-    from app.batch.export import default_runner, export_batch
+    files back for download (none when together they pass ``max_download_bytes``). Raises
+    ``BatchExportError`` (nothing stored) when the files cannot be written."""
+    from app.batch.export import BatchExportError, default_runner, export_batch
 
     samples = list(samples)
     with tempfile.TemporaryDirectory(prefix="morphscope-batch-") as folder:
         out = Path(folder) / f"batch-{config.run_id(samples)}.jsonl"
-        export = export_batch(
-            store, config, task, samples, out, runner_factory=runner_factory or default_runner
-        )
+        try:
+            export = export_batch(
+                store, config, task, samples, out, runner_factory=runner_factory or default_runner
+            )
+        except BatchExportError as exc:  # named as the download would be, not by its folder
+            message = str(exc).replace(str(out), out.name)
+            message = message.replace(folder, "the server's temporary folder")
+            raise BatchExportError(message) from None
         total = sum(path.stat().st_size for path in export.files)
         files = ()
         if total <= max_download_bytes:
@@ -179,8 +185,15 @@ def render_export(store: Store, choices: ProbeChoices, key: str) -> ExportedBatc
             return None
         if config is None:  # never with _named_only; kept for the signature's sake
             return None
-        with st.spinner("Planning the run and writing its requests…"):
-            exported = export_for_download(store, config, choices.task, choices.samples)
+        from app.batch.export import BatchExportError
+
+        try:
+            with st.spinner("Planning the run and writing its requests…"):
+                exported = export_for_download(store, config, choices.task, choices.samples)
+        except BatchExportError as exc:  # nothing was stored: the message says why
+            st.session_state.pop(f"{key}_export", None)
+            st.error(f"Cannot export: {inert(exc, one_line=True)}")
+            return None
         st.session_state[f"{key}_export"] = (choices.fingerprint, exported)
         data_changed()
     kept = st.session_state.get(f"{key}_export")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.clients.batch import BATCH_KIND
 from app.embedded import get_server
-from app.endpoints import key_status, test_connection, validate_base_url
+from app.endpoints import key_status, test_connection, validate_api_key_env, validate_base_url
 from app.ui.components import resolve_embedded
 from app.ui.data import data_changed
 from core.types import OPENAI_KIND, Endpoint
@@ -127,10 +127,11 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         errors.append(str(exc))
     if not model_name.strip():
         errors.append("the model name is empty")
-    if api_key_env and not api_key_env.replace("_", "").isalnum():
-        errors.append("the key variable name should look like OPENAI_API_KEY (not the key itself)")
-    if api_key_env.startswith("sk-"):
-        errors.append("that looks like a key: enter the NAME of the environment variable instead")
+    try:  # the engine's rule, as the CLI and the store apply it
+        api_key_env = validate_api_key_env(api_key_env)
+    except ValueError as exc:
+        errors.append(str(exc))
+        api_key_env = None
     seed = None
     if seed_text.strip():
         try:
@@ -148,7 +149,7 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         name=name,
         base_url=base_url,
         model=model_name.strip(),
-        api_key_env=api_key_env.strip() or None,
+        api_key_env=api_key_env,
         temperature=float(temperature),
         top_p=float(top_p),
         max_tokens=int(max_tokens),

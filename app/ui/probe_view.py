@@ -635,15 +635,21 @@ def render_interrupted_notice(store: Store, key: str) -> None:
         )
         st.session_state.setdefault(f"{key}_run_id", run["id"])
         if st.button("Resume", key=f"{key}_resume_{run['id']}"):
-            try:
-                rebuilt = resume_config(store, run)
-            except (KeyError, ValueError, TypeError) as exc:
-                st.error(f"Cannot resume: {exc}")
-                return
-            if rebuilt is not None:
-                config, task, samples = rebuilt
-                run_and_remember(store, config, task, samples, key)
-                render_active_run(store, key)
+            rerun_stored(store, run, key, refused="Cannot resume")
+
+
+def rerun_stored(store: Store, run: dict, key: str, *, refused: str) -> None:
+    """Run a stored run again from its stored config, in the background (Resume, a repair);
+    ``refused`` starts the line shown when its config cannot be rebuilt."""
+    try:
+        rebuilt = resume_config(store, run)
+    except (KeyError, ValueError, TypeError) as exc:
+        st.error(f"{refused}: {_markdown_literal(str(exc))}")
+        return
+    if rebuilt is not None:
+        config, task, samples = rebuilt
+        run_and_remember(store, config, task, samples, key)
+        render_active_run(store, key)
 
 
 def render_delete_run(store: Store, run_id: str, key: str) -> None:

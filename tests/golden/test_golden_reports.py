@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -65,6 +66,46 @@ def test_fixture_is_not_trivial():
     assert doc["noise_floor"]
     lines = (HERE / "export.csv").read_text(encoding="utf-8").splitlines()
     assert len(lines) > 100
+
+
+# What a run decides about each case; the clock, the server's port (in run and case ids) and
+# the row order are left out.
+_CASE_CONTENT = (
+    "task_id, sample_id, relation_id, followup_index, repeat_index, source_input, "
+    "followup_input, source_prompt, followup_prompt, source_output, followup_output, "
+    "source_answer, followup_answer, verdict, reason, oracle, value, output_similarity, details"
+)
+
+
+def _runner_cases(path: Path) -> dict[tuple, tuple]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            f"SELECT {_CASE_CONTENT} FROM cases WHERE model = 'fake-model' "
+            "AND run_id IN (SELECT id FROM runs WHERE config LIKE '%relation_ids%')"
+        ).fetchall()
+    finally:
+        conn.close()
+    return {row[:5]: row[5:] for row in rows}
+
+
+@pytest.mark.slow
+def test_todays_engine_judges_the_fixture_runs_exactly_as_they_were_judged(tmp_path):
+    """The runner runs of the fixture — rule-based ones judged before the mixed-run defect
+    existed, and a run mixing LLM-prompted and rule relations — made again by today's engine
+    against the same fake server give the very same cases, field by field."""
+    from tests.golden.build_fixture import build
+
+    rebuilt = tmp_path / "rebuilt.db"
+    build(rebuilt)
+    pinned = tmp_path / "pinned.db"  # a reader would leave -wal and -shm files beside the fixture
+    shutil.copyfile(FIXTURE, pinned)
+    expected, got = _runner_cases(pinned), _runner_cases(rebuilt)
+    relations = {key[2] for key in expected}
+    assert {"si.paraphrase", "ad.paraphrase", "char.delete"} <= relations  # the mixed run
+    assert got.keys() == expected.keys()
+    differing = [key for key in expected if got[key] != expected[key]]
+    assert not differing, f"{len(differing)} cases differ, e.g. {differing[:3]}"
 
 
 if __name__ == "__main__" and "--update" in sys.argv:

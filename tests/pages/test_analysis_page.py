@@ -192,3 +192,28 @@ def test_heatmap_click_maps_to_a_cell() -> None:
     assert clicked_cell(vega) == "B × si.identity"
     assert clicked_cell({"selection": {"cell": []}}) is None
     assert clicked_cell(None) is None
+
+
+def test_a_run_judged_by_a_defective_engine_is_flagged_with_a_way_to_repair_it(app_db) -> None:
+    """A database judged by engine 1 (a mixed run, defect and all): the page says its numbers
+    are wrong until it is rerun, names the run, and offers the rerun."""
+    import shutil
+    from pathlib import Path
+
+    from tests.golden import build_engine1_fixture as engine1
+
+    shutil.copyfile(Path(engine1.__file__).with_name("engine1_mixed.db"), app_db)
+    run_id = engine1.config().run_id(engine1.samples())
+    at = open_page(PAGE)
+    assert not at.exception, at.exception
+    banner = " ".join(w.value for w in at.warning)
+    assert "judged by an engine with a known defect — rerun to repair" in banner
+    assert run_id in banner
+    assert any(b.label == f"Rerun `{run_id}` to repair it" for b in at.button)
+
+
+def test_no_repair_banner_for_runs_of_todays_engine(app_db) -> None:
+    seed(app_db)
+    at = open_page(PAGE)
+    assert not at.exception, at.exception
+    assert "known defect" not in " ".join(w.value for w in at.warning)

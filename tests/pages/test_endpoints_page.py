@@ -88,7 +88,7 @@ def test_bad_url_and_a_pasted_key_are_rejected(app_db):
     )
     _save(at)
     errors = " ".join(e.value for e in at.error)
-    assert "http://" in errors and "NAME of the environment variable" in errors
+    assert "http://" in errors and "NAME of an environment variable" in errors
     assert Store(app_db).endpoints() == []
 
 

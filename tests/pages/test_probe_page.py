@@ -213,3 +213,24 @@ def test_the_probe_title_is_drawn_before_the_heavy_panels_are_imported():
         if isinstance(node, ast.ImportFrom) and node.module == "app.ui.probe_view"
     )
     assert title_line < panels_line
+
+
+@pytest.mark.parametrize(
+    ("pasted", "message"),
+    [
+        ("I love this.\nThe service\x00 was bad.\n", "line 2 holds a control character (U+0000)"),
+        ("I love this.\x1b[2J\n", "line 1 holds a control character (U+001B)"),
+        ('{"text": "fine"}\n{"text": "half \\ud800"}\n', "line 2: the value of 'text' holds a"),
+    ],
+    ids=["NUL", "escape sequence", "lone surrogate escape"],
+)
+def test_pasted_text_follows_the_upload_rule_for_characters(app_db, pasted, message):
+    """Issue 20, item 14: the paste box took NUL and control characters that an upload of the
+    same text refused. Now both say the same, and nothing can be run from such a paste."""
+    at = open_page("pages/probe.py")
+    at.radio(key="probe_inputs_source").set_value("Paste").run()
+    at.text_area(key="probe_inputs_paste").input(pasted).run()
+    assert not at.exception
+    errors = " ".join(error.value for error in at.error).replace("\\", "")  # Markdown escapes
+    assert "Cannot use these inputs" in errors and message in errors, errors
+    assert at.button(key="probe_run").disabled

@@ -300,3 +300,60 @@ def test_an_export_too_big_for_a_browser_points_to_the_command_line(db_path) -> 
     assert not at.download_button
     (warning,) = [w.value for w in at.warning if "too big for a browser download" in w.value]
     assert "command line below" in warning
+
+
+# ---------------------------------------------------------------- refused whole (issue 20)
+
+
+def test_a_request_file_or_a_conflict_is_refused_as_the_cli_refuses_it(db_path, tmp_path) -> None:
+    """Issue 20 items 16 and 18 in the browser: the request file uploaded as results, and two
+    uploads answering one request differently, are refused in one line naming the uploads;
+    nothing is written."""
+    run_id, lines = exported_lines(db_path, tmp_path)
+    requests = "".join(line + "\n" for line in lines).encode()
+    outcome = import_uploaded(Store(db_path), [("requests.jsonl", requests)])
+    assert outcome.error.startswith(
+        "requests.jsonl: this is a request file; import the results file"
+    )
+
+    answers = result_lines(lines)
+    first = json.loads(answers.splitlines()[0])
+    other = batch_output_line(first["custom_id"], chat_body("neutral"))
+    conflict = import_uploaded(
+        Store(db_path), [("a.jsonl", answers), ("b.jsonl", json.dumps(other).encode())]
+    )
+    assert conflict.error.startswith("a.jsonl: line 1 and b.jsonl line 1 answer the same request")
+    store = Store(db_path)
+    assert store.count_calls() == 0 and store.run(run_id)["status"] == "awaiting_batch"
+
+    at = AppTest.from_function(batch_panel, args=(CHOICES,))
+    at.session_state["probe_batch_import"] = outcome
+    at.run()
+    assert not at.exception, at.exception
+    (error,) = at.error
+    assert "this is a request file" in error.value and not import_report(at)
+
+
+def test_an_export_that_cannot_be_written_says_why_and_stores_nothing(db_path, monkeypatch) -> None:
+    """Issue 20 item 19 in the browser: the request file cannot be written (here the server's
+    temporary folder refuses it) — one error line saying "permission denied", no run stored,
+    no traceback."""
+    import errno
+    import pathlib
+
+    real_open = pathlib.Path.open
+
+    def refuse_batch_files(self, mode="r", *args, **kwargs):
+        if self.parent.name.startswith("morphscope-batch-") and "w" in mode:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "open", refuse_batch_files)
+    at = AppTest.from_function(batch_panel, args=(CHOICES,)).run()
+    at.button(key="probe_batch_export_button").click().run()
+    assert not at.exception, at.exception
+    (error,) = at.error
+    run_id = RunConfig(FAKE, SENTIMENT.id, RELATIONS, dataset="pasted").run_id(list(SAMPLES))
+    assert error.value.startswith(f"Cannot export: cannot write batch-{run_id}.jsonl: permission")
+    assert "/tmp" not in error.value
+    assert not at.download_button and Store(db_path).runs() == []
