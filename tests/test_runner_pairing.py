@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from app.clients.mock import MockClient
 from app.datasets import load_dataset
 from app.embeddings import EmbeddingCache
-from app.runner import Partners, RunConfig, Runner, TransformationError
+from app.runner import RunConfig, Runner, TransformationError
 from app.tasks import BUILTIN_TASKS
 from core.types import Completion, Endpoint
 from relations.apply import SkippedFollowUp, generate_followups
@@ -180,7 +180,10 @@ def check_cases(cases, plan: dict, task, rewrite=None) -> Counter:
                     task,
                     list(task.perturbable_fields),
                     run_seed=plan["seed"],
-                    partners=Partners(list(samples), index),
+                    partners=[
+                        *samples[index + 1 :],
+                        *samples[:index],
+                    ],  # the next samples, wrapping
                     rewrite=rewrite or oracle_rewrite,
                 )
                 items = items or [SkippedFollowUp("*", "the relation made no follow-up")]
@@ -301,9 +304,22 @@ def test_a_mixed_cli_run_against_the_fake_server_pairs_every_case(capsys, tmp_pa
                 store.close()
 
 
+def shuffled(results: Path) -> Path:
+    """A results file as batch engines return them: lines in another order, some twice."""
+    import random
+
+    lines = results.read_text().splitlines()
+    rng = random.Random(len(lines))
+    lines += rng.sample(lines, k=max(1, len(lines) // 4))
+    rng.shuffle(lines)
+    results.write_text("\n".join(lines) + "\n")
+    return results
+
+
 def test_a_mixed_batch_round_trip_equals_the_online_run_and_pairs_every_case(tmp_path):
-    """Batch export (rewrites, then calls) → answers → import stores the online run's cases,
-    and both pair every case with its own follow-up (not just with each other)."""
+    """Batch export (rewrites, then calls) → answers, shuffled and partly repeated → import
+    stores the online run's cases, and both pair every case with its own follow-up (each is
+    checked against the oracle, not just against the other)."""
     from app.batch.export import CALLS, REWRITES, export_batch
     from app.batch.importer import import_results
     from tests.test_batch import _case_rows, answer_file
@@ -335,12 +351,12 @@ def test_a_mixed_batch_round_trip_equals_the_online_run_and_pairs_every_case(tmp
     rewrites = export_batch(store, config, task, samples, tmp_path / "rw.jsonl",
                             runner_factory=runner_factory)  # fmt: skip
     assert rewrites.stage == REWRITES and rewrites.run_id == online.run_id
-    import_results(store, [answer_file(rewrites.files, tmp_path / "rw-out.jsonl", respond_reliably)],
+    import_results(store, [shuffled(answer_file(rewrites.files, tmp_path / "rw-out.jsonl", respond_reliably))],
                    runner_factory=runner_factory)  # fmt: skip
     calls = export_batch(store, config, task, samples, tmp_path / "calls.jsonl",
                          runner_factory=runner_factory)  # fmt: skip
     assert calls.stage == CALLS
-    final = import_results(store, [answer_file(calls.files, tmp_path / "out.jsonl", respond_reliably)],
+    final = import_results(store, [shuffled(answer_file(calls.files, tmp_path / "out.jsonl", respond_reliably))],
                            runner_factory=runner_factory)  # fmt: skip
     assert final.status == {online.run_id: "done"}
 
@@ -462,7 +478,7 @@ def test_every_repeat_sends_its_own_calls_companions_included(tmp_path):
                 task,
                 list(task.perturbable_fields),
                 run_seed=0,
-                partners=Partners(list(samples), index),
+                partners=[*samples[index + 1 :], *samples[:index]],  # the next samples, wrapping
             )
             for item in items:
                 if isinstance(item, SkippedFollowUp):
