@@ -947,7 +947,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if terminated.received:
             print(
-                "terminated: finished cases and every answer are saved; "
+                "\nterminated: finished cases and every answer are saved; "
                 "run the same command to resume",
                 file=sys.stderr,
             )

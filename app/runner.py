@@ -293,7 +293,9 @@ class CallCache:
             self.endpoint.cache_base_url, self.endpoint.model, self.params, messages, repeat_index
         )
         if key in self._inflight:
-            return await self._inflight[key]
+            # Shielded: a waiter torn down (Ctrl-C, SIGTERM, a cancelled run) must not cancel
+            # the answer the call's own task and the other waiters still expect.
+            return await asyncio.shield(self._inflight[key])
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
@@ -308,7 +310,11 @@ class CallCache:
                 self._remember(key, messages, repeat_index, result)
         except Exception as exc:
             result = Completion(text=None, error=f"{type(exc).__name__}: {exc}")
-        future.set_result(result)
+        except BaseException:
+            future.cancel()  # its waiters are being torn down with it
+            raise
+        if not future.done():
+            future.set_result(result)
         return result
 
     async def _cached(self, key: str) -> Completion | None:

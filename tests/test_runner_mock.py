@@ -223,3 +223,29 @@ def test_time_limits_do_not_change_the_run_id():
     assert RunConfig(patient, "sentiment", ("test.add_good",)).run_id(SAMPLES) == RunConfig(
         ENDPOINT, "sentiment", ("test.add_good",)
     ).run_id(SAMPLES)
+
+
+def test_a_cancelled_waiter_leaves_a_shared_call_to_its_own_task(store, embeddings, caplog):
+    """Two relations ask for each sample's source at once: one task sends it, the other waits
+    on the same answer. Cancelling the run while they wait tore the shared answer from under
+    the sender ('InvalidStateError' at shutdown, a traceback under the one-line message)."""
+    import asyncio
+    import logging
+
+    from app.runner import CallCache, Progress
+
+    async def scenario() -> list[str]:
+        mock = MockClient(sentiment_model, latency_s=0.2)
+        calls = CallCache(store, mock, ENDPOINT, Progress(0))
+        messages = [{"role": "user", "content": _prompt("I love it.")}]
+        sender = asyncio.ensure_future(calls.complete(messages, 0))
+        await asyncio.sleep(0.01)
+        waiter = asyncio.ensure_future(calls.complete(messages, 0))
+        await asyncio.sleep(0.01)
+        waiter.cancel()
+        answer = await sender
+        return [answer.text, str(waiter.cancelled())]
+
+    with caplog.at_level(logging.ERROR):
+        assert asyncio.run(scenario()) == ["positive", "True"]
+    assert "InvalidStateError" not in caplog.text
