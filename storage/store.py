@@ -418,56 +418,67 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
         rebuild an older run give their own. ``engine_version`` is stamped on the run (a reopened
         run keeps its stamp when it is None: a repair stamps it once every case is judged again).
         """
-        with self._write():
-            # In batches, not one statement pair per sample: 50,000 inputs (a batch export)
-            # took 10 s one by one.
-            self._db["samples"].upsert_all(
-                (
-                    {
-                        "id": sample.id,
-                        "fields": json_text(sample.fields),
-                        "reference": sample.reference,
-                        "reference_steps": json_text(list(sample.reference_steps)),
-                        "meta": json_text(sample.meta),
-                    }
-                    for sample in samples
-                ),
-                pk="id",
-            )
-            existing = self._query("SELECT id FROM runs WHERE id = ?", [run_id])
-            if existing:
-                self._db.execute(
-                    "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ?, "
-                    "owner = ?, heartbeat_at = ?, "
-                    "engine_version = coalesce(?, engine_version) WHERE id = ?",
-                    [n_planned, RUN_OWNER, now(), engine_version, run_id],
+
+        def write() -> None:
+            with self._write():
+                # In batches, not one statement pair per sample: 50,000 inputs (a batch export)
+                # took 10 s one by one.
+                self._db["samples"].upsert_all(
+                    (
+                        {
+                            "id": sample.id,
+                            "fields": json_text(sample.fields),
+                            "reference": sample.reference,
+                            "reference_steps": json_text(list(sample.reference_steps)),
+                            "meta": json_text(sample.meta),
+                        }
+                        for sample in samples
+                    ),
+                    pk="id",
                 )
-                return
-            self._db["runs"].insert(
-                {
-                    "id": run_id,
-                    "created_at": created_at or now(),
-                    "finished_at": None,
-                    "status": "running",
-                    "owner": RUN_OWNER,
-                    "heartbeat_at": now(),
-                    "endpoint_name": endpoint.name,
-                    "model": endpoint.model,
-                    "task_id": task_id,
-                    "dataset": dataset,
-                    "config": json_text(config),
-                    "n_planned": n_planned,
-                    "engine_version": engine_version,
-                }
-            )
-            self._db["run_samples"].insert_all(
-                {"run_id": run_id, "position": i, "sample_id": s.id} for i, s in enumerate(samples)
-            )
+                existing = self._query("SELECT id FROM runs WHERE id = ?", [run_id])
+                if existing:
+                    self._db.execute(
+                        "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ?, "
+                        "owner = ?, heartbeat_at = ?, "
+                        "engine_version = coalesce(?, engine_version) WHERE id = ?",
+                        [n_planned, RUN_OWNER, now(), engine_version, run_id],
+                    )
+                    return
+                self._db["runs"].insert(
+                    {
+                        "id": run_id,
+                        "created_at": created_at or now(),
+                        "finished_at": None,
+                        "status": "running",
+                        "owner": RUN_OWNER,
+                        "heartbeat_at": now(),
+                        "endpoint_name": endpoint.name,
+                        "model": endpoint.model,
+                        "task_id": task_id,
+                        "dataset": dataset,
+                        "config": json_text(config),
+                        "n_planned": n_planned,
+                        "engine_version": engine_version,
+                    }
+                )
+                self._db["run_samples"].insert_all(
+                    {"run_id": run_id, "position": i, "sample_id": s.id}
+                    for i, s in enumerate(samples)
+                )
+
+        _retry_when_busy(write)
 
     def stamp_engine_version(self, run_id: str, version: int = ENGINE_VERSION) -> None:
         """The run's cases are all judged by engine ``version`` now (a repaired run)."""
-        with self._write():
-            self._db.execute("UPDATE runs SET engine_version = ? WHERE id = ?", [version, run_id])
+
+        def write() -> None:
+            with self._write():
+                self._db.execute(
+                    "UPDATE runs SET engine_version = ? WHERE id = ?", [version, run_id]
+                )
+
+        _retry_when_busy(write)
 
     def case_inputs(self, run_id: str) -> dict[str, tuple[dict[str, Any], dict[str, Any] | None]]:
         """Each stored case of the run: its id → (source input, follow-up input)."""
@@ -483,22 +494,33 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
         """Delete cases with their labels and verdict history; returns how many went."""
         ids = list(case_ids)
         deleted = 0
-        with self._write():
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                marks = ", ".join("?" * len(chunk))
-                self._db.execute(f"DELETE FROM labels WHERE case_id IN ({marks})", chunk)
-                self._db.execute(f"DELETE FROM verdict_history WHERE case_id IN ({marks})", chunk)
-                deleted += self._db.execute(
-                    f"DELETE FROM cases WHERE id IN ({marks})", chunk
-                ).rowcount
+
+        def write() -> None:
+            nonlocal deleted
+            deleted = 0
+            with self._write():
+                for chunk in _chunks(ids, 500):
+                    marks = ", ".join("?" * len(chunk))
+                    self._db.execute(f"DELETE FROM labels WHERE case_id IN ({marks})", chunk)
+                    self._db.execute(
+                        f"DELETE FROM verdict_history WHERE case_id IN ({marks})", chunk
+                    )
+                    deleted += self._db.execute(
+                        f"DELETE FROM cases WHERE id IN ({marks})", chunk
+                    ).rowcount
+
+        _retry_when_busy(write)
         return deleted
 
     def finish_run(self, run_id: str, status: str) -> None:
-        with self._write():
-            self._db.execute(
-                "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", [status, now(), run_id]
-            )
+        def write() -> None:
+            with self._write():
+                self._db.execute(
+                    "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?",
+                    [status, now(), run_id],
+                )
+
+        _retry_when_busy(write)
 
     def heartbeat(self, run_id: str) -> None:
         """The running process is alive and working on ``run_id`` (see ``run_is_stale``).
@@ -769,11 +791,16 @@ class Store(AnalysisQueries, LabelVerbs, ReportVerbs, GateVerbs, BatchVerbs):
     def cache_embeddings(self, vectors: dict[str, np.ndarray], model: str) -> None:
         if not vectors:
             return
-        with self._write():
-            self._db.conn.executemany(
-                "INSERT OR REPLACE INTO embeddings (text_hash, model, vector) VALUES (?, ?, ?)",
-                [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
-            )
+        rows = [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()]
+
+        def write() -> None:
+            with self._write():
+                self._db.conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings (text_hash, model, vector) VALUES (?, ?, ?)",
+                    rows,
+                )
+
+        _retry_when_busy(write)
 
 
 @dataclass(frozen=True)
