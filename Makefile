@@ -11,7 +11,7 @@ LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: run test test-fast check format install system-deps demo bench clean
+.PHONY: run test test-fast check format install system-deps demo bench mutation planted-bugs clean
 
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -45,8 +45,12 @@ test: install
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
 
+# The fast suite on PYTEST_WORKERS processes (pytest-xdist): about a third of its time is spent
+# waiting (servers, child processes, sleeps), which the other process fills. A file's tests stay
+# in one process (loadfile): its module fixtures and warm caches are then built once, not twice.
+PYTEST_WORKERS ?= 2
 test-fast: install
-	$(PY) -m pytest -m "not slow" -x -q
+	$(PY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile -x -q
 
 check: install
 	$(PY) -m ruff check .
@@ -58,6 +62,19 @@ format: install
 
 bench: install
 	for f in bench/bench_*.py; do $(PY) $$f || exit 1; done
+
+# Mutation score of the engine's critical modules (not run by CI: tens of minutes on 2 cores).
+# mutmut is installed here, not by `make install`: nothing else needs it. Report in
+# test-artifacts/mutation/report.md; GROUPS="runner store" runs some groups only.
+MUTMUT_VERSION := 3.8.1
+mutation: install
+	$(PY) -c "import importlib.metadata as m; assert m.version('mutmut') == '$(MUTMUT_VERSION)'" \
+		2>/dev/null || $(PY) -m pip install -q "mutmut==$(MUTMUT_VERSION)"
+	$(PY) tests/mutation/run.py $(GROUPS)
+
+# Issue 21's planted bugs, each applied to a copy of the tree: caught or not by the fast tests.
+planted-bugs: install
+	$(PY) tests/mutation/planted_bugs.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

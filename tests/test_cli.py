@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 
 import pytest
 
 from app.cli import main
 from core.types import Verdict
 from storage import Store
+from tests.fake_openai import echo_sentiment
 
 
 @pytest.fixture
@@ -28,6 +30,16 @@ def _run(capsys, *args):
     return code, out, err
 
 
+def _by_content(cases, key=("id",), leave_out=("created_at",)):
+    """Stored cases as {key: every other column}, to compare two sets of cases case for case."""
+    return {
+        tuple(getattr(c, k) for k in key): {
+            column: value for column, value in c.to_row().items() if column not in leave_out
+        }
+        for c in cases
+    }
+
+
 def test_run_20_inputs_3_relations_then_zero_calls(
     capsys, tmp_path, fake_server, inputs_file, monkeypatch
 ):
@@ -44,16 +56,38 @@ def test_run_20_inputs_3_relations_then_zero_calls(
     code, out, err = _run(capsys, *args)
     assert code == 0, err
     summary = json.loads(out)
-    assert summary["cases"] == 60 and sum(summary["verdicts"].values()) == 60
-    assert summary["calls_made"] > 0
     assert "cases" in err  # progress on stderr
     cases = Store(db).cases_for([summary["run_id"]])
-    assert len(cases) == 60 and all(c.verdict for c in cases)
+    assert len(cases) == summary["cases"] == 60
+    assert summary["verdicts"] == dict(Counter(c.verdict.value for c in cases))
+    assert summary["calls_made"] == fake_server.stats.chat_calls > 0
+    # Checked against the fake model itself, not against the runner: each stored output is the
+    # fake's answer to that case's own prompt, and the verdict is whether the two labels agree.
+    sources = {}
+    for case in cases:
+        assert case.source_output == echo_sentiment([{"content": case.source_prompt}])
+        assert case.followup_output == echo_sentiment([{"content": case.followup_prompt}])
+        assert case.source_prompt.endswith(f"Text: {case.source_input['text']}\nSentiment:")
+        assert case.followup_prompt.endswith(f"Text: {case.followup_input['text']}\nSentiment:")
+        same = case.source_output == case.followup_output
+        assert case.verdict == (Verdict.PASS if same else Verdict.FAIL), case
+        sources.setdefault(case.relation_id, []).append(case)
+    for case in sources["si.identity"]:
+        assert case.followup_input == case.source_input
+    for case in sources["sentence.uppercase"]:
+        assert case.followup_input == {"text": case.source_input["text"].upper()}
+    # "good" written in leet is no longer good to the fake model: those cases, and only those, fail
+    leet_fails = [c for c in sources["char.leet"] if c.verdict == Verdict.FAIL]
+    assert leet_fails and all("good" in c.source_input["text"] for c in leet_fails)
+    assert summary["verdicts"]["FAIL"] == len(leet_fails)
     calls = fake_server.stats.chat_calls
     code, out, _ = _run(capsys, *args)
     again = json.loads(out)
     assert code == 0 and again["calls_made"] == 0 and again["cases"] == 60
+    assert again["run_id"] == summary["run_id"] and again["verdicts"] == summary["verdicts"]
     assert fake_server.stats.chat_calls == calls
+    rerun = Store(db).cases_for([summary["run_id"]])
+    assert _by_content(rerun) == _by_content(cases)
 
 
 def test_relations_json_lists_spec_fields(capsys):
@@ -119,7 +153,7 @@ def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_f
     db = tmp_path / "r.db"
     code, out, err = _run(
         capsys, "run", "--endpoint", fake_server.base_url, "--model", "fake-model",
-        "--task", "sentiment", "--relations", "si.identity,sentence.uppercase",
+        "--task", "sentiment", "--relations", "si.identity,sentence.uppercase,char.leet",
         "--inputs", str(inputs_file), "--db", str(db), "--json", "--quiet",
     )  # fmt: skip
     assert code == 0, err
@@ -140,9 +174,9 @@ def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_f
     code, out, _ = _run(
         capsys, "export", "--db", str(db), "--format", "csv", "--out", str(csv_path)
     )
-    assert code == 0 and "wrote 40 cases" in out
+    assert code == 0 and "wrote 60 cases" in out
     with csv_path.open() as handle:
-        assert len(list(csv.DictReader(handle))) == 40
+        assert len(list(csv.DictReader(handle))) == 60
     zip_path = tmp_path / "logs.zip"
     code, _, _ = _run(
         capsys, "export", "--db", str(db), "--format", "llmorph", "--out", str(zip_path)
@@ -155,7 +189,16 @@ def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_f
     assert code == 0, err
     assert out.startswith("imported as run")
     imported = Store(other).cases_for()
-    assert sorted(c.verdict for c in imported) == sorted(c.verdict for c in cases)
+    # Case for case by content: the import makes its own run and case ids; the prompts and the
+    # oracle's details are not in LLMorph's format; everything else comes back as it was.
+    identity = ("relation_id", "sample_id", "followup_index", "repeat_index")
+    not_carried = ("id", "run_id", "created_at", "source_prompt", "followup_prompt", "details")
+    original = _by_content(cases, identity, not_carried)
+    assert len(imported) == len(original) == 60
+    # char.leet turns "good" into something the fake model no longer reads as good: some cases
+    # have two different outputs, so outputs put back the wrong way round would show
+    assert any(c.source_output != c.followup_output for c in cases)
+    assert _by_content(imported, identity, not_carried) == original
     html = tmp_path / "report.html"
     code, _, _ = _run(capsys, "export", "--db", str(db), "--format", "html", "--out", str(html))
     assert code == 0 and "<html" in html.read_text().lower()

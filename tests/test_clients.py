@@ -14,6 +14,7 @@ from app.embedded import embedded_endpoint
 from app.runner import RunConfig
 from core.types import Completion, Endpoint, Sample
 from storage import Store
+from tests.fake_openai import SHUTDOWN_POLL_S
 
 OPENAI = Endpoint(
     name="n", base_url="http://127.0.0.1:8000/v1/", model="m", api_key_env="K", seed=3
@@ -268,7 +269,9 @@ class RecordingHTTP11Server:
             self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
             scheme = "https"
         self.base_url = f"{scheme}://127.0.0.1:{self.server.server_port}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # A short poll, so that close() (shutdown) does not wait up to 0.5 s for the loop.
+        serve = {"poll_interval": SHUTDOWN_POLL_S}
+        threading.Thread(target=self.server.serve_forever, kwargs=serve, daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()

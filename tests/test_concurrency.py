@@ -37,6 +37,35 @@ def _cli(*args: str, start_at: float | None = None) -> subprocess.Popen:
     )
 
 
+def _clean_run(monkeypatch, args: tuple[str, ...], db: Path, *extra: str) -> None:
+    """The same ``run`` command (plus ``extra``), in this process, alone and uninterrupted, into
+    the new database ``db``: the reference that interrupted or concurrent runs must equal."""
+    import functools
+
+    from app import workspace
+    from app.cli import main
+    from tests.conftest import BagOfWordsEmbedder
+
+    monkeypatch.setattr(
+        workspace,
+        "make_runner",
+        functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder),
+    )
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
+    assert not db.exists()
+    at = args.index("--db")
+    assert main([*args[:at], "--db", str(db), *args[at + 2 :], *extra]) == 0
+
+
+def _cases_by_id(db: Path, run_id: str) -> dict[str, dict]:
+    """Every column of a run's cases but the time it was recorded, by case id."""
+    store = Store(db)
+    try:
+        return {c.id: {**c.to_row(), "created_at": None} for c in store.cases_for([run_id])}
+    finally:
+        store.close()
+
+
 @pytest.fixture
 def inputs(tmp_path):
     path = tmp_path / "inputs.csv"
@@ -85,9 +114,10 @@ def test_a_database_opens_without_a_usable_lock_folder(tmp_path, monkeypatch):
     assert store.runs() == []
 
 
-def test_four_cli_runs_write_one_database_at_once(tmp_path, inputs):
+def test_four_cli_runs_write_one_database_at_once(tmp_path, inputs, monkeypatch):
     """Four runs (different seeds, the same prompts: they race on the same cache rows) on one new
-    database: every run completes, nothing says "database is locked", no case is ERROR."""
+    database: every run completes, nothing says "database is locked", no case is ERROR, and each
+    run's cases equal, case for case, those of the same run made alone in another database."""
     from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
     db = tmp_path / "shared.db"
@@ -100,19 +130,28 @@ def test_four_cli_runs_write_one_database_at_once(tmp_path, inputs):
         )  # fmt: skip
         procs = [_cli(*common, "--seed", str(seed), start_at=start_at) for seed in range(4)]
         results = [p.communicate(timeout=120) for p in procs]
+        # Each seed alone in its own database: no answer cached by another run to reuse.
+        for seed in range(4):
+            _clean_run(monkeypatch, common, tmp_path / f"clean{seed}.db", "--seed", str(seed))
+    run_ids = []
     for proc, (out, err) in zip(procs, results, strict=True):
         assert proc.returncode == 0, err
         assert "locked" not in err and "Traceback" not in err
         assert json.loads(out)["cases"] == 45
+        run_ids.append(json.loads(out)["run_id"])
     store = Store(db)
     runs = store.runs()
     assert len(runs) == 4 and {r["status"] for r in runs} == {"done"}
     assert store.cases_for(verdicts=["ERROR"]) == []
+    for seed, run_id in enumerate(run_ids):
+        shared = _cases_by_id(db, run_id)
+        assert len(shared) == 45 and shared == _cases_by_id(tmp_path / f"clean{seed}.db", run_id)
 
 
-def test_a_run_killed_with_kill_9_reads_interrupted_and_resumes(tmp_path, inputs):
+def test_a_run_killed_with_kill_9_reads_interrupted_and_resumes(tmp_path, inputs, monkeypatch):
     """``kill -9`` leaves the run stored as "running"; its process is gone, so it reads
-    "interrupted" (Probe offers to resume it), and the same command finishes it."""
+    "interrupted" (Probe offers to resume it), and the same command finishes it with the cases,
+    case for case, of the same run never interrupted (in another database)."""
     from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
     db = tmp_path / "killed.db"
@@ -135,10 +174,14 @@ def test_a_run_killed_with_kill_9_reads_interrupted_and_resumes(tmp_path, inputs
         assert 0 < run["n_cases"] < 30 and run["status"] == "interrupted"
         resumed = _cli(*args)
         out, err = resumed.communicate(timeout=120)
+        clean = tmp_path / "clean.db"
+        _clean_run(monkeypatch, args, clean)
     assert resumed.returncode == 0, err
     summary = json.loads(out)
     assert summary["run_id"] == run["id"] and summary["cases"] == 30
     assert Store(db).run(run["id"])["status"] == "done"
+    resumed_cases = _cases_by_id(db, run["id"])
+    assert len(resumed_cases) == 30 and resumed_cases == _cases_by_id(clean, run["id"])
 
 
 def test_a_running_run_is_stale_without_a_live_owner_or_a_recent_heartbeat():
