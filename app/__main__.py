@@ -3,7 +3,7 @@
 import gc
 import sys
 
-from app.cli import main
+from app.cli.main import main
 
 code = main()
 # The process ends here: exiting would otherwise have the collector walk every object of the

@@ -203,7 +203,7 @@ def _summarise(visits: list[dict[str, Any]]) -> dict[str, Any]:
 
 def baseline_spec(db_path: Path) -> dict[str, Any]:
     """The heatmap the Analysis page first shows (same rows, same spec) for the bare page."""
-    from app import figures, metrics
+    from app.analysis import figures, metrics
     from storage import Store
     from storage.analysis import CaseFilter
 

@@ -30,7 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app import metrics, reports, stats
+from app import reports
+from app.analysis import metrics, stats
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
 from storage.analysis import CaseFilter

@@ -20,9 +20,9 @@ import httpx2 as httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.embeddings import EmbeddingCache
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.apply import generate_followups
 from relations.registry import get_relation

@@ -2,9 +2,9 @@
 
 Every verb here groups in SQLite and returns small lists of dicts (one per group), never the raw
 500k case rows. Derived numbers (Wilson intervals, net-of-floor rates, tests) are computed from
-these aggregates in ``app.metrics`` / ``app.stats``.
+these aggregates in ``app.analysis.metrics`` / ``app.analysis.stats``.
 
-Definitions used by the queries (``app.metrics`` documents the full list):
+Definitions used by the queries (``app.analysis.metrics`` documents the full list):
 
 - *case counts* — ``n`` every case, ``n_pass`` / ``n_fail`` / ``n_skip`` / ``n_error`` by verdict,
   ``n_invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (a subset of

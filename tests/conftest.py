@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from app.embeddings import EmbeddingCache
+from app.engine.embedder import EmbeddingCache
 from core.types import Endpoint
 from storage import Store
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer

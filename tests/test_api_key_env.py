@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli import main
-from app.endpoints import missing_key, validate_api_key_env
+from app.cli.main import main
+from app.clients.endpoints import missing_key, validate_api_key_env
 from core.key_names import looks_like_secret
 from core.types import Endpoint
 from storage import Store
@@ -148,7 +148,7 @@ def test_an_unset_api_key_env_stops_the_run_before_any_call(no_key, capsys, fake
 
 
 def test_an_api_key_env_found_in_secrets_toml_runs(no_key, capsys, fake_server, monkeypatch):
-    from app import workspace
+    from app.engine import workspace
     from tests.conftest import BagOfWordsEmbedder
 
     monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
@@ -161,7 +161,7 @@ def test_an_api_key_env_found_in_secrets_toml_runs(no_key, capsys, fake_server, 
 
 def test_the_preflight_refuses_a_saved_endpoint_whose_key_is_not_set(no_key, fake_server):
     """The check every run goes through (CLI and Probe page alike)."""
-    from app.endpoints import preflight
+    from app.clients.endpoints import preflight
 
     endpoint = Endpoint(
         name="paid", base_url=fake_server.base_url, model="fake-model", api_key_env=UNSET
@@ -175,7 +175,7 @@ def test_a_key_saved_as_the_variable_name_before_the_rule_is_never_shown(no_key)
     """An endpoint stored by an older version, with a token where the name belongs: its status
     line and the pre-flight say what is wrong without repeating the token, and nothing is
     sent with it."""
-    from app.endpoints import key_status, preflight
+    from app.clients.endpoints import key_status, preflight
 
     secret = SECRETS["Hugging Face"]
     endpoint = Endpoint(name="old", base_url="http://127.0.0.1:9/v1", model="m", api_key_env=secret)

@@ -1,6 +1,6 @@
 """Bad input never gives a traceback: one line on stderr, exit code 2, and nothing written.
 
-Each case drives ``python -m app`` (``app.cli.main`` in-process; one subprocess check at the end)
+Each case drives ``python -m app`` (``app.cli.main.main`` in-process; one subprocess check at the end)
 with one of the inputs a new user really tried, and pins the message's gist.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from storage import Store, StoreOpenError
 
 KEY = "sk-proj-Abc123def456ghi789jkl"
@@ -381,7 +381,7 @@ def raw_server():
 def test_connection_test_reports_malformed_bodies(raw_server, models_body, chat_body, message):
     """Test connection against bodies that are not OpenAI JSON: a failed report with a readable
     message, never an exception (a truncated chat body and a model without an id used to raise)."""
-    from app.endpoints import test_connection
+    from app.clients.endpoints import test_connection
     from core.types import Endpoint
 
     raw_server.models_body, raw_server.chat_body = models_body, chat_body
@@ -505,7 +505,7 @@ def test_label_import_refuses_with_a_message_and_writes_nothing(label_store, tex
     """Pins: a label on a PASS case, a time past the end of the calendar in UTC, deeply nested
     JSON, a 5,000-digit number and a CSV field over the csv module's limit are each refused
     as a whole with a message (before, most raised an exception out of the page)."""
-    from app.triage import LabelImportError, import_labels
+    from app.analysis.triage import LabelImportError, import_labels
 
     good = label_line() if fmt == "jsonl" else ""
     with pytest.raises(LabelImportError) as caught:
@@ -515,7 +515,7 @@ def test_label_import_refuses_with_a_message_and_writes_nothing(label_store, tex
 
 
 def test_label_on_a_fail_case_still_imports(label_store):
-    from app.triage import import_labels
+    from app.analysis.triage import import_labels
 
     assert import_labels(label_store, label_line(), "jsonl")["added"] == 1
 

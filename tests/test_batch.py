@@ -17,10 +17,10 @@ from app.batch.export import CALLS, REWRITES, BatchExport, export_batch
 from app.batch.importer import BatchImportError, import_results
 from app.clients.batch import BATCH_KIND, NOT_ANSWERED, BatchClient
 from app.clients.mock import MockClient
-from app.embeddings import EmbeddingCache
-from app.run_setup import endpoint_problem
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.run_setup import endpoint_problem
+from app.engine.runner import RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 from storage import Store
@@ -373,7 +373,7 @@ def answer_with_server(paths, out: Path, base_url: str) -> Path:
 def bow(monkeypatch):
     import functools
 
-    from app import workspace
+    from app.engine import workspace
 
     fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
     monkeypatch.setattr(workspace, "make_runner", fast)
@@ -382,7 +382,7 @@ def bow(monkeypatch):
 def test_cli_export_answer_import_equals_cli_run(capsys, tmp_path, fake_server, bow):
     """`batch export` → the fake server answers every line → `batch import` stores the same
     cases as `run` of the same options against the same server; a second export writes 0."""
-    from app.cli import main
+    from app.cli.main import main
 
     inputs = tmp_path / "inputs.csv"
     inputs.write_text(
@@ -426,7 +426,7 @@ def test_cli_export_answer_import_equals_cli_run(capsys, tmp_path, fake_server, 
 
 
 def test_cli_export_splits_parts_and_import_reads_them_all(capsys, tmp_path, bow):
-    from app.cli import main
+    from app.cli.main import main
 
     inputs = tmp_path / "inputs.txt"
     inputs.write_text("".join(f"Line {i} is fine.\n" for i in range(5)))
@@ -454,7 +454,7 @@ def test_cli_export_splits_parts_and_import_reads_them_all(capsys, tmp_path, bow
 def test_batch_states_show_where_runs_are_listed(tmp_path, capsys):
     """An exported run reads "awaiting_batch" (never "interrupted", though no process owns it),
     its label in Analysis says so, and `report --run` notes it on stderr."""
-    from app.cli import main
+    from app.cli.main import main
     from app.ui.analysis_view import run_label
 
     store = Store(tmp_path / "b.db")
@@ -479,7 +479,7 @@ def test_partners_are_the_next_samples_wrapping_without_a_copy():
     """Each (sample, relation) job of a plan gets the samples after its own, wrapping round.
     They were a copied list per job, all pending at once: 5,000 inputs × 10 relations held
     2 GB at plan time (bench/bench_batch_export.py). Now a view over the one list."""
-    from app.runner import Partners
+    from app.engine.runner import Partners
 
     samples = [Sample({"text": str(i)}) for i in range(5)]
     for index in range(5):
@@ -607,8 +607,8 @@ def test_cached_call_keys_are_found_in_chunks(tmp_path):
 def test_batch_export_takes_more_inputs_than_a_run(tmp_path, capsys, bow):
     """A run takes at most 5,000 inputs; a batch export (sweeps too large to run
     interactively) up to 50,000."""
-    from app.cli import BATCH_MAX_ROWS, main
-    from app.inputs import MAX_ROWS
+    from app.cli.main import BATCH_MAX_ROWS, main
+    from app.inputs.parsing import MAX_ROWS
 
     inputs = tmp_path / "inputs.txt"
     inputs.write_text("".join(f"Line {i} is fine.\n" for i in range(MAX_ROWS + 1)))
@@ -649,7 +649,7 @@ def test_cli_export_submit_waits_imports_and_status_reports(capsys, tmp_path, fa
     """`batch export --submit` against a server with the Files + Batches API: the parts are
     uploaded, polled to completion, downloaded and imported — the same cases as `run`; `batch
     status` then shows the stored batch and no next step (the run is judged)."""
-    from app.cli import main
+    from app.cli.main import main
 
     inputs = tmp_path / "inputs.txt"
     inputs.write_text("The soup was great.\nThe service was slow.\nI loved the dessert.\n")
@@ -747,7 +747,7 @@ def test_a_file_from_another_database_is_refused_where_it_overlaps(tmp_path):
 def test_a_request_file_imported_as_results_is_refused(tmp_path, capsys):
     """Issue 20 item 18: the request file given to `batch import` made one per-line error per
     request and an ERROR case for each call. It is refused in one line."""
-    from app.cli import main
+    from app.cli.main import main
 
     store, export = _exported_add_good(tmp_path)
     with pytest.raises(BatchImportError, match="this is a request file; import the results file"):
@@ -799,7 +799,7 @@ def test_an_export_into_a_read_only_folder_says_permission_denied(
     """Issue 20 item 19: the failed part's clean-up reported "No such file or directory", and
     the run was left awaiting a file that was never written. Now: "permission denied", exit 2,
     nothing stored, no part left."""
-    from app.cli import main
+    from app.cli.main import main
 
     db = tmp_path / "b.db"
     Store(db).close()  # an existing database: nothing of this export may stay in it

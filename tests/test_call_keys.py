@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.clients.mock import MockClient
-from app.embeddings import EmbeddingCache
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from core.types import Verdict
 from storage import Store
 from tests.fake_openai import echo_sentiment
@@ -43,7 +43,7 @@ def _by_content(cases, key=("id",), leave_out=("created_at",)):
 def test_run_20_inputs_3_relations_then_zero_calls(
     capsys, tmp_path, fake_server, inputs_file, monkeypatch
 ):
-    from app import workspace
+    from app.engine import workspace
     from tests.conftest import BagOfWordsEmbedder
 
     monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
@@ -146,7 +146,7 @@ def test_report_export_import_round_trip(capsys, tmp_path, fake_server, inputs_f
     import csv
     import math
 
-    from app import workspace
+    from app.engine import workspace
     from tests.conftest import BagOfWordsEmbedder
 
     monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
@@ -222,7 +222,7 @@ def bow(monkeypatch):
     """The fast offline embedder (``make_runner`` binds its default when it is defined)."""
     import functools
 
-    from app import workspace
+    from app.engine import workspace
     from tests.conftest import BagOfWordsEmbedder
 
     fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
@@ -346,7 +346,7 @@ class _RecordingEmbedder:
 
 def _record_run_steps(monkeypatch) -> list[str]:
     """Events of `run`: the embedder's start and stop, reading the inputs, the pre-flight."""
-    from app import run_setup, workspace
+    from app.engine import run_setup, workspace
 
     events: list[str] = []
     embedder = _RecordingEmbedder(events)

@@ -10,8 +10,8 @@ import pytest
 from app.clients import ModelClient, RetryPolicy, client_kind, client_kinds, make_client
 from app.clients.mock import MockClient
 from app.clients.openai_compatible import OpenAIClient
-from app.embedded import embedded_endpoint
-from app.runner import RunConfig
+from app.engine.model_server import embedded_endpoint
+from app.engine.runner import RunConfig
 from core.types import Completion, Endpoint, Sample
 from storage import Store
 from tests.fake_openai import SHUTDOWN_POLL_S
@@ -656,7 +656,7 @@ def test_the_connection_test_and_the_pre_flight_do_not_import_the_openai_sdk():
 
     code = (
         "import sys\n"
-        "from app.endpoints import preflight, test_connection\n"
+        "from app.clients.endpoints import preflight, test_connection\n"
         "from core.types import Endpoint\n"
         "endpoint = Endpoint(name='n', base_url='http://127.0.0.1:9/v1', model='m')\n"
         "print(preflight(endpoint))\n"
@@ -704,7 +704,7 @@ def test_a_plain_http_request_is_sent_in_one_piece():
 
 
 def _cache_run(store, client, prompts, write_through=True):
-    from app.runner import CallCache, Progress
+    from app.engine.runner import CallCache, Progress
 
     endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
 
@@ -749,7 +749,7 @@ def test_a_failed_cache_lookup_is_an_error_completion_not_a_crash(store, monkeyp
 def test_cached_calls_finds_stored_answers_across_query_chunks(store):
     """More keys than one query's chunk (500): every stored answer is found, misses left out."""
     _cache_run(store, MockClient(), [f"p{i}" for i in range(3)])
-    from app.runner import CallCache, Progress
+    from app.engine.runner import CallCache, Progress
 
     endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
     calls = CallCache(store, MockClient(), endpoint, Progress(0))

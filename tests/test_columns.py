@@ -1,11 +1,11 @@
-"""app/columns.py: the one catalogue of metric names, formats, definitions and heatmap scales."""
+"""app/analysis/catalogue.py: the one catalogue of metric names, formats, definitions and heatmap scales."""
 
 from __future__ import annotations
 
 import pytest
 
-from app import columns
-from app.columns import METRICS, Unit
+from app.analysis import catalogue as columns
+from app.analysis.catalogue import METRICS, Unit
 
 TABLES = {
     name: value

@@ -42,8 +42,8 @@ def _clean_run(monkeypatch, args: tuple[str, ...], db: Path, *extra: str) -> Non
     the new database ``db``: the reference that interrupted or concurrent runs must equal."""
     import functools
 
-    from app import workspace
-    from app.cli import main
+    from app.cli.main import main
+    from app.engine import workspace
     from tests.conftest import BagOfWordsEmbedder
 
     monkeypatch.setattr(
@@ -204,8 +204,8 @@ def test_a_running_run_is_stale_without_a_live_owner_or_a_recent_heartbeat():
 def _offline_cli() -> int:
     import functools
 
-    from app import workspace
-    from app.cli import main
+    from app.cli.main import main
+    from app.engine import workspace
     from tests.conftest import BagOfWordsEmbedder
 
     # make_runner binds its default embedder when defined: pass the fast one explicitly.

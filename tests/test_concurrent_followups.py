@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.clients.mock import MockClient
-from app.datasets import load_dataset
-from app.embeddings import EmbeddingCache
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner
+from app.inputs.datasets import load_dataset
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Verdict
 from relations import wordnet
 from storage import Store

@@ -47,10 +47,10 @@ from pathlib import Path
 
 import pytest
 
-from app.embeddings import EmbeddingCache
-from app.run_setup import samples_from_file
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.run_setup import samples_from_file
+from app.engine.runner import RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
@@ -467,8 +467,8 @@ def _child_cli() -> int:
     """``python -m tests.test_crash_resume ARGS``: the CLI with the offline embedder and hooks."""
     import functools
 
-    from app import workspace
-    from app.cli import main
+    from app.cli.main import main
+    from app.engine import workspace
 
     blocks = os.environ.get(JUDGING_BLOCKS_ENV)
     embedder = _JudgingBlocksEmbedder(Path(blocks)) if blocks else BagOfWordsEmbedder()

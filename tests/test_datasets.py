@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from app.datasets import DATASETS, datasets_for_task, load_dataset, read_rows
-from app.tasks import BUILTIN_TASKS
+from app.inputs.datasets import DATASETS, datasets_for_task, load_dataset, read_rows
+from app.inputs.tasks import BUILTIN_TASKS
 
 CATEGORIES = (
     "Physics",

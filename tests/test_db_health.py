@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from storage import Store
 from storage.health import damage, file_identity
 from tests.triage_data import make_case, save_runs

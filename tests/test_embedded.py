@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from app.embedded import (
+from app.engine.model_server import (
     _LAUNCHER,
     EmbeddedServer,
     ServerState,
@@ -56,7 +56,7 @@ def test_child_dies_with_its_process_even_on_sigkill(tmp_path):
     script = (
         "import sys, time\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from app.embedded import _LAUNCHER, _die_with_parent\n"
+        "from app.engine.model_server import _LAUNCHER, _die_with_parent\n"
         "p = _LAUNCHER.popen(['sleep', '60'], preexec_fn=_die_with_parent)\n"
         "print(p.pid, flush=True)\n"
         "time.sleep(60)\n"
@@ -73,7 +73,7 @@ def test_child_dies_with_its_process_even_on_sigkill(tmp_path):
 
 
 def test_missing_model_file_is_a_failed_state_not_an_exception(tmp_path, monkeypatch):
-    import app.embedded as embedded
+    import app.engine.model_server as embedded
 
     monkeypatch.setattr(embedded, "gguf_path", lambda: tmp_path / "missing.gguf")
     server = EmbeddedServer(tmp_path)

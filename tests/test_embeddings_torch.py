@@ -33,12 +33,12 @@ def test_the_embedding_process_loads_minilm_without_sentence_transformers(tmp_pa
     """The embedding process (``serve``, as every run starts it) answers with normalised 384-d
     vectors that rank a paraphrase above an unrelated text, and never imports
     sentence-transformers or transformers (the seconds this encoder exists to skip)."""
-    from app.embeddings import MiniLMProcessEmbedder
+    from app.engine.embedder import MiniLMProcessEmbedder
 
     report = tmp_path / "modules.txt"
     serve_then_report = (
         "import sys\n"
-        "from app.embeddings import serve\n"
+        "from app.engine.embedder import serve\n"
         "serve()\n"
         "heavy = sorted(m for m in ('sentence_transformers', 'transformers') if m in sys.modules)\n"
         f"open({str(report)!r}, 'w').write(repr(heavy))\n"
@@ -57,7 +57,7 @@ def test_the_embedding_process_loads_minilm_without_sentence_transformers(tmp_pa
 def test_torch_only_vectors_equal_sentence_transformers_vectors():
     """Same vectors as ``SentenceTransformer.encode`` (normalised) to float rounding, over texts
     that exercise truncation, padding within a batch and several batches."""
-    from app.embeddings import MiniLMEmbedder, MiniLMTorchEmbedder
+    from app.engine.embedder import MiniLMEmbedder, MiniLMTorchEmbedder
 
     reference = MiniLMEmbedder().embed(list(TEXTS))
     vectors = MiniLMTorchEmbedder().embed(list(TEXTS))

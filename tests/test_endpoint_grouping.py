@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app import metrics
+from app.analysis import metrics
 from core.types import Endpoint, Verdict
 from storage.analysis import CaseFilter
 from tests.test_analysis_queries import SAMPLES, seed_cases, seed_dataset

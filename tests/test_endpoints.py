@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from app.clients.endpoints import NO_KEY, resolve_api_key, test_connection, validate_base_url
 from app.clients.openai_compatible import retry_after_seconds
-from app.endpoints import NO_KEY, resolve_api_key, test_connection, validate_base_url
 from core.types import Endpoint
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
@@ -25,8 +25,8 @@ def test_key_comes_from_env_then_secrets_file(tmp_path, monkeypatch):
 
 
 def test_api_key_is_never_written_to_the_database(store, monkeypatch, fake_server, embeddings):
-    from app.runner import RunConfig, Runner
-    from app.tasks import BUILTIN_TASKS
+    from app.engine.runner import RunConfig, Runner
+    from app.inputs.tasks import BUILTIN_TASKS
     from core.types import Sample
 
     monkeypatch.setenv("MS_SECRET_KEY", "sk-very-secret-123")
@@ -104,7 +104,7 @@ def test_connection_to_nothing_is_a_message():
 )  # fmt: skip
 def test_preflight_stops_a_run_that_cannot_work(behaviour, model, message):
     """What would otherwise become a run of ERROR cases is one line before anything is sent."""
-    from app.endpoints import preflight
+    from app.clients.endpoints import preflight
 
     with FakeOpenAIServer(behaviour) as server:
         problem = preflight(Endpoint(name="p", base_url=server.base_url, model=model))
@@ -112,7 +112,7 @@ def test_preflight_stops_a_run_that_cannot_work(behaviour, model, message):
 
 
 def test_preflight_reports_a_refused_connection():
-    from app.endpoints import preflight
+    from app.clients.endpoints import preflight
 
     with FakeOpenAIServer() as server:
         pass
@@ -126,7 +126,7 @@ def test_preflight_reports_a_refused_connection():
 )
 def test_preflight_lets_a_working_or_hiccuping_endpoint_run(behaviour):
     """No models list: one tiny chat decides. A 500 is a hiccup the run's retries handle."""
-    from app.endpoints import preflight
+    from app.clients.endpoints import preflight
 
     with FakeOpenAIServer(behaviour) as server:
         endpoint = Endpoint(name="p", base_url=server.base_url, model="fake-model")

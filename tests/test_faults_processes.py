@@ -84,8 +84,8 @@ def _loading_cli() -> int:
     """``python -m tests.test_faults_processes ARGS``: the CLI with one ``LoadingEmbedder``."""
     import functools
 
-    from app import workspace
-    from app.cli import main
+    from app.cli.main import main
+    from app.engine import workspace
 
     embedder = LoadingEmbedder()
     workspace.make_runner = functools.partial(

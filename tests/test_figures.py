@@ -1,11 +1,11 @@
-"""app/figures.py: pure figure builders, checked through their traces."""
+"""app/analysis/figures.py: pure figure builders, checked through their traces."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from app import figures
+from app.analysis import figures
 
 ROWS = [
     {"model": "m2", "relation_id": "si.paraphrase", "n": 10, "violation_rate": 0.5,

@@ -7,7 +7,7 @@ import random
 import pandas as pd
 import pytest
 
-from app.inputs import (
+from app.inputs.parsing import (
     MAX_ROWS,
     InputError,
     auto_samples,
@@ -470,7 +470,7 @@ def test_inputs_file_must_be_a_regular_file_within_the_limit(tmp_path):
     """Items 10 and 11: /dev/zero was read until a MemoryError, a FIFO blocked forever."""
     import os
 
-    from app.inputs import check_input_path, read_input_file
+    from app.inputs.parsing import check_input_path, read_input_file
 
     pipe = tmp_path / "pipe.jsonl"
     os.mkfifo(pipe)

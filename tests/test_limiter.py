@@ -12,7 +12,7 @@ from collections import deque
 
 import pytest
 
-from app.cli import StderrProgress, main
+from app.cli.main import StderrProgress, main
 from app.clients import make_client
 from app.clients.limiter import (
     PROBE_MIN_WINDOW,
@@ -24,7 +24,7 @@ from app.clients.limiter import (
     TokenBucket,
     estimate_tokens,
 )
-from app.runner import CallCache, Progress, RunConfig
+from app.engine.runner import CallCache, Progress, RunConfig
 from app.ui.endpoints_view import parse_budget
 from core.types import Endpoint, Sample
 from storage import Store

@@ -1,4 +1,4 @@
-"""app/metrics.py: paper metrics against hand-computed values and an independent computation."""
+"""app/analysis/metrics.py: paper metrics against hand-computed values and an independent computation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from statistics import mean
 
 import pytest
 
-from app import metrics, reports, stats
-from app.embeddings import EmbeddingCache
+from app import reports
+from app.analysis import metrics, stats
+from app.engine.embedder import EmbeddingCache
 from core.types import Case, Endpoint, Sample
 from storage.analysis import CaseFilter
 from tests.conftest import BagOfWordsEmbedder

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.proportions import wilson_interval
+from app.analysis.proportions import wilson_interval
 from core.thresholds import NUMERIC_WITHIN, SEMANTIC_DIFFERENT, SEMANTIC_SIMILAR
 
 # ------------------------------------------------------------------ proportions, thresholds
@@ -63,7 +63,7 @@ def _llm_and_rule_relations():
 
 
 def test_job_batches_fill_plan_batch_exactly_and_put_llm_jobs_alone() -> None:
-    from app.runner import PLAN_BATCH, _job_batches
+    from app.engine.runner import PLAN_BATCH, _job_batches
     from core.types import Sample
 
     llm, rule = _llm_and_rule_relations()
@@ -81,7 +81,7 @@ def test_job_batches_fill_plan_batch_exactly_and_put_llm_jobs_alone() -> None:
 
 
 def test_partners_are_the_samples_after_the_own_one_wrapping() -> None:
-    from app.runner import Partners
+    from app.engine.runner import Partners
     from core.types import Sample
 
     samples = [Sample({"text": str(i)}) for i in range(4)]
@@ -103,7 +103,7 @@ def test_partners_are_the_samples_after_the_own_one_wrapping() -> None:
 
 
 def _planned(followup, repeat_index: int, source_fields: dict[str, str]):
-    from app.runner import _PlannedCase
+    from app.engine.runner import _PlannedCase
     from core.types import Sample
 
     return _PlannedCase(
@@ -118,8 +118,8 @@ def _planned(followup, repeat_index: int, source_fields: dict[str, str]):
 
 
 def test_case_calls_key_each_call_by_its_own_prompt_and_repeat() -> None:
-    from app.runner import case_calls
-    from app.tasks import BUILTIN_TASKS
+    from app.engine.runner import case_calls
+    from app.inputs.tasks import BUILTIN_TASKS
     from relations.base import FollowUp
 
     task = BUILTIN_TASKS["sentiment"]
@@ -157,7 +157,7 @@ def test_call_cache_hands_new_answers_to_its_sink_once_per_timer(tmp_path) -> No
     import asyncio
 
     from app.clients.mock import MockClient
-    from app.runner import CallCache, Progress
+    from app.engine.runner import CallCache, Progress
     from core.types import Completion, Endpoint
     from storage import Store
 
@@ -293,9 +293,9 @@ def test_planned_cases_have_their_ids_sources_and_reasons(tmp_path) -> None:
     source (nli_transitivity) stores that source; a relation that raises is an ERROR named by the
     exception; one that makes nothing is a SKIP with its reason and target ``*``."""
     from app.clients.mock import MockClient
-    from app.embeddings import EmbeddingCache
-    from app.runner import RunConfig, Runner
-    from app.tasks import BUILTIN_TASKS
+    from app.engine.embedder import EmbeddingCache
+    from app.engine.runner import RunConfig, Runner
+    from app.inputs.tasks import BUILTIN_TASKS
     from core.types import Endpoint, Sample, content_hash
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
@@ -338,7 +338,7 @@ def test_planned_cases_have_their_ids_sources_and_reasons(tmp_path) -> None:
 
 
 def _call_cache(tmp_path, client, **kw):
-    from app.runner import CallCache, Progress
+    from app.engine.runner import CallCache, Progress
     from core.types import Endpoint
     from storage import Store
 
@@ -351,7 +351,7 @@ def test_call_cache_counts_hits_stores_params_and_turns_exceptions_into_errors(t
     import asyncio
 
     from app.clients.mock import MockClient
-    from app.runner import CallCache, Progress
+    from app.engine.runner import CallCache, Progress
 
     class Adaptive(MockClient):
         def live_load(self):
@@ -427,9 +427,9 @@ def test_an_empty_rewrite_is_skipped_as_empty(tmp_path) -> None:
     """``rewrite`` returns the rewriter's text, or "" for none: an empty paraphrase is a SKIP
     that says so (mutant: ``completion.text or "XXXX"`` made it a follow-up)."""
     from app.clients.mock import MockClient
-    from app.embeddings import EmbeddingCache
-    from app.runner import RunConfig, Runner
-    from app.tasks import BUILTIN_TASKS
+    from app.engine.embedder import EmbeddingCache
+    from app.engine.runner import RunConfig, Runner
+    from app.inputs.tasks import BUILTIN_TASKS
     from core.types import Endpoint, Sample
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
@@ -502,7 +502,7 @@ def test_call_key_drops_trailing_slashes_only() -> None:
 
 
 def _summary(run_id: str = "r1", status: str = "done"):
-    from app.runner import RunSummary
+    from app.engine.runner import RunSummary
 
     return RunSummary(
         run_id, status, cases=3, new_cases=3, calls_made=0, cache_hits=6,
@@ -601,7 +601,7 @@ def test_a_batch_export_stores_its_run_stamped_with_dataset_and_plan(tmp_path) -
     from dataclasses import replace
 
     from app.batch.export import export_batch
-    from app.runner import RunConfig
+    from app.engine.runner import RunConfig
     from core.engine_version import ENGINE_VERSION
     from storage import Store
     from tests.test_batch import ENDPOINT, SAMPLES, SENTIMENT, runner_factory

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.diffing import diff_html
-from app.endpoints import validate_api_key_env, validate_base_url
-from app.inputs import InputError, auto_samples, read_upload, samples_from_pasted
-from app.tasks import BUILTIN_TASKS, check_template, custom_task
+from app.clients.endpoints import validate_api_key_env, validate_base_url
+from app.inputs.parsing import InputError, auto_samples, read_upload, samples_from_pasted
+from app.inputs.tasks import BUILTIN_TASKS, check_template, custom_task
+from app.reports.diffing import diff_html
 from app.ui.components import inert
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import FollowUp

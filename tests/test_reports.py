@@ -11,7 +11,8 @@ from collections import Counter
 
 import pytest
 
-from app import figures, reports
+from app import reports
+from app.analysis import figures
 from app.reports.html_report import filter_items, for_print, render_html_report
 from core.types import Endpoint
 from storage import Store
@@ -359,7 +360,7 @@ def test_report_figures_keep_their_labels_and_colours_under_streamlits_template(
 
 
 def test_html_report_turns_heatmaps_with_more_relations_than_fit_across(seeded, monkeypatch):
-    from app import figures
+    from app.analysis import figures
 
     turned: list[bool] = []
     original = figures.heatmap

@@ -8,9 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from app.cli import build_parser, main, run_config_from_args
-from app.inputs import load_input_file
-from app.run_setup import (
+from app.cli.main import build_parser, main, run_config_from_args
+from app.engine.run_setup import (
     RunSetupError,
     plan_run,
     relation_ids_from_text,
@@ -18,8 +17,9 @@ from app.run_setup import (
     samples_from_file,
     with_sampling,
 )
-from app.runner import RunConfig
-from app.tasks import BUILTIN_TASKS
+from app.engine.runner import RunConfig
+from app.inputs.parsing import load_input_file
+from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_view import ProbeChoices, probe_run_config
 from core.types import EMBEDDED_KIND, Endpoint, Sample
 from storage import Store

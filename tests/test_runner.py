@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from app.clients import RetryPolicy
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.runner import RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, NotApplicable, Relation, RelationKind
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
@@ -123,7 +123,7 @@ def test_faults_are_retried_and_nothing_is_lost(tmp_path, store, embeddings):
     """30% of calls fail (429, 500 or a hang past the timeout); with enough retries every call
     ends answered, so every case gets a real verdict, and the cases equal, column for column, those
     of the same run against a server without faults (ids, inputs, outputs, verdicts)."""
-    from app.embeddings import EmbeddingCache
+    from app.engine.embedder import EmbeddingCache
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
 

@@ -14,9 +14,9 @@ import threading
 import time
 
 from app.clients.mock import MockClient
-from app.embeddings import EmbeddingCache
-from app.runner import FLUSH_EVERY, RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import FLUSH_EVERY, RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 from tests.conftest import BagOfWordsEmbedder
@@ -188,7 +188,7 @@ def test_the_embedding_process_answers_over_its_pipe_and_reports_failures_as_err
 
     import pytest
 
-    from app.embeddings import EmbedderProcessError, MiniLMProcessEmbedder
+    from app.engine.embedder import EmbedderProcessError, MiniLMProcessEmbedder
 
     monkeypatch.setattr(
         MiniLMProcessEmbedder, "command", (sys.executable, "-c", FAKE_EMBEDDING_PROCESS)
@@ -240,7 +240,7 @@ def test_stopping_the_embedding_process_does_not_wait_for_a_load_in_progress(mon
     next ``embed`` starts a fresh process."""
     import sys
 
-    from app.embeddings import MiniLMProcessEmbedder
+    from app.engine.embedder import MiniLMProcessEmbedder
 
     loading_forever = "import time\ntime.sleep(120)\n"
     monkeypatch.setattr(MiniLMProcessEmbedder, "command", (sys.executable, "-c", loading_forever))
@@ -264,7 +264,7 @@ def test_a_samples_partners_are_the_following_samples_wrapping_around():
     [a, b, c, d] the partners of c (index 2) are [d, a, b]."""
     import pytest
 
-    from app.runner import Partners
+    from app.engine.runner import Partners
 
     samples = [Sample({"text": t}) for t in "abcd"]
     for index in range(4):

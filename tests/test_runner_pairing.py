@@ -30,10 +30,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.clients.mock import MockClient
-from app.datasets import load_dataset
-from app.embeddings import EmbeddingCache
-from app.runner import RunConfig, Runner, TransformationError
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner, TransformationError
+from app.inputs.datasets import load_dataset
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Completion, Endpoint
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import RelationKind
@@ -261,8 +261,8 @@ def reliable_rewrite(prompt: str) -> str:
 def test_a_mixed_cli_run_against_the_fake_server_pairs_every_case(capsys, tmp_path, monkeypatch):
     """The reported command: SI, AgentDiff and rule relations in one `run` on sentiment, then on
     QA in the same database, against an HTTP server that answers rewrite prompts too."""
-    from app import workspace
-    from app.cli import main
+    from app.cli.main import main
+    from app.engine import workspace
     from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
     monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
@@ -367,7 +367,7 @@ def test_a_mixed_batch_round_trip_equals_the_online_run_and_pairs_every_case(tmp
 
 def test_a_probe_run_in_the_background_pairs_every_case(tmp_path):
     """The Probe page's path: the background job runs a mixed configuration."""
-    from app.background import start_run
+    from app.engine.background import start_run
 
     task = BUILTIN_TASKS["qa"]
     plan = {
@@ -404,8 +404,8 @@ def test_a_run_judged_by_engine_1_is_flagged_then_repaired_from_the_cache(tmp_pa
     at all); then nothing is flagged and a second rerun sends nothing."""
     import shutil
 
-    from app.cli import main
-    from app.run_repairs import flagged_runs
+    from app.cli.main import main
+    from app.engine.repairs import flagged_runs
     from tests.golden import build_engine1_fixture as engine1
 
     db = tmp_path / "engine1.db"

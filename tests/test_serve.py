@@ -139,7 +139,7 @@ def test_a_served_dashboard_has_the_analysis_summary_ready(tmp_path) -> None:
 def test_warm_up_starts_the_embedded_model_unless_autostart_is_off(
     tmp_path, monkeypatch, autostart, started
 ) -> None:
-    import app.embedded
+    import app.engine.model_server
 
     calls: list[str] = []
 
@@ -147,7 +147,7 @@ def test_warm_up_starts_the_embedded_model_unless_autostart_is_off(
         def ensure_started(self) -> None:
             calls.append("started")
 
-    monkeypatch.setattr(app.embedded, "get_server", FakeServer)
+    monkeypatch.setattr(app.engine.model_server, "get_server", FakeServer)
     monkeypatch.setenv("MORPHSCOPE_AUTOSTART", autostart)
     timings = serve.warm_up(str(tmp_path / "none.db"))
     assert calls == (["started"] if started else [])

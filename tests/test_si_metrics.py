@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from app import metrics
+from app.analysis import metrics
 from core.types import Case, Endpoint, Sample, Verdict
 
 SI_RELATIONS = (
@@ -115,7 +115,7 @@ def test_outside_mad_relations_are_other_families_that_should_change(store):
 
 
 def _cli_endpoint(store, tmp_path, task_id: str, *options: str) -> Endpoint:
-    from app.cli import build_parser, run_config_from_args
+    from app.cli.main import build_parser, run_config_from_args
 
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text('{"problem": "Add 2 and 3.", "text": "Fine."}\n')
@@ -139,8 +139,8 @@ def test_reasoning_runs_sample_as_the_paper_unless_told(store, tmp_path):
 
 
 def test_probe_sampling_keeps_the_papers_top_p():
-    from app.run_setup import with_sampling
-    from app.tasks import BUILTIN_TASKS
+    from app.engine.run_setup import with_sampling
+    from app.inputs.tasks import BUILTIN_TASKS
 
     endpoint = Endpoint(name="e", base_url="http://127.0.0.1:9/v1", model="m")
     # The Probe form passes the temperature and max tokens it shows; top-p comes from the task.

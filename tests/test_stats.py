@@ -1,4 +1,4 @@
-"""app/stats.py: Mann-Whitney / Kruskal-Wallis against scipy, Benjamini-Hochberg by hand."""
+"""app/analysis/stats.py: Mann-Whitney / Kruskal-Wallis against scipy, Benjamini-Hochberg by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from app import stats
+from app.analysis import stats
 from tests.test_analysis_queries import seed_dataset
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import metrics
-from app.embeddings import EmbeddingCache
+from app.analysis import metrics
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from app.reports.summary import report
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from app.triage import (
+from app.analysis.triage import (
     LabelImportError,
     agreement,
     agreement_table,
@@ -261,8 +261,8 @@ def test_apply_threshold_validation() -> None:
 
 def test_triage_engine_imports_no_network_client() -> None:
     code = (
-        "import sys, app.triage; "
-        "print(sorted(m for m in ('openai', 'httpx', 'app.endpoints') if m in sys.modules))"
+        "import sys, app.analysis.triage; "
+        "print(sorted(m for m in ('openai', 'httpx', 'app.clients.endpoints') if m in sys.modules))"
     )
     output = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -17,8 +17,8 @@ from pathlib import Path
 from app.batch.formats import MAX_BYTES, MAX_LINES, PartWriter, request_line
 from app.clients.base import RetryPolicy
 from app.clients.batch import BATCH_KIND, BatchClient
-from app.runner import TRANSFORM_PARAMS, RunConfig, Runner, RunSummary, case_calls
-from app.tasks import Task
+from app.engine.runner import TRANSFORM_PARAMS, RunConfig, Runner, RunSummary, case_calls
+from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION
 from core.types import CallRequest, Endpoint, Sample
 from storage import Store
@@ -39,7 +39,7 @@ class BatchExportError(ValueError):
 
 def default_runner(store: Store) -> Runner:
     """The runner a ``run`` would use (the workspace's embedder and custom relations)."""
-    from app import workspace  # looked up when called, so a replaced ``make_runner`` is used
+    from app.engine import workspace  # looked up when called, so a replaced ``make_runner`` is used
 
     return workspace.make_runner(store)
 
@@ -257,7 +257,7 @@ def judge_from_cache(
     """Run a stored run again with clients that never send: every case is judged from the call
     cache by the runner's own code; a call with no answer becomes an ERROR case ("not answered
     in the batch results yet", or the error its result line gave, by ``request_identity``)."""
-    from app.workspace import get_task
+    from app.engine.workspace import get_task
 
     stored = store.run(run_id)
     if stored is None:

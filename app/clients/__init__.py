@@ -5,7 +5,7 @@ module here that registers its factory with ``@client_kind("name")``, plus its n
 import below (importing a kind's module registers it).
 """
 
-from app.clients import batch, embedded, mock, openai_compatible  # noqa: F401
+from app.clients import batch, local_model, mock, openai_compatible  # noqa: F401
 from app.clients.base import (
     DEFAULT_CALL_BUDGET_S,
     ClientFactory,

@@ -20,9 +20,9 @@ from typing import Any
 import httpcore2
 
 from app.clients.base import MAX_BACKOFF_S, Messages, RetryPolicy, client_kind
+from app.clients.endpoints import NO_KEY, resolve_api_key, validate_base_url
 from app.clients.http_chat import ChatHTTP, ChatReply
 from app.clients.limiter import AdaptiveLimiter, LiveLoad, estimate_tokens
-from app.endpoints import NO_KEY, resolve_api_key, validate_base_url
 from core.types import OPENAI_KIND, Completion, Endpoint
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}

@@ -1,6 +1,6 @@
 """The standalone HTML report: offline (plotly.js inline), every database text escaped.
 
-Tables are laid out by the catalogue in :mod:`app.columns`; charts come from :mod:`app.figures`.
+Tables are laid out by the catalogue in :mod:`app.analysis.catalogue`; charts come from :mod:`app.analysis.figures`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from app import columns, figures, metrics, stats
-from app.columns import Shown, Unit, format_text
+from app.analysis import catalogue as columns
+from app.analysis import figures, metrics, stats
+from app.analysis.catalogue import Shown, Unit, format_text
 from app.reports.common import now
 from storage.analysis import CaseFilter
 
@@ -49,7 +50,7 @@ th{{background:#f5f5f5}} td.text,th.text{{text-align:left}}
 
 
 def html_table(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> str:
-    """An HTML table of ``rows`` laid out by ``layout`` (from ``app.columns``); every header
+    """An HTML table of ``rows`` laid out by ``layout`` (from ``app.analysis.catalogue``); every header
     and cell is escaped."""
     head = "".join(f'<th class="{_align(c.unit)}">{html.escape(c.label)}</th>' for c in layout)
     body = []

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from app import metrics
-from app.tasks import BUILTIN_TASKS
+from app.analysis import metrics
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Case, Endpoint, Sample, content_hash
 from storage.analysis import CaseFilter
 

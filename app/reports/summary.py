@@ -2,8 +2,8 @@
 
 :func:`report` holds n, pass, fail, skip, error, violation_rate, ci_low, ci_high, mean_delta, mad,
 stability and mean_similarity per model × relation (plus a few extras), the noise floor per model,
-the AgentDiff gap and the tests. Columns and definitions come from :mod:`app.columns`; the numbers
-from :mod:`app.metrics` and :mod:`app.stats`.
+the AgentDiff gap and the tests. Columns and definitions come from :mod:`app.analysis.catalogue`; the numbers
+from :mod:`app.analysis.metrics` and :mod:`app.analysis.stats`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from app import metrics, stats
-from app.columns import (
+from app.analysis import metrics, stats
+from app.analysis.catalogue import (
     CI_KEY,
     DEFINITIONS,
     REPORT_ROW_KEYS,
@@ -21,8 +21,8 @@ from app.columns import (
     format_fraction,
     format_interval,
 )
+from app.engine.repairs import flagged_runs
 from app.reports.common import case_filter, json_safe, now
-from app.run_repairs import flagged_runs
 from storage.analysis import CaseFilter
 
 

@@ -1,6 +1,6 @@
 """The Analysis page's "Definitions" tab: every metric's exact formula and the paper it follows.
 
-Generated from the metric catalogue (``app.columns``), like the HTML report's section, so the page,
+Generated from the metric catalogue (``app.analysis.catalogue``), like the HTML report's section, so the page,
 the report and the code that computes the numbers cannot drift apart.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from app import columns
+from app.analysis import catalogue as columns
 from app.ui import analysis_view as view
 
 

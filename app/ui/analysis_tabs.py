@@ -1,7 +1,7 @@
 """The Analysis page's tabs: one render function each, taking the page's :class:`AnalysisView`.
 
 Each renderer lays out one tab's widgets; the data comes from the cached readers in
-``app.ui.analysis_view``, names and formats from ``app.columns``, charts from ``app.figures``.
+``app.ui.analysis_view``, names and formats from ``app.analysis.catalogue``, charts from ``app.analysis.figures``.
 Widget keys are prefixed ``analysis_`` (they are the page's session state).
 """
 
@@ -15,7 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import columns, figures, metrics
+from app.analysis import catalogue as columns
+from app.analysis import figures, metrics
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.components import error_boundary, inert, shorten, show_table

@@ -20,10 +20,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app import figures, metrics
-from app.columns import Shown, Unit, format_shown
-from app.embeddings import EmbeddingCache, default_embedder
-from app.triage import false_positive_rates
+from app.analysis import figures, metrics
+from app.analysis.catalogue import Shown, Unit, format_shown
+from app.analysis.triage import false_positive_rates
+from app.engine.embedder import EmbeddingCache, default_embedder
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
 from storage import Store
@@ -169,7 +169,7 @@ def _prefetch_default(path: str) -> None:
 @st.cache_data(show_spinner="Running tests…", max_entries=64)
 def tests(path: str, version: Version, flt: CaseFilter) -> dict[str, Any]:
     """``stats.run_tests``, reusing the (cached) summary's verdict counts."""
-    from app import stats  # scipy: imported when the Statistics tab is first opened
+    from app.analysis import stats  # scipy: imported when the Statistics tab is first opened
 
     counts = summary(path, version, flt)["counts"]
     return _with_store(path, lambda s: stats.run_tests(s, flt, counts=counts))
@@ -280,7 +280,7 @@ def _significant(value: Any) -> Any:
 
 
 def frame(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> pd.DataFrame:
-    """The columns of ``layout`` (a table from ``app.columns``) under their headers: percent
+    """The columns of ``layout`` (a table from ``app.analysis.catalogue``) under their headers: percent
     columns become percentages (0.1, header + " %"), p-values keep three significant digits,
     other decimals are rounded to 0.001."""
     df = pd.DataFrame(rows)
@@ -426,8 +426,8 @@ def render_case(case: dict[str, Any]) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def flagged(path: str, version: Version) -> list[dict[str, Any]]:
-    """The runs a known defect of the engine that judged them touched (``app.run_repairs``)."""
-    from app.run_repairs import flagged_runs
+    """The runs a known defect of the engine that judged them touched (``app.engine.repairs``)."""
+    from app.engine.repairs import flagged_runs
 
     return _with_store(path, lambda s: [run.to_dict() for run in flagged_runs(s)])
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app.datasets import DATASETS
-from app.run_setup import RunSetupError, plan_run
-from app.tasks import Task
+from app.engine.run_setup import RunSetupError, plan_run
+from app.inputs.datasets import DATASETS
+from app.inputs.tasks import Task
 from app.ui.components import inert, page_link
 from app.ui.data import data_changed
 from app.ui.probe_view import ProbeChoices, probe_run_config, render_results

@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.columns import MISSING, Shown, Unit, column_help, format_shown
-from app.diffing import diff_html
+from app.analysis.catalogue import MISSING, Shown, Unit, column_help, format_shown
+from app.reports.diffing import diff_html
 from core.types import Endpoint
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,7 @@ def side_by_side(left_title: str, left: str | None, right_title: str, right: str
 
 def endpoint_choices(store) -> dict[str, Endpoint]:
     """The embedded model first (preselected), then the saved endpoints, by display name."""
-    from app.embedded import get_server
+    from app.engine.model_server import get_server
 
     choices = {get_server().endpoint().name: get_server().endpoint()}
     for endpoint in store.endpoints():
@@ -210,7 +210,7 @@ def endpoint_picker(
 
 def resolve_embedded(endpoint: Endpoint, wait_s: float = 180.0) -> Endpoint | None:
     """The embedded endpoint with its live port (starting the server if needed), or None."""
-    from app.embedded import ServerState, get_server
+    from app.engine.model_server import ServerState, get_server
 
     if not endpoint.embedded:
         return endpoint

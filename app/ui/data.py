@@ -70,7 +70,7 @@ def data_changed() -> None:
 @st.cache_data(show_spinner=False)
 def _triage_feedback(_store: Store, db_path: str, version: int, filters: tuple) -> tuple:
     # ``db_path`` and ``version`` are the cache key: the store itself is not hashed.
-    from app.triage import relation_feedback_table, suggest_thresholds
+    from app.analysis.triage import relation_feedback_table, suggest_thresholds
 
     run_ids, models, relation_ids = filters
     table = relation_feedback_table(_store, run_ids, models, relation_ids)

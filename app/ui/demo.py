@@ -1,6 +1,6 @@
 """The demo offer, on Analysis, on an empty Probe page and in the sidebar: start, progress, stop.
 
-The demo itself runs in a background thread owned by ``app.demo.DEMO_JOBS``; these panels only
+The demo itself runs in a background thread owned by ``app.engine.demo.DEMO_JOBS``; these panels only
 start it, poll its status and stop it, so it survives page switches and reruns.
 """
 
@@ -16,24 +16,24 @@ from app.ui.components import page_link
 from app.ui.data import data_changed, get_store
 
 if TYPE_CHECKING:
-    from app.demo import DemoStatus
+    from app.engine.demo import DemoStatus
 
 _POLL_S = 2
 _SEEN_KEY = "demo_parts_seen"
 
 
 def _demo() -> ModuleType:
-    """``app.demo``, imported on first use: it pulls in the runner, the datasets and the
+    """``app.engine.demo``, imported on first use: it pulls in the runner, the datasets and the
     embeddings, which a page showing only a "Run the demo" button does not need."""
-    import app.demo
+    import app.engine.demo
 
-    return app.demo
+    return app.engine.demo
 
 
 def demo_loaded() -> bool:
     """Whether this process has loaded the demo runner. Until it has, no demo can have run
     here (its jobs live in that module), so a panel can show the start button without it."""
-    return "app.demo" in sys.modules
+    return "app.engine.demo" in sys.modules
 
 
 def _db_path() -> str:

@@ -6,8 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from app.clients.batch import BATCH_KIND
-from app.embedded import get_server
-from app.endpoints import key_status, test_connection, validate_api_key_env, validate_base_url
+from app.clients.endpoints import (
+    key_status,
+    test_connection,
+    validate_api_key_env,
+    validate_base_url,
+)
+from app.engine.model_server import get_server
 from app.ui.components import resolve_embedded
 from app.ui.data import data_changed
 from core.types import OPENAI_KIND, Endpoint

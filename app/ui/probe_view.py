@@ -1,7 +1,7 @@
 """The Probe page's panels: the run form (pickers, inputs, options), the run with progress, the
 interrupted-run notice and the results of the latest run.
 
-The checks and the config a run is made of come from ``app.run_setup``, as for the CLI.
+The checks and the config a run is made of come from ``app.engine.run_setup``, as for the CLI.
 """
 
 from __future__ import annotations
@@ -13,11 +13,20 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from app.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
+from app.analysis.catalogue import Unit, format_shown
 from app.clients.batch import BATCH_KIND
-from app.columns import Unit, format_shown
-from app.datasets import DATASETS, datasets_for_task, load_dataset
-from app.inputs import (
+from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
+from app.engine.run_setup import (
+    RunSetupError,
+    endpoint_problem,
+    plan_run,
+    require_samples,
+    with_sampling,
+)
+from app.engine.runner import RunConfig, RunSummary
+from app.engine.workspace import all_relations, all_tasks, make_runner
+from app.inputs.datasets import DATASETS, datasets_for_task, load_dataset
+from app.inputs.parsing import (
     InputError,
     encoding_note,
     read_upload,
@@ -26,15 +35,7 @@ from app.inputs import (
     suggest_mapping,
     suggest_reference_column,
 )
-from app.run_setup import (
-    RunSetupError,
-    endpoint_problem,
-    plan_run,
-    require_samples,
-    with_sampling,
-)
-from app.runner import RunConfig, RunSummary
-from app.tasks import Task, custom_task
+from app.inputs.tasks import Task, custom_task
 from app.ui import form_memory
 from app.ui.components import (
     VERDICT_CELL_STYLES,
@@ -48,7 +49,6 @@ from app.ui.components import (
     verdict_badge,
 )
 from app.ui.data import data_changed
-from app.workspace import all_relations, all_tasks, make_runner
 from core.answers import AnswerType
 from core.types import Endpoint, Sample
 from relations.base import Relation, RelationKind
@@ -606,7 +606,7 @@ def start_probe(store: Store, choices: ProbeChoices, key: str) -> None:
 def resume_config(store: Store, run: dict, resolve=resolve_embedded):
     """The stored run rebuilt to continue it: (config, task, samples), or None when its
     embedded endpoint cannot be started (``resolve`` has said so on the page)."""
-    from app.workspace import get_task
+    from app.engine.workspace import get_task
 
     config_data = run["config"]
     if isinstance(config_data, str):  # ``Store.runs`` rows keep it as JSON text

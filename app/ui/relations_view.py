@@ -14,10 +14,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.tasks import BUILTIN_TASKS
+from app.engine.workspace import all_relations
+from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.components import inert, side_by_side
 from app.ui.data import data_changed, get_store
-from app.workspace import all_relations
 from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter
@@ -58,8 +58,8 @@ def transformation_rewriter() -> Rewriter | None:
     Lazy: the server is started (and waited for) only when a relation actually asks for a
     rewrite; calls share the runs' cache, so trying the same text twice is instant.
     """
-    from app.embedded import get_server
-    from app.runner import TransformationError, make_sync_rewriter
+    from app.engine.model_server import get_server
+    from app.engine.runner import TransformationError, make_sync_rewriter
     from app.ui.components import resolve_embedded
 
     def rewrite(prompt: str) -> str:

@@ -110,7 +110,7 @@ def warm_up(db_path: str | None = None) -> dict[str, float]:
         timings[name] = round(time.perf_counter() - start, 3)
 
     if os.environ.get("MORPHSCOPE_AUTOSTART", "1") == "1":
-        from app.embedded import get_server
+        from app.engine.model_server import get_server
 
         step("embedded model", lambda: get_server().ensure_started())
 

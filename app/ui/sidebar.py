@@ -6,7 +6,7 @@ import os
 
 import streamlit as st
 
-from app.embedded import ServerState, get_server
+from app.engine.model_server import ServerState, get_server
 from app.ui.data import data_changed
 from app.ui.demo import render_demo_sidebar
 from storage import default_db_path

@@ -57,9 +57,9 @@ def respond_reliably(messages) -> str:
 def build(path: Path = FIXTURE):
     """The run as engine 1 (or any engine on the import path) judges it; returns its summary."""
     from app.clients.mock import MockClient
-    from app.embeddings import EmbeddingCache
-    from app.runner import Runner
-    from app.tasks import BUILTIN_TASKS
+    from app.engine.embedder import EmbeddingCache
+    from app.engine.runner import Runner
+    from app.inputs.tasks import BUILTIN_TASKS
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
 
@@ -82,7 +82,7 @@ def build(path: Path = FIXTURE):
 
 
 def config():
-    from app.runner import RunConfig
+    from app.engine.runner import RunConfig
     from core.types import Endpoint
 
     model = Endpoint(name="mock", base_url="mock://model", model="mock-model", kind="mock")
@@ -99,7 +99,7 @@ def config():
 
 
 def samples():
-    from app.datasets import load_dataset
+    from app.inputs.datasets import load_dataset
 
     return load_dataset("sentiment")[:SAMPLE_COUNT]
 

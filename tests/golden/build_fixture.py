@@ -18,10 +18,10 @@ import hashlib
 from pathlib import Path
 
 from app.clients import RetryPolicy
-from app.datasets import load_dataset
-from app.embeddings import EmbeddingCache
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner
+from app.inputs.datasets import load_dataset
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app import cli
+from app.cli import main as cli
 
 HERE = Path(__file__).parent
 FIXTURE = HERE / "fixture.db"

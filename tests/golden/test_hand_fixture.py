@@ -3,9 +3,9 @@
 The byte-for-byte goldens (``test_golden_reports.py``) are written by the code they check; this
 one is not. The cases below are made by hand (not by the runner) and stored with the Store's own
 verbs; every expected number is computed in this file from the table, with the arithmetic written
-out, and the Wilson interval from its formula (not from ``app.proportions``).
+out, and the Wilson interval from its formula (not from ``app.analysis.proportions``).
 
-Definitions pinned (``app/columns.py`` DEFINITIONS, ``app/metrics.py``):
+Definitions pinned (``app/analysis/catalogue.py`` DEFINITIONS, ``app/analysis/metrics.py``):
 - violation rate = FAIL / (PASS + FAIL); SKIP and ERROR are counted in n but in neither;
 - Wilson 95% interval, z = Φ⁻¹(0.975): (p + z²/2n ± z·√(p(1−p)/n + z²/4n²)) / (1 + z²/n),
   clipped to [0, 1];
@@ -32,7 +32,7 @@ from statistics import NormalDist
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
 

@@ -53,7 +53,7 @@ BUGS = (
     PlantedBug(
         "a",
         "partner sample off by one in the runner (Partners)",
-        "app/runner.py",
+        "app/engine/runner.py",
         "        self._start = index + 1\n",
         "        self._start = index + 2\n",
         ENGINE_TESTS,
@@ -61,7 +61,7 @@ BUGS = (
     PlantedBug(
         "b",
         "source and follow-up outputs swapped when a case is stored",
-        "app/runner.py",
+        "app/engine/runner.py",
         '        planned["source_output"] = outputs["source"].text\n'
         '        planned["followup_output"] = outputs["followup"].text\n',
         '        planned["source_output"] = outputs["followup"].text\n'
@@ -87,7 +87,7 @@ BUGS = (
     PlantedBug(
         "e",
         "companion calls always use repeat 0 (case_calls)",
-        "app/runner.py",
+        "app/engine/runner.py",
         "        wanted[name] = (task.messages(fields), case.repeat_index)\n",
         "        wanted[name] = (task.messages(fields), 0)\n",
         ENGINE_TESTS,
@@ -95,7 +95,7 @@ BUGS = (
     PlantedBug(
         "f1",
         "Wilson denominator off by one",
-        "app/proportions.py",
+        "app/analysis/proportions.py",
         "    p = successes / n\n",
         "    p = successes / (n + 1)\n",
         METRICS_TESTS,
@@ -103,7 +103,7 @@ BUGS = (
     PlantedBug(
         "f2",
         "noise floor not subtracted",
-        "app/metrics.py",
+        "app/analysis/metrics.py",
         "    return max(0.0, rate - floor)\n",
         "    return max(0.0, rate)\n",
         METRICS_TESTS,

@@ -49,13 +49,13 @@ class Group:
 GROUPS = (
     Group(
         "runner",
-        ("app/runner.py",),
+        ("app/engine/runner.py",),
         (
-            "app.runner.x__job_batches__mutmut_*",
-            "app.runner.xǁRunnerǁ_plan__mutmut_*",
-            "app.runner.x_case_calls__mutmut_*",
-            "app.runner.xǁPartnersǁ*",
-            "app.runner.xǁCallCacheǁ*",
+            "app.engine.runner.x__job_batches__mutmut_*",
+            "app.engine.runner.xǁRunnerǁ_plan__mutmut_*",
+            "app.engine.runner.x_case_calls__mutmut_*",
+            "app.engine.runner.xǁPartnersǁ*",
+            "app.engine.runner.xǁCallCacheǁ*",
         ),
         (
             "tests/test_runner_pairing.py",
@@ -86,8 +86,8 @@ GROUPS = (
     ),
     Group(
         "thresholds",
-        ("core/thresholds.py", "app/proportions.py"),
-        ("core.thresholds.*", "app.proportions.*"),
+        ("core/thresholds.py", "app/analysis/proportions.py"),
+        ("core.thresholds.*", "app.analysis.proportions.*"),
         (
             "tests/test_thresholds.py",
             "tests/test_metrics.py",
@@ -97,8 +97,8 @@ GROUPS = (
     ),
     Group(
         "metrics",
-        ("app/metrics.py",),
-        ("app.metrics.*",),
+        ("app/analysis/metrics.py",),
+        ("app.analysis.metrics.*",),
         (
             "tests/test_metrics.py",
             "tests/test_si_metrics.py",

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from app import metrics
+from app.analysis import metrics
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

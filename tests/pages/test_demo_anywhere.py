@@ -9,7 +9,7 @@ import threading
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.demo import DEMO_JOBS, DemoPart, DemoState
+from app.engine.demo import DEMO_JOBS, DemoPart, DemoState
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
@@ -25,9 +25,9 @@ SMALL_PARTS = (DemoPart("Sentiment labels", "sentiment", "sentiment", 3, ("si.id
 def _fast_demo(monkeypatch):
     """The in-process mock model and the bag-of-words embedder instead of SmolLM2 and MiniLM."""
     monkeypatch.setattr("app.ui.analysis_view.default_embedder", BagOfWordsEmbedder)
-    monkeypatch.setattr("app.demo.default_embedder", BagOfWordsEmbedder)
-    monkeypatch.setattr("app.demo.embedded_endpoint", lambda: MOCK)
-    monkeypatch.setattr("app.demo.DEMO_PARTS", SMALL_PARTS)
+    monkeypatch.setattr("app.engine.demo.default_embedder", BagOfWordsEmbedder)
+    monkeypatch.setattr("app.engine.demo.embedded_endpoint", lambda: MOCK)
+    monkeypatch.setattr("app.engine.demo.DEMO_PARTS", SMALL_PARTS)
     yield
     for job in list(DEMO_JOBS._jobs.values()):
         job.stop()

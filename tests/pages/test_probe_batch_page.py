@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from app.batch.export import export_batch
-from app.runner import RunConfig
-from app.tasks import BUILTIN_TASKS
+from app.engine.runner import RunConfig
+from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.analysis_tabs import TABS
 from app.ui.batch_panel import import_uploaded
 from core.types import Endpoint, Sample
@@ -24,7 +24,7 @@ SENTIMENT = BUILTIN_TASKS["sentiment"]
 @pytest.fixture(autouse=True)
 def _fast_embedders(monkeypatch):
     """The runner and Analysis's severity proxies: the bag-of-words stand-in for MiniLM."""
-    monkeypatch.setattr("app.workspace.make_runner", bow_runner)
+    monkeypatch.setattr("app.engine.workspace.make_runner", bow_runner)
     monkeypatch.setattr("app.ui.analysis_view.default_embedder", BagOfWordsEmbedder)
 
 

@@ -9,8 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from app.diffing import diff_html
-from app.tasks import BUILTIN_TASKS
+from app.inputs.tasks import BUILTIN_TASKS
+from app.reports.diffing import diff_html
 from app.ui.relations_view import (
     ANY_TASK,
     catalog_frame,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.tasks import BUILTIN_TASKS
+from app.inputs.tasks import BUILTIN_TASKS
 from core.answers import AnswerType
 from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups

@@ -16,10 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from app.batch.export import export_batch
 from app.clients.mock import MockClient
-from app.datasets import DATASETS
-from app.embeddings import EmbeddingCache
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner
+from app.inputs.datasets import DATASETS
+from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.batch_panel import cli_export_command, export_for_download, import_uploaded
 from app.ui.probe_view import ProbeChoices
 from core.types import Endpoint, Sample
@@ -47,7 +47,7 @@ def bow_runner(store: Store) -> Runner:
 def _fast_runner(monkeypatch):
     """The panel's export and import build the workspace's runner: a bag-of-words embedder
     instead of MiniLM."""
-    monkeypatch.setattr("app.workspace.make_runner", bow_runner)
+    monkeypatch.setattr("app.engine.workspace.make_runner", bow_runner)
 
 
 def result_lines(request_lines: list[str], *, skip: int = 0, responder=model) -> bytes:
@@ -116,7 +116,7 @@ def test_export_offers_the_request_file_with_its_line_count(db_path) -> None:
 def test_the_embedded_model_is_not_offered_as_a_batch_engine(db_path) -> None:
     from dataclasses import replace
 
-    from app.embedded import embedded_endpoint
+    from app.engine.model_server import embedded_endpoint
 
     choices = replace(CHOICES, endpoint=embedded_endpoint())
     at = AppTest.from_function(batch_panel, args=(choices,)).run()

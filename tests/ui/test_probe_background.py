@@ -11,10 +11,10 @@ import functools
 
 from streamlit.testing.v1 import AppTest
 
-from app import background
-from app.embeddings import EmbeddingCache
-from app.runner import RunConfig, Runner
-from app.tasks import BUILTIN_TASKS
+from app.engine import background
+from app.engine.embedder import EmbeddingCache
+from app.engine.runner import RunConfig, Runner
+from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

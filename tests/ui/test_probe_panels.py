@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.tasks import BUILTIN_TASKS
+from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_view import ProbeChoices
 from core.types import Sample
 from storage import Store
@@ -174,7 +174,7 @@ def _one_sided(left, right):
 def test_a_missing_side_is_not_shown_as_deleted_or_inserted(left, right) -> None:
     """Regression: a SKIP case without a follow-up showed its whole source struck through as
     if the relation had deleted it. The present side is plain, the missing one "—"."""
-    from app.diffing import DELETED_STYLE, INSERTED_STYLE
+    from app.reports.diffing import DELETED_STYLE, INSERTED_STYLE
 
     at = AppTest.from_function(_one_sided, args=(left, right)).run()
     html = " ".join(m.value for m in at.markdown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from app.tasks import BUILTIN_TASKS
+from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_view import ProbeChoices
 from core.types import Endpoint, Sample
 from storage import Store
@@ -47,8 +47,8 @@ def _killed_run(db_path, server) -> str:
     """A run stopped after its first case, then left "running" by a process that is gone."""
     import threading
 
-    from app.embeddings import EmbeddingCache
-    from app.runner import RunConfig, Runner
+    from app.engine.embedder import EmbeddingCache
+    from app.engine.runner import RunConfig, Runner
     from tests.conftest import BagOfWordsEmbedder
 
     store = Store(db_path)
@@ -126,7 +126,7 @@ def test_the_endpoint_form_saves_timeout_and_retries(db_path) -> None:
 def test_the_summary_counts_resent_errors_instead_of_saying_nothing_was_sent() -> None:
     """A rerun that re-sent errored cases (all answered from the cache here) no longer says
     "already stored: 0 model calls"; a run of ERRORs is announced above its results."""
-    from app.runner import RunSummary
+    from app.engine.runner import RunSummary
     from app.ui.probe_view import error_notice, summary_line
 
     resent = RunSummary("r1", "done", 4, 2, 0, 2, {"PASS": 4}, 0.1, retried_errors=2)

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.triage import Suggestion
+from app.analysis.triage import Suggestion
 from app.ui.data import triage_feedback
 from app.ui.triage.filters import CaseFilters
 from app.ui.triage.state import apply_suggested_threshold

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.triage import (
+from app.analysis.triage import (
     IMPORT_FORMATS,
     LabelImportError,
     agreement_table,

@@ -2,7 +2,7 @@
 
 Every number on the Analysis page, in ``report --json`` and in the HTML report comes from these
 functions, so each is computed once, here (names, formats and one-line definitions: the catalogue
-in ``app.columns``):
+in ``app.analysis.catalogue``):
 
 **Counts (per case).** ``n`` all cases; ``pass`` / ``fail`` / ``skip`` / ``error`` by verdict;
 ``invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (validity gate; part of
@@ -64,8 +64,8 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from app.columns import MISSING_META, meta_value_order
-from app.proportions import Z95, wilson_interval
+from app.analysis.catalogue import MISSING_META, meta_value_order
+from app.analysis.proportions import Z95, wilson_interval
 from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
 
 # The SI paper's family: all of its relations (the contrastive negative control included) enter
@@ -446,7 +446,7 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
     Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model, per
     task), ``step_scores`` (model × relation AvgStepScore, where reference steps exist), ``gap``
     (AgentDiff, per model) and ``counts`` (``verdict_counts`` by model × relation, which
-    ``app.stats.run_tests`` can reuse).
+    ``app.analysis.stats.run_tests`` can reuse).
     """
     roles = relation_roles(store)
     outside_mad = tuple(sorted(roles.outside_mad))
@@ -676,7 +676,7 @@ def drilldown(
 ) -> list[dict[str, Any]]:
     """The cases of one heatmap cell with their severity proxies and answer change attached.
 
-    ``embeddings`` (an ``app.embeddings.EmbeddingCache``) gives the input cosine proxy.
+    ``embeddings`` (an ``app.engine.embedder.EmbeddingCache``) gives the input cosine proxy.
     """
     rows = store.cell_cases(
         flt, model=model, relation_id=relation_id, verdicts=verdicts, limit=limit
@@ -696,7 +696,7 @@ def severity_table(
 ) -> list[dict[str, Any]]:
     """Severity proxies for a bounded sample of cases (the scatter), with |Δ| and answer change.
 
-    ``embeddings`` (an ``app.embeddings.EmbeddingCache``) gives the input cosine proxy; the
+    ``embeddings`` (an ``app.engine.embedder.EmbeddingCache``) gives the input cosine proxy; the
     inputs are embedded together, each distinct text once.
     """
     rows = store.severity_rows(flt, limit=limit)

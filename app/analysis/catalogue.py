@@ -1,11 +1,11 @@
 """The one catalogue of metrics and columns: what each is called, how it is shown, what it means.
 
 Everything that names or formats a metric reads this module: the Analysis tables
-(``app.ui.analysis_view.frame``), the heatmaps (``app.figures``), the HTML report's tables, the
+(``app.ui.analysis_view.frame``), the heatmaps (``app.analysis.figures``), the HTML report's tables, the
 ``report`` command's table and ``report --json`` (``REPORT_ROW_KEYS``, ``DEFINITIONS``).
 
 Adding a metric to Analysis = one :class:`Metric` entry here (and its key in the tables that should
-show it) + the code in ``app.metrics`` that computes it.
+show it) + the code in ``app.analysis.metrics`` that computes it.
 """
 
 from __future__ import annotations

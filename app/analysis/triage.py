@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from app.metrics import violation_rate
-from app.proportions import wilson_interval
+from app.analysis.metrics import violation_rate
+from app.analysis.proportions import wilson_interval
 from core.thresholds import THRESHOLD_RULES, threshold_rule
 from core.types import Label
 from storage.labels import FALSE_POSITIVE_LABELS, LABELS, RETRACTED
@@ -196,7 +196,7 @@ def absolute_eps_tasks(store: Store) -> list[str]:
     For other numbers the oracle's ε is *relative* to the numbers' size, so the stored |Δ| cannot
     be compared with a threshold directly: those cases are left out of suggestions and re-checks.
     """
-    from app.tasks import BUILTIN_TASKS
+    from app.inputs.tasks import BUILTIN_TASKS
     from core.answers import AnswerType
 
     tasks = {

@@ -26,8 +26,8 @@ from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.clients.base import live_load
 from app.clients.batch import BATCH_KIND
 from app.clients.limiter import LiveLoad
-from app.embeddings import EmbeddingCache
-from app.tasks import Task
+from app.engine.embedder import EmbeddingCache
+from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION, defects_touching
 from core.types import Case, Completion, Endpoint, ParsedOutput, Sample, Verdict, content_hash
 from relations.apply import SkippedFollowUp, generate_followups

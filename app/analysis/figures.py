@@ -1,9 +1,9 @@
 """Pure DataFrame → plotly figure builders for the Analysis page and the HTML report.
 
 No Streamlit and no database here, so the HTML report needs no UI layer: each function takes the
-rows ``app.metrics`` produces (as a DataFrame or list of dicts) and returns a
+rows ``app.analysis.metrics`` produces (as a DataFrame or list of dicts) and returns a
 ``plotly.graph_objects.Figure``, so they can be unit-tested by looking at the traces. Titles,
-colour scales and number formats come from the catalogue in ``app.columns``.
+colour scales and number formats come from the catalogue in ``app.analysis.catalogue``.
 
 The Analysis page's heatmap, its first chart, is the exception: :func:`heatmap_spec` builds it
 as a Vega-Lite spec (the same cells as :func:`heatmap`, which the HTML report keeps), because
@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.columns import (
+from app.analysis.catalogue import (
     FEW_CASES,
     HEATMAP_METRICS,
     METRICS,
@@ -31,7 +31,7 @@ from app.columns import (
     meta_value_order,
     metric_label,
 )
-from app.proportions import wilson_interval
+from app.analysis.proportions import wilson_interval
 
 _HEIGHT_PER_ROW = 38
 
@@ -81,7 +81,7 @@ def _count(row: Mapping[str, Any], *keys: str) -> int:
 
 
 def heatmap_cell(row: Mapping[str, Any], metric: str) -> HeatmapCell:
-    """The cell of ``metric`` for one model × relation row of ``app.metrics.summarize``.
+    """The cell of ``metric`` for one model × relation row of ``app.analysis.metrics.summarize``.
 
     Rates carry a Wilson 95% interval: the violation rate its own (``ci_low``/``ci_high``), the
     net rate that interval less the noise floor (clipped at 0, the floor taken as fixed), the
@@ -593,7 +593,7 @@ def compare_runs_bars(
 HEATMAP_SELECTION = "cell"
 """The Vega-Lite heatmap's point-selection parameter: a click selects one model × relation."""
 
-# Plotly's named scales (``app.columns``) → the Vega scheme drawing the same colours.
+# Plotly's named scales (``app.analysis.catalogue``) → the Vega scheme drawing the same colours.
 _VEGA_SCHEMES = {
     "Reds": "reds",
     "Blues": "blues",
@@ -620,7 +620,7 @@ def heatmap_spec(
 ) -> dict[str, Any]:
     """The Analysis heatmap as a Vega-Lite spec (drawn by Streamlit's own Vega chunk, far
     lighter than plotly.js): model (y) × relation (x), coloured by ``metric`` with its scale
-    from ``app.columns``; each cell prints its value, n and 95% interval, as far as the number
+    from ``app.analysis.catalogue``; each cell prints its value, n and 95% interval, as far as the number
     of relation columns leaves room (:func:`heatmap_cell_text`), and its tooltip always shows
     them; cells resting on few cases are faded with a dotted outline, like :func:`heatmap`.
 

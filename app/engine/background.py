@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from app.clients.limiter import LiveLoad
-from app.runner import Progress, RunConfig, Runner, RunSummary
-from app.tasks import Task
+from app.engine.runner import Progress, RunConfig, Runner, RunSummary
+from app.inputs.tasks import Task
 from core.types import Sample
 from storage import Store
 

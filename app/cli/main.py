@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from core.types import Endpoint, Sample
 
 if TYPE_CHECKING:
-    from app.runner import RunConfig
-    from app.tasks import Task
+    from app.engine.runner import RunConfig
+    from app.inputs.tasks import Task
 
 log = logging.getLogger("morphscope")
 
@@ -73,7 +73,7 @@ def _close_stores() -> None:
 
 
 def cmd_relations(args: argparse.Namespace) -> int:
-    from app.workspace import all_relations, all_tasks
+    from app.engine.workspace import all_relations, all_tasks
 
     if args.action == "import":
         return cmd_relations_import(args)
@@ -133,7 +133,7 @@ def read_text_file(path: str, limit_bytes: int = 20_000_000) -> str:
 
 
 def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | None) -> Endpoint:
-    from app.embedded import get_server
+    from app.engine.model_server import get_server
 
     if url in (None, "", "embedded"):
         server = get_server()
@@ -142,7 +142,7 @@ def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | 
             raise CliError(f"the embedded model did not start: {status.message}")
         endpoint = server.endpoint()
         return replace(endpoint, model=model or endpoint.model) if model else endpoint
-    from app.endpoints import validate_api_key_env, validate_base_url
+    from app.clients.endpoints import validate_api_key_env, validate_base_url
 
     try:
         base_url = validate_base_url(url)
@@ -158,7 +158,7 @@ def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | 
 
 def input_file_options(args: argparse.Namespace) -> dict[str, Any]:
     """How ``--inputs`` is read: ``--max-input-mb`` and ``--encoding`` as reader arguments."""
-    from app.inputs import MAX_INPUT_BYTES
+    from app.inputs.parsing import MAX_INPUT_BYTES
 
     max_mb = getattr(args, "max_input_mb", None)
     return {
@@ -173,7 +173,7 @@ def check_inputs_options(args: argparse.Namespace) -> None:
     import codecs
     import math
 
-    from app.inputs import InputError, check_input_path
+    from app.inputs.parsing import InputError, check_input_path
 
     max_mb = getattr(args, "max_input_mb", None)
     if max_mb is not None and not (math.isfinite(max_mb) and max_mb > 0):
@@ -196,7 +196,7 @@ def check_run_options(args: argparse.Namespace) -> None:
     """Sampling options and names that no run could use, refused before anything is opened."""
     import math
 
-    from app.endpoints import validate_api_key_env, validate_base_url
+    from app.clients.endpoints import validate_api_key_env, validate_base_url
 
     if args.temperature is not None and not (
         math.isfinite(args.temperature) and 0 <= args.temperature <= 2
@@ -218,7 +218,7 @@ def check_key_is_set(args: argparse.Namespace, *urls: str | None) -> None:
     """A ``--api-key-env`` variable that is set neither in the environment nor in secrets.toml
     is refused before anything is opened or sent (the calls would go out without a key). Only
     where one of ``urls`` is a server's (the embedded model takes no key)."""
-    from app.endpoints import missing_key, validate_api_key_env
+    from app.clients.endpoints import missing_key, validate_api_key_env
 
     name = getattr(args, "api_key_env", None)
     if not name or all(url in (None, "", "embedded") for url in urls):
@@ -233,8 +233,8 @@ def check_key_is_set(args: argparse.Namespace, *urls: str | None) -> None:
 
 
 def cmd_transform(args: argparse.Namespace) -> int:
-    from app.tasks import BUILTIN_TASKS
-    from app.workspace import all_relations, get_task
+    from app.engine.workspace import all_relations, get_task
+    from app.inputs.tasks import BUILTIN_TASKS
     from relations.apply import SkippedFollowUp, generate_followups
 
     check_key_is_set(args, args.endpoint)
@@ -253,7 +253,9 @@ def cmd_transform(args: argparse.Namespace) -> int:
     partners = [Sample({**fields, field: args.partner})] if args.partner is not None else []
     rewrite = None
     if args.endpoint or relation.kind == "llm":
-        from app.runner import make_sync_rewriter  # the model clients only when a model rewrites
+        from app.engine.runner import (
+            make_sync_rewriter,  # the model clients only when a model rewrites
+        )
 
         rewrite = make_sync_rewriter(store, _endpoint_from_args(args, args.endpoint, args.model))
     results = generate_followups(
@@ -325,7 +327,7 @@ def run_config_from_args(
     ``resolve_endpoint(args, url, model)`` turns a URL into an endpoint (default: start the
     embedded model for "embedded"); ``max_rows`` inputs at most (default: a run's limit)."""
     resolve = resolve_endpoint or _endpoint_from_args
-    from app.run_setup import (
+    from app.engine.run_setup import (
         RunSetupError,
         plan_run,
         relation_ids_from_text,
@@ -385,7 +387,7 @@ def start_embedder():
     """The embedder a run evaluates with, already loading: the model takes seconds to load in a
     process of its own, so it starts before anything else and its load overlaps reading the
     inputs, the pre-flight check, planning and the calls (not only the calls)."""
-    from app import workspace
+    from app.engine import workspace
 
     embedder = workspace.default_embedder()
     load = getattr(embedder, "load", None)
@@ -416,8 +418,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    from app.run_setup import endpoint_problem
-    from app.workspace import make_runner
+    from app.engine.run_setup import endpoint_problem
+    from app.engine.workspace import make_runner
 
     store = _store(args.db)
     config, task, samples = run_config_from_args(args, store)
@@ -529,7 +531,7 @@ def _batch_endpoint_from_args(
     """Like ``_endpoint_from_args`` without starting anything: a batch export sends nothing, so
     the embedded model (as a transformation endpoint) is named, not started."""
     if url in (None, "", "embedded"):
-        from app.embedded import embedded_endpoint
+        from app.engine.model_server import embedded_endpoint
 
         endpoint = embedded_endpoint()
         return replace(endpoint, model=model) if model else endpoint

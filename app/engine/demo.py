@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from app.datasets import load_dataset
-from app.embeddings import default_embedder
-from app.runner import Progress, RunConfig, RunSummary
-from app.workspace import get_task, make_runner
+from app.engine.embedder import default_embedder
+from app.engine.runner import Progress, RunConfig, RunSummary
+from app.engine.workspace import get_task, make_runner
+from app.inputs.datasets import load_dataset
 from core.types import Endpoint
 from storage import Store
 
@@ -140,7 +140,7 @@ class DemoStatus:
 
 def embedded_endpoint(wait_s: float = 300.0) -> Endpoint:
     """The embedded model's live endpoint, starting it if needed; raises when it cannot start."""
-    from app.embedded import ServerState, get_server
+    from app.engine.model_server import ServerState, get_server
 
     server = get_server()
     server.ensure_started()

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from app.embeddings import EmbeddingCache, default_embedder
-from app.tasks import BUILTIN_TASKS, Task, custom_task
+from app.engine.embedder import EmbeddingCache, default_embedder
+from app.inputs.tasks import BUILTIN_TASKS, Task, custom_task
 from relations.base import Relation
 from storage import Store
 
 if TYPE_CHECKING:
-    from app.runner import Runner
+    from app.engine.runner import Runner
 
 
 def all_tasks(store: Store) -> dict[str, Task]:
@@ -54,7 +54,7 @@ def make_runner(store: Store, embedder_factory: Callable | None = None) -> Runne
     ``default_embedder`` as this module holds it when called (one MiniLM per process)."""
     # Imported here: the runner pulls in the model clients (openai) and scipy, which the
     # listing commands (`relations`, `transform`) never need.
-    from app.runner import Runner
+    from app.engine.runner import Runner
 
     embeddings = EmbeddingCache((embedder_factory or default_embedder)(), store)
     return Runner(store, embeddings, custom_relations=custom_relations(store))

@@ -44,7 +44,7 @@ class FlaggedRun:
 
 def relation_kinds(store: Store, relation_ids: Iterable[str]) -> set[str]:
     """The kinds (``RelationKind`` values) of the relations named; unknown ids are left out."""
-    from app.workspace import custom_relations
+    from app.engine.workspace import custom_relations
     from relations.registry import get_relation
 
     custom = None

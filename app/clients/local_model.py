@@ -1,4 +1,4 @@
-"""The embedded kind: the local model served by ``app.embedded`` on 127.0.0.1.
+"""The embedded kind: the local model served by ``app.engine.model_server`` on 127.0.0.1.
 
 The server speaks the OpenAI API, so its client is the OpenAI-compatible one; the endpoint
 carries the server's current port (``EmbeddedServer.endpoint()``). Only the call-cache key and

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
-from app.metrics import relation_roles
+from app.analysis.metrics import relation_roles
 from storage.analysis import IDENTITY_RELATION, CaseFilter
 
 ALPHA = 0.05

@@ -190,7 +190,7 @@ class MiniLMProcessEmbedder:
     """
 
     name = MINILM_NAME
-    command = (sys.executable, "-c", "from app.embeddings import serve; serve()")
+    command = (sys.executable, "-c", "from app.engine.embedder import serve; serve()")
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
@@ -203,7 +203,7 @@ class MiniLMProcessEmbedder:
 
     def _start(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
-            root = str(Path(__file__).resolve().parents[1])
+            root = str(Path(__file__).resolve().parents[2])
             pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
             self._process = subprocess.Popen(
                 self.command,

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from core.types import Sample
 
-DATASET_DIR = Path(__file__).resolve().parent.parent / "datasets"
+DATASET_DIR = Path(__file__).resolve().parents[2] / "datasets"
 
 
 class DatasetInfo(NamedTuple):

@@ -1,0 +1,1 @@
+"""Metrics, statistics, the metric catalogue, figures and triage maths."""

@@ -1,0 +1,1 @@
+"""Planning, sending, judging and writing a run; the local model server; the embedder."""

@@ -1,0 +1,1 @@
+"""Inputs of a run: tasks, built-in datasets and upload parsing."""
