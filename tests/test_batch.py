@@ -479,7 +479,7 @@ def test_partners_are_the_next_samples_wrapping_without_a_copy():
     """Each (sample, relation) job of a plan gets the samples after its own, wrapping round.
     They were a copied list per job, all pending at once: 5,000 inputs × 10 relations held
     2 GB at plan time (bench/bench_batch_export.py). Now a view over the one list."""
-    from app.engine.runner import Partners
+    from app.engine.plan import Partners
 
     samples = [Sample({"text": str(i)}) for i in range(5)]
     for index in range(5):

@@ -704,7 +704,8 @@ def test_a_plain_http_request_is_sent_in_one_piece():
 
 
 def _cache_run(store, client, prompts, write_through=True):
-    from app.engine.runner import CallCache, Progress
+    from app.engine.calls import CallCache
+    from app.engine.progress import Progress
 
     endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
 
@@ -749,7 +750,8 @@ def test_a_failed_cache_lookup_is_an_error_completion_not_a_crash(store, monkeyp
 def test_cached_calls_finds_stored_answers_across_query_chunks(store):
     """More keys than one query's chunk (500): every stored answer is found, misses left out."""
     _cache_run(store, MockClient(), [f"p{i}" for i in range(3)])
-    from app.engine.runner import CallCache, Progress
+    from app.engine.calls import CallCache
+    from app.engine.progress import Progress
 
     endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
     calls = CallCache(store, MockClient(), endpoint, Progress(0))

@@ -24,7 +24,9 @@ from app.clients.limiter import (
     TokenBucket,
     estimate_tokens,
 )
-from app.engine.runner import CallCache, Progress, RunConfig
+from app.engine.calls import CallCache
+from app.engine.progress import Progress
+from app.engine.runner import RunConfig
 from app.ui.endpoints_view import parse_budget
 from core.types import Endpoint, Sample
 from storage import Store

@@ -63,25 +63,25 @@ def _llm_and_rule_relations():
 
 
 def test_job_batches_fill_plan_batch_exactly_and_put_llm_jobs_alone() -> None:
-    from app.engine.runner import PLAN_BATCH, _job_batches
+    from app.engine.plan import PLAN_BATCH, job_batches
     from core.types import Sample
 
     llm, rule = _llm_and_rule_relations()
     sample = Sample({"text": "x"})
     jobs = [(i, sample, rule) for i in range(2 * PLAN_BATCH + 3)]
     jobs.insert(5, (5, sample, llm))
-    batches = _job_batches(jobs)
+    batches = job_batches(jobs)
     assert [len(b) for b in batches] == [1, PLAN_BATCH, PLAN_BATCH, 3]
     assert batches[0] == [5]
     assert sorted(p for b in batches for p in b) == list(range(len(jobs)))
     assert batches[1] == [*range(5), *range(6, PLAN_BATCH + 1)]
-    assert _job_batches([]) == []
-    assert _job_batches([(0, sample, rule)]) == [[0]]
-    assert _job_batches([(0, sample, llm), (1, sample, llm)]) == [[0], [1]]
+    assert job_batches([]) == []
+    assert job_batches([(0, sample, rule)]) == [[0]]
+    assert job_batches([(0, sample, llm), (1, sample, llm)]) == [[0], [1]]
 
 
 def test_partners_are_the_samples_after_the_own_one_wrapping() -> None:
-    from app.engine.runner import Partners
+    from app.engine.plan import Partners
     from core.types import Sample
 
     samples = [Sample({"text": str(i)}) for i in range(4)]
@@ -103,10 +103,10 @@ def test_partners_are_the_samples_after_the_own_one_wrapping() -> None:
 
 
 def _planned(followup, repeat_index: int, source_fields: dict[str, str]):
-    from app.engine.runner import _PlannedCase
+    from app.engine.plan import PlannedCase
     from core.types import Sample
 
-    return _PlannedCase(
+    return PlannedCase(
         case_id="c",
         sample=Sample(dict(source_fields)),
         relation=_relation("si.identity"),
@@ -118,7 +118,7 @@ def _planned(followup, repeat_index: int, source_fields: dict[str, str]):
 
 
 def test_case_calls_key_each_call_by_its_own_prompt_and_repeat() -> None:
-    from app.engine.runner import case_calls
+    from app.engine.calls import case_calls
     from app.inputs.tasks import BUILTIN_TASKS
     from relations.base import FollowUp
 
@@ -157,7 +157,8 @@ def test_call_cache_hands_new_answers_to_its_sink_once_per_timer(tmp_path) -> No
     import asyncio
 
     from app.clients.mock import MockClient
-    from app.engine.runner import CallCache, Progress
+    from app.engine.calls import CallCache
+    from app.engine.progress import Progress
     from core.types import Completion, Endpoint
     from storage import Store
 
@@ -338,7 +339,8 @@ def test_planned_cases_have_their_ids_sources_and_reasons(tmp_path) -> None:
 
 
 def _call_cache(tmp_path, client, **kw):
-    from app.engine.runner import CallCache, Progress
+    from app.engine.calls import CallCache
+    from app.engine.progress import Progress
     from core.types import Endpoint
     from storage import Store
 
@@ -351,7 +353,8 @@ def test_call_cache_counts_hits_stores_params_and_turns_exceptions_into_errors(t
     import asyncio
 
     from app.clients.mock import MockClient
-    from app.engine.runner import CallCache, Progress
+    from app.engine.calls import CallCache
+    from app.engine.progress import Progress
 
     class Adaptive(MockClient):
         def live_load(self):
@@ -502,7 +505,7 @@ def test_call_key_drops_trailing_slashes_only() -> None:
 
 
 def _summary(run_id: str = "r1", status: str = "done"):
-    from app.engine.runner import RunSummary
+    from app.engine.progress import RunSummary
 
     return RunSummary(
         run_id, status, cases=3, new_cases=3, calls_made=0, cache_hits=6,

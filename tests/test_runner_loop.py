@@ -15,7 +15,8 @@ import time
 
 from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
-from app.engine.runner import FLUSH_EVERY, RunConfig, Runner
+from app.engine.runner import RunConfig, Runner
+from app.engine.send import FLUSH_EVERY
 from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
@@ -264,7 +265,7 @@ def test_a_samples_partners_are_the_following_samples_wrapping_around():
     [a, b, c, d] the partners of c (index 2) are [d, a, b]."""
     import pytest
 
-    from app.engine.runner import Partners
+    from app.engine.plan import Partners
 
     samples = [Sample({"text": t}) for t in "abcd"]
     for index in range(4):

@@ -9,7 +9,8 @@ from __future__ import annotations
 import threading
 
 from app.clients.mock import MockClient
-from app.engine.runner import RunConfig, Runner, make_sync_rewriter
+from app.engine.calls import make_sync_rewriter
+from app.engine.runner import RunConfig, Runner
 from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
@@ -232,7 +233,8 @@ def test_a_cancelled_waiter_leaves_a_shared_call_to_its_own_task(store, embeddin
     import asyncio
     import logging
 
-    from app.engine.runner import CallCache, Progress
+    from app.engine.calls import CallCache
+    from app.engine.progress import Progress
 
     async def scenario() -> list[str]:
         mock = MockClient(sentiment_model, latency_s=0.2)

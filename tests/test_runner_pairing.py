@@ -14,7 +14,7 @@ every stored case is checked against its own sample:
 - a rule relation's follow-up is what its transform makes from that source with that case's seed;
 - its outputs are the model's answers to its own two prompts.
 
-Before engine version 2 a mixed run gave cases other samples' follow-ups (``_job_batches``).
+Before engine version 2 a mixed run gave cases other samples' follow-ups (``job_batches``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.clients.mock import MockClient
+from app.engine.calls import TransformationError
 from app.engine.embedder import EmbeddingCache
-from app.engine.runner import RunConfig, Runner, TransformationError
+from app.engine.runner import RunConfig, Runner
 from app.inputs.datasets import load_dataset
 from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Completion, Endpoint

@@ -17,7 +17,9 @@ from pathlib import Path
 from app.batch.formats import MAX_BYTES, MAX_LINES, PartWriter, request_line
 from app.clients.base import RetryPolicy
 from app.clients.batch import BATCH_KIND, BatchClient
-from app.engine.runner import TRANSFORM_PARAMS, RunConfig, Runner, RunSummary, case_calls
+from app.engine.calls import TRANSFORM_PARAMS, case_calls
+from app.engine.progress import RunSummary
+from app.engine.runner import RunConfig, Runner
 from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION
 from core.types import CallRequest, Endpoint, Sample

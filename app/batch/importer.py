@@ -18,7 +18,7 @@ from pathlib import Path
 from app.batch.export import CALLS, RunnerFactory, default_runner, judge_from_cache
 from app.batch.formats import ParsedResults, ResultLine, iter_text_lines, parse_results
 from app.clients.batch import request_identity
-from app.engine.runner import RunSummary
+from app.engine.progress import RunSummary
 from core.types import Completion
 from storage import Store
 from storage.batch_verbs import PARTIAL

@@ -253,9 +253,8 @@ def cmd_transform(args: argparse.Namespace) -> int:
     partners = [Sample({**fields, field: args.partner})] if args.partner is not None else []
     rewrite = None
     if args.endpoint or relation.kind == "llm":
-        from app.engine.runner import (
-            make_sync_rewriter,  # the model clients only when a model rewrites
-        )
+        # the model clients only when a model rewrites
+        from app.engine.calls import make_sync_rewriter
 
         rewrite = make_sync_rewriter(store, _endpoint_from_args(args, args.endpoint, args.model))
     results = generate_followups(

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from app.clients.limiter import LiveLoad
-from app.engine.runner import Progress, RunConfig, Runner, RunSummary
+from app.engine.progress import Progress, RunSummary
+from app.engine.runner import RunConfig, Runner
 from app.inputs.tasks import Task
 from core.types import Sample
 from storage import Store

@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from app.engine.embedder import default_embedder
-from app.engine.runner import Progress, RunConfig, RunSummary
+from app.engine.progress import Progress, RunSummary
+from app.engine.runner import RunConfig
 from app.engine.workspace import get_task, make_runner
 from app.inputs.datasets import load_dataset
 from core.types import Endpoint

@@ -16,6 +16,7 @@ import streamlit as st
 from app.analysis.catalogue import Unit, format_shown
 from app.clients.batch import BATCH_KIND
 from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
+from app.engine.progress import RunSummary
 from app.engine.run_setup import (
     RunSetupError,
     endpoint_problem,
@@ -23,7 +24,7 @@ from app.engine.run_setup import (
     require_samples,
     with_sampling,
 )
-from app.engine.runner import RunConfig, RunSummary
+from app.engine.runner import RunConfig
 from app.engine.workspace import all_relations, all_tasks, make_runner
 from app.inputs.datasets import DATASETS, datasets_for_task, load_dataset
 from app.inputs.parsing import (

@@ -58,8 +58,8 @@ def transformation_rewriter() -> Rewriter | None:
     Lazy: the server is started (and waited for) only when a relation actually asks for a
     rewrite; calls share the runs' cache, so trying the same text twice is instant.
     """
+    from app.engine.calls import TransformationError, make_sync_rewriter
     from app.engine.model_server import get_server
-    from app.engine.runner import TransformationError, make_sync_rewriter
     from app.ui.components import resolve_embedded
 
     def rewrite(prompt: str) -> str:

@@ -53,7 +53,7 @@ BUGS = (
     PlantedBug(
         "a",
         "partner sample off by one in the runner (Partners)",
-        "app/engine/runner.py",
+        "app/engine/plan.py",
         "        self._start = index + 1\n",
         "        self._start = index + 2\n",
         ENGINE_TESTS,
@@ -61,7 +61,7 @@ BUGS = (
     PlantedBug(
         "b",
         "source and follow-up outputs swapped when a case is stored",
-        "app/engine/runner.py",
+        "app/engine/judge.py",
         '        planned["source_output"] = outputs["source"].text\n'
         '        planned["followup_output"] = outputs["followup"].text\n',
         '        planned["source_output"] = outputs["followup"].text\n'
@@ -87,7 +87,7 @@ BUGS = (
     PlantedBug(
         "e",
         "companion calls always use repeat 0 (case_calls)",
-        "app/engine/runner.py",
+        "app/engine/calls.py",
         "        wanted[name] = (task.messages(fields), case.repeat_index)\n",
         "        wanted[name] = (task.messages(fields), 0)\n",
         ENGINE_TESTS,

@@ -49,13 +49,15 @@ class Group:
 GROUPS = (
     Group(
         "runner",
-        ("app/engine/runner.py",),
+        ("app/engine/plan.py", "app/engine/calls.py"),
         (
-            "app.engine.runner.x__job_batches__mutmut_*",
-            "app.engine.runner.xǁRunnerǁ_plan__mutmut_*",
-            "app.engine.runner.x_case_calls__mutmut_*",
-            "app.engine.runner.xǁPartnersǁ*",
-            "app.engine.runner.xǁCallCacheǁ*",
+            "app.engine.plan.x_job_batches__mutmut_*",
+            "app.engine.plan.x_plan_cases__mutmut_*",
+            "app.engine.plan.x__make_followups__mutmut_*",
+            "app.engine.plan.x__cases_of__mutmut_*",
+            "app.engine.plan.xǁPartnersǁ*",
+            "app.engine.calls.x_case_calls__mutmut_*",
+            "app.engine.calls.xǁCallCacheǁ*",
         ),
         (
             "tests/test_runner_pairing.py",

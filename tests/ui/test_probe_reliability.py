@@ -126,7 +126,7 @@ def test_the_endpoint_form_saves_timeout_and_retries(db_path) -> None:
 def test_the_summary_counts_resent_errors_instead_of_saying_nothing_was_sent() -> None:
     """A rerun that re-sent errored cases (all answered from the cache here) no longer says
     "already stored: 0 model calls"; a run of ERRORs is announced above its results."""
-    from app.engine.runner import RunSummary
+    from app.engine.progress import RunSummary
     from app.ui.probe_view import error_notice, summary_line
 
     resent = RunSummary("r1", "done", 4, 2, 0, 2, {"PASS": 4}, 0.1, retried_errors=2)
