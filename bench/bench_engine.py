@@ -105,9 +105,9 @@ def sequential(base_url: str, prompts, params: dict) -> float:
 
 def engine_child(base_url: str, db: str) -> None:
     """In a fresh process (so the model loads as in a real run): time one run, print JSON."""
-    from app.engine.runner import RunConfig
     from app.engine.workspace import make_runner
     from app.inputs.tasks import BUILTIN_TASKS
+    from core.run_config import RunConfig
     from core.types import Endpoint, Sample
     from storage import Store
 

@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.engine.runner import RunConfig
 from app.engine.workspace import make_runner
 from app.inputs.tasks import BUILTIN_TASKS
+from core.run_config import RunConfig
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

@@ -34,6 +34,11 @@ class Label(StrEnum):
 # registry in ``app.clients`` is the list of valid kinds, so adding one needs no change here).
 OPENAI_KIND = "openai"
 EMBEDDED_KIND = "embedded"
+# Answers from batch files: it stands for the OpenAI-compatible endpoint that answers them, so
+# its runs and cached calls are that endpoint's (see ``core.identity``).
+BATCH_KIND = "batch"
+# The base URL the embedded endpoint has in run ids and call keys: its port changes per start.
+EMBEDDED_BASE_URL = "embedded://local"
 # Stored run configs and run ids predate kinds and say ``embedded: true/false``; these two kinds
 # keep that shape so existing run ids and stored configs stay byte-identical.
 _LEGACY_KINDS = (OPENAI_KIND, EMBEDDED_KIND)
@@ -75,7 +80,7 @@ class Endpoint:
     @property
     def cache_base_url(self) -> str:
         """The base URL used in call-cache keys: the embedded server's port changes per start."""
-        return "embedded://local" if self.embedded else self.base_url.rstrip("/")
+        return EMBEDDED_BASE_URL if self.embedded else self.base_url.rstrip("/")
 
     def sampling_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {

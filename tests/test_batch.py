@@ -15,13 +15,14 @@ import pytest
 
 from app.batch.export import CALLS, REWRITES, BatchExport, export_batch
 from app.batch.importer import BatchImportError, import_results
-from app.clients.batch import BATCH_KIND, NOT_ANSWERED, BatchClient
+from app.clients.batch import NOT_ANSWERED, BatchClient
 from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.run_setup import endpoint_problem
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.tasks import BUILTIN_TASKS
-from core.types import Endpoint, Sample
+from core.run_config import RunConfig
+from core.types import BATCH_KIND, Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

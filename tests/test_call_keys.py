@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.tasks import BUILTIN_TASKS
+from core.identity import call_key
+from core.run_config import RunConfig
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
@@ -42,7 +44,7 @@ def _normalised(call):
 @given(_calls, _calls)
 def test_two_calls_share_a_key_exactly_when_they_are_the_same_call(first, second):
     same = _normalised(first) == _normalised(second)
-    assert (Store.call_key(*first) == Store.call_key(*second)) is same
+    assert (call_key(*first) == call_key(*second)) is same
 
 
 @given(_calls, st.integers(0, 4), st.data())
@@ -54,7 +56,7 @@ def test_changing_any_one_part_of_a_call_changes_its_key(call, part, data):
     else:
         changed[part] = data.draw({0: _words, 1: _words, 3: _messages, 4: st.integers(0, 3)}[part])
     if _normalised(changed) != _normalised(call):
-        assert Store.call_key(*changed) != Store.call_key(*call)
+        assert call_key(*changed) != call_key(*call)
 
 
 def test_a_rerun_under_another_model_or_sampling_parameter_sends_every_call_again(tmp_path):

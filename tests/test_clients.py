@@ -11,7 +11,8 @@ from app.clients import ModelClient, RetryPolicy, client_kind, client_kinds, mak
 from app.clients.mock import MockClient
 from app.clients.openai_compatible import OpenAIClient
 from app.engine.model_server import embedded_endpoint
-from app.engine.runner import RunConfig
+from core.identity import call_key
+from core.run_config import RunConfig
 from core.types import Completion, Endpoint, Sample
 from storage import Store
 from tests.fake_openai import SHUTDOWN_POLL_S
@@ -38,11 +39,11 @@ def test_run_ids_are_the_ones_computed_before_endpoints_had_a_kind():
 
 
 def test_call_keys_are_the_ones_computed_before_endpoints_had_a_kind():
-    openai_key = Store.call_key(
+    openai_key = call_key(
         OPENAI.cache_base_url, OPENAI.model, OPENAI.sampling_params(), MESSAGES, 0
     )
     assert openai_key == "cfb96075fd277524a533045f863d45296663cd0ba372bb2eba86259bb5298724"
-    embedded_key = Store.call_key(
+    embedded_key = call_key(
         EMBEDDED.cache_base_url, EMBEDDED.model, EMBEDDED.sampling_params(), MESSAGES, 1
     )
     assert embedded_key == "497e87883ded83b92693b48d84f910dba755109c653165e45e9d21c4349873c9"
@@ -756,7 +757,7 @@ def test_cached_calls_finds_stored_answers_across_query_chunks(store):
     endpoint = Endpoint(name="c", base_url="mock://", model="m", kind="mock")
     calls = CallCache(store, MockClient(), endpoint, Progress(0))
     stored = [
-        Store.call_key(
+        call_key(
             endpoint.cache_base_url, endpoint.model, calls.params,
             [{"role": "user", "content": f"p{i}"}], 0,
         )

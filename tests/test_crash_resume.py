@@ -49,8 +49,9 @@ import pytest
 
 from app.engine.embedder import EmbeddingCache
 from app.engine.run_setup import samples_from_file
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.tasks import BUILTIN_TASKS
+from core.run_config import RunConfig
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

@@ -26,8 +26,8 @@ from app.clients.limiter import (
 )
 from app.engine.calls import CallCache
 from app.engine.progress import Progress
-from app.engine.runner import RunConfig
 from app.ui.endpoints_view import parse_budget
+from core.run_config import RunConfig
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from app.analysis.proportions import wilson_interval
+from core.identity import call_key
 from core.thresholds import NUMERIC_WITHIN, SEMANTIC_DIFFERENT, SEMANTIC_SIMILAR
 
 # ------------------------------------------------------------------ proportions, thresholds
@@ -295,8 +296,9 @@ def test_planned_cases_have_their_ids_sources_and_reasons(tmp_path) -> None:
     exception; one that makes nothing is a SKIP with its reason and target ``*``."""
     from app.clients.mock import MockClient
     from app.engine.embedder import EmbeddingCache
-    from app.engine.runner import RunConfig, Runner
+    from app.engine.runner import Runner
     from app.inputs.tasks import BUILTIN_TASKS
+    from core.run_config import RunConfig
     from core.types import Endpoint, Sample, content_hash
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
@@ -431,8 +433,9 @@ def test_an_empty_rewrite_is_skipped_as_empty(tmp_path) -> None:
     that says so (mutant: ``completion.text or "XXXX"`` made it a follow-up)."""
     from app.clients.mock import MockClient
     from app.engine.embedder import EmbeddingCache
-    from app.engine.runner import RunConfig, Runner
+    from app.engine.runner import Runner
     from app.inputs.tasks import BUILTIN_TASKS
+    from core.run_config import RunConfig
     from core.types import Endpoint, Sample
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
@@ -471,8 +474,6 @@ def test_call_key_is_the_sha256_of_the_documented_json() -> None:
     import hashlib
     import json
 
-    from storage import Store
-
     params = {"temperature": 0.0, "max_tokens": 64}
     messages = [{"role": "user", "content": "hi"}]
     document = {
@@ -485,15 +486,14 @@ def test_call_key_is_the_sha256_of_the_documented_json() -> None:
     payload = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     expected = hashlib.sha256(payload.encode()).hexdigest()
     assert expected == "e08cca55de71bce9c53bd0c9e8fd0b0b3b6d8b5bce52664b8be3f3b211c6aab1"
-    assert Store.call_key("http://host/v1/", "model-a", params, messages, 2) == expected
-    assert Store.call_key("http://host/v1", "model-a", params, messages, 2) == expected
+    assert call_key("http://host/v1/", "model-a", params, messages, 2) == expected
+    assert call_key("http://host/v1", "model-a", params, messages, 2) == expected
 
 
 def test_call_key_drops_trailing_slashes_only() -> None:
-    from storage import Store
 
     def key(base_url: str) -> str:
-        return Store.call_key(base_url, "m", {}, [], 0)
+        return call_key(base_url, "m", {}, [], 0)
 
     assert key("http://a/v1//") == key("http://a/v1/") == key("http://a/v1")
     assert key("http://a/v1 ") != key("http://a/v1")  # not whitespace (rstrip())
@@ -604,8 +604,8 @@ def test_a_batch_export_stores_its_run_stamped_with_dataset_and_plan(tmp_path) -
     from dataclasses import replace
 
     from app.batch.export import export_batch
-    from app.engine.runner import RunConfig
     from core.engine_version import ENGINE_VERSION
+    from core.run_config import RunConfig
     from storage import Store
     from tests.test_batch import ENDPOINT, SAMPLES, SENTIMENT, runner_factory
 

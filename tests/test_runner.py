@@ -7,8 +7,9 @@ import threading
 import pytest
 
 from app.clients import RetryPolicy
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.tasks import BUILTIN_TASKS
+from core.run_config import RunConfig
 from core.types import Endpoint, Sample
 from relations.base import Expectation, NotApplicable, Relation, RelationKind
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer

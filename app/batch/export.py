@@ -16,13 +16,15 @@ from pathlib import Path
 
 from app.batch.formats import MAX_BYTES, MAX_LINES, PartWriter, request_line
 from app.clients.base import RetryPolicy
-from app.clients.batch import BATCH_KIND, BatchClient
+from app.clients.batch import BatchClient
 from app.engine.calls import TRANSFORM_PARAMS, case_calls
 from app.engine.progress import RunSummary
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION
-from core.types import CallRequest, Endpoint, Sample
+from core.identity import call_key
+from core.run_config import RunConfig
+from core.types import BATCH_KIND, CallRequest, Endpoint, Sample
 from storage import Store
 from storage.batch_verbs import AWAITING_BATCH
 
@@ -228,9 +230,7 @@ def _call_requests(endpoint: Endpoint, task: Task, cases) -> dict[str, CallReque
             call = (repeat, *(tuple(message.items()) for message in messages))
             key = keys.get(call)
             if key is None:
-                key = keys[call] = Store.call_key(
-                    base_url, endpoint.model, params, messages, repeat
-                )
+                key = keys[call] = call_key(base_url, endpoint.model, params, messages, repeat)
             if key not in requests:
                 requests[key] = CallRequest(key, base_url, endpoint.model, params, messages, repeat)
     return requests
@@ -243,7 +243,7 @@ def _rewrite_requests(config: RunConfig, unanswered: list[list[dict]]) -> dict[s
     params = dict(TRANSFORM_PARAMS)
     requests: dict[str, CallRequest] = {}
     for messages in unanswered:
-        key = Store.call_key(endpoint.cache_base_url, endpoint.model, params, messages, 0)
+        key = call_key(endpoint.cache_base_url, endpoint.model, params, messages, 0)
         requests.setdefault(
             key, CallRequest(key, endpoint.cache_base_url, endpoint.model, params, messages, 0)
         )

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from core.types import Endpoint, Sample
 
 if TYPE_CHECKING:
-    from app.engine.runner import RunConfig
     from app.inputs.tasks import Task
+    from core.run_config import RunConfig
 
 log = logging.getLogger("morphscope")
 

@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.clients.base import Messages, RetryPolicy, client_kind
-from core.types import Completion, Endpoint, content_hash
+from core.types import BATCH_KIND, Completion, Endpoint, content_hash
 
-BATCH_KIND = "batch"
 NOT_ANSWERED = "not answered in the batch results yet"
 
 

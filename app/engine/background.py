@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 from app.clients.limiter import LiveLoad
 from app.engine.progress import Progress, RunSummary
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.tasks import Task
+from core.run_config import RunConfig
 from core.types import Sample
 from storage import Store
 

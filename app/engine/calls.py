@@ -12,6 +12,7 @@ from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.clients.base import live_load
 from app.engine.progress import Progress
 from app.inputs.tasks import Task
+from core.identity import call_key
 from core.types import Completion, Endpoint
 from storage import Store
 from storage.store import CachedAnswer
@@ -88,7 +89,7 @@ class CallCache:
             self._sink(answers)
 
     async def complete(self, messages: list[dict[str, str]], repeat_index: int) -> Completion:
-        key = Store.call_key(
+        key = call_key(
             self.endpoint.cache_base_url, self.endpoint.model, self.params, messages, repeat_index
         )
         if key in self._inflight:

@@ -19,9 +19,9 @@ from enum import StrEnum
 
 from app.engine.embedder import default_embedder
 from app.engine.progress import Progress, RunSummary
-from app.engine.runner import RunConfig
 from app.engine.workspace import get_task, make_runner
 from app.inputs.datasets import load_dataset
+from core.run_config import RunConfig
 from core.types import Endpoint
 from storage import Store
 

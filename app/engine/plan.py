@@ -21,7 +21,7 @@ from relations.base import FollowUp, Relation, RelationKind
 from relations.validity import gate_followup
 
 if TYPE_CHECKING:
-    from app.engine.runner import RunConfig
+    from core.run_config import RunConfig
 
 
 @dataclass

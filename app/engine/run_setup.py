@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.engine.runner import RunConfig
 from app.engine.workspace import all_relations, get_task
 from app.inputs.parsing import MAX_INPUT_BYTES, MAX_ROWS, InputError, load_input_file
 from app.inputs.tasks import Task
+from core.run_config import RunConfig
 from core.types import Endpoint, Sample
 from storage import Store
 
@@ -145,8 +145,8 @@ def with_sampling(
 def endpoint_problem(config: RunConfig) -> str | None:
     """The pre-flight check of a run's endpoints (the one under test and, when it differs, the
     transformation endpoint): None when they answer, else one line saying why not."""
-    from app.clients.batch import BATCH_KIND
     from app.clients.endpoints import preflight
+    from core.types import BATCH_KIND
 
     if config.endpoint.kind == BATCH_KIND:
         return (

@@ -20,11 +20,9 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
-from app.clients.batch import BATCH_KIND
 from app.engine.calls import TRANSFORM_PARAMS, CallCache, save_answers
 from app.engine.embedder import EmbeddingCache
 from app.engine.judge import Judge
@@ -34,67 +32,12 @@ from app.engine.send import STALL_AFTER_S, SendLoop
 from app.engine.write import RunWorkers
 from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION, defects_touching
-from core.types import Endpoint, Sample, Verdict, content_hash
+from core.run_config import RunConfig
+from core.types import Sample, Verdict
 from relations.base import Relation
 from storage import Store
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything that defines a run; stored with it so it can be re-run and compared."""
-
-    endpoint: Endpoint
-    task_id: str
-    relation_ids: tuple[str, ...]
-    repeats: int = 1
-    seed: int = 0
-    dataset: str | None = None
-    transformation_endpoint: Endpoint | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["endpoint"] = self.endpoint.to_dict()
-        if self.transformation_endpoint is not None:
-            data["transformation_endpoint"] = self.transformation_endpoint.to_dict()
-        data["relation_ids"] = list(self.relation_ids)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
-        """The config ``to_dict`` wrote (e.g. a run's stored config), rebuilt to run it again."""
-        transformation = data.get("transformation_endpoint")
-        return cls(
-            endpoint=Endpoint.from_dict(data["endpoint"]),
-            task_id=data["task_id"],
-            relation_ids=tuple(data["relation_ids"]),
-            repeats=data.get("repeats", 1),
-            seed=data.get("seed", 0),
-            dataset=data.get("dataset"),
-            transformation_endpoint=Endpoint.from_dict(transformation) if transformation else None,
-        )
-
-    def run_id(self, samples: Sequence[Sample]) -> str:
-        """Deterministic: the same config over the same samples is the same run (resumable)."""
-        identity = self.to_dict()
-        for key in ("endpoint", "transformation_endpoint"):
-            if identity[key]:
-                endpoint = identity[key]
-                endpoint.pop("name", None)
-                endpoint.pop("concurrency", None)
-                endpoint.pop("timeout_s", None)
-                endpoint.pop("retries", None)
-                endpoint.pop("rpm_limit", None)
-                endpoint.pop("tpm_limit", None)
-                if endpoint.get("embedded"):
-                    endpoint["base_url"] = "embedded://local"
-                # Answers from batch files are the same answers as online ones: a batch
-                # endpoint's run is the run of the OpenAI-compatible endpoint it stands for.
-                if endpoint.get("kind") == BATCH_KIND:
-                    del endpoint["kind"]
-        identity["samples"] = [s.id for s in samples]
-        return content_hash(identity)[:12]
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.clients.batch import BATCH_KIND
 from app.clients.endpoints import (
     key_status,
     test_connection,
@@ -15,7 +14,7 @@ from app.clients.endpoints import (
 from app.engine.model_server import get_server
 from app.ui.components import resolve_embedded
 from app.ui.data import data_changed
-from core.types import OPENAI_KIND, Endpoint
+from core.types import BATCH_KIND, OPENAI_KIND, Endpoint
 from storage import Store
 
 PRESETS = {

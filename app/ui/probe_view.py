@@ -14,7 +14,6 @@ import pandas as pd
 import streamlit as st
 
 from app.analysis.catalogue import Unit, format_shown
-from app.clients.batch import BATCH_KIND
 from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
 from app.engine.progress import RunSummary
 from app.engine.run_setup import (
@@ -24,7 +23,6 @@ from app.engine.run_setup import (
     require_samples,
     with_sampling,
 )
-from app.engine.runner import RunConfig
 from app.engine.workspace import all_relations, all_tasks, make_runner
 from app.inputs.datasets import DATASETS, datasets_for_task, load_dataset
 from app.inputs.parsing import (
@@ -51,7 +49,8 @@ from app.ui.components import (
 )
 from app.ui.data import data_changed
 from core.answers import AnswerType
-from core.types import Endpoint, Sample
+from core.run_config import RunConfig
+from core.types import BATCH_KIND, Endpoint, Sample
 from relations.base import Relation, RelationKind
 from storage import Store
 from storage.gate_verbs import GateCount

@@ -82,7 +82,7 @@ def build(path: Path = FIXTURE):
 
 
 def config():
-    from app.engine.runner import RunConfig
+    from core.run_config import RunConfig
     from core.types import Endpoint
 
     model = Endpoint(name="mock", base_url="mock://model", model="mock-model", kind="mock")

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from app.clients import RetryPolicy
 from app.engine.embedder import EmbeddingCache
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.datasets import load_dataset
 from app.inputs.tasks import BUILTIN_TASKS
+from core.run_config import RunConfig
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

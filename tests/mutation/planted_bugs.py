@@ -71,8 +71,8 @@ BUGS = (
     PlantedBug(
         "c",
         "the cache key ignores the model and sampling parameters",
-        "storage/store.py",
-        '                "model": model,\n                "params": params,\n',
+        "core/identity.py",
+        '            "model": model,\n            "params": params,\n',
         "",
         ENGINE_TESTS,
     ),

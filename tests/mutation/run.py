@@ -68,9 +68,9 @@ GROUPS = (
     ),
     Group(
         "store",
-        ("storage/store.py",),
+        ("storage/store.py", "core/identity.py"),
         (
-            "storage.store.xǁStoreǁcall_key__mutmut_*",
+            "core.identity.*",
             "storage.store.x__retry_when_busy__mutmut_*",
             "storage.store.xǁStoreǁrecord_cases__mutmut_*",
         ),

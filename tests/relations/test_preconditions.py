@@ -8,8 +8,9 @@ verification is a verification failure, not a violation. LLMorph's catalogue ver
 from __future__ import annotations
 
 from app.clients.mock import MockClient
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.tasks import BUILTIN_TASKS
+from core.run_config import RunConfig
 from core.types import Endpoint, Sample, Verdict
 from relations.oracles import is_precondition_skip
 

@@ -17,11 +17,12 @@ from streamlit.testing.v1 import AppTest
 from app.batch.export import export_batch
 from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
-from app.engine.runner import RunConfig, Runner
+from app.engine.runner import Runner
 from app.inputs.datasets import DATASETS
 from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.batch_panel import cli_export_command, export_for_download, import_uploaded
 from app.ui.probe_view import ProbeChoices
+from core.run_config import RunConfig
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

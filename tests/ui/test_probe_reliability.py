@@ -48,7 +48,8 @@ def _killed_run(db_path, server) -> str:
     import threading
 
     from app.engine.embedder import EmbeddingCache
-    from app.engine.runner import RunConfig, Runner
+    from app.engine.runner import Runner
+    from core.run_config import RunConfig
     from tests.conftest import BagOfWordsEmbedder
 
     store = Store(db_path)

@@ -1,0 +1,49 @@
+"""A run's configuration: everything that defines it, stored with it so it can be re-run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from core.identity import run_id
+from core.types import Endpoint, Sample
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run; stored with it so it can be re-run and compared."""
+
+    endpoint: Endpoint
+    task_id: str
+    relation_ids: tuple[str, ...]
+    repeats: int = 1
+    seed: int = 0
+    dataset: str | None = None
+    transformation_endpoint: Endpoint | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["endpoint"] = self.endpoint.to_dict()
+        if self.transformation_endpoint is not None:
+            data["transformation_endpoint"] = self.transformation_endpoint.to_dict()
+        data["relation_ids"] = list(self.relation_ids)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """The config ``to_dict`` wrote (e.g. a run's stored config), rebuilt to run it again."""
+        transformation = data.get("transformation_endpoint")
+        return cls(
+            endpoint=Endpoint.from_dict(data["endpoint"]),
+            task_id=data["task_id"],
+            relation_ids=tuple(data["relation_ids"]),
+            repeats=data.get("repeats", 1),
+            seed=data.get("seed", 0),
+            dataset=data.get("dataset"),
+            transformation_endpoint=Endpoint.from_dict(transformation) if transformation else None,
+        )
+
+    def run_id(self, samples: Sequence[Sample]) -> str:
+        """Deterministic: the same config over the same samples is the same run (resumable)."""
+        return run_id(self.to_dict(), [s.id for s in samples])
