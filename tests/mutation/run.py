@@ -84,7 +84,7 @@ GROUPS = (
         "batch",
         ("app/batch/export.py", "app/batch/importer.py"),
         ("app.batch.export.*", "app.batch.importer.*"),
-        ("tests/test_batch.py", "tests/test_mutation_kills.py"),
+        ("tests/test_batch.py", "tests/test_batch_survivors.py", "tests/test_mutation_kills.py"),
     ),
     Group(
         "thresholds",
