@@ -31,9 +31,10 @@ from functools import cache, lru_cache, wraps
 from pathlib import Path
 from typing import Any
 
+from core.settings import WORDNET_DIR_VARIABLE, settings
+
 SOURCE_DIR = Path("/usr/share/wordnet")  # where apt puts WordNet 3.0 (tests point it elsewhere)
-ENV_DIR = "MORPHSCOPE_WORDNET_DIR"
-DEFAULT_ROOT = Path(__file__).resolve().parents[1] / "data" / "wordnet"
+ENV_DIR = WORDNET_DIR_VARIABLE
 
 # The files NLTK's WordNet reader opens; the rest of the Debian folder is copied when present.
 REQUIRED_FILES = (
@@ -118,8 +119,7 @@ WN_POS = ("n", "v", "a", "r")
 
 def wordnet_root() -> Path:
     """The NLTK data root holding ``corpora/wordnet`` (env override, else ``data/wordnet``)."""
-    override = os.environ.get(ENV_DIR)
-    return Path(override).expanduser().resolve() if override else DEFAULT_ROOT
+    return settings().wordnet_root
 
 
 def lexnames_text() -> str:

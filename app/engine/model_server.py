@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from core.settings import settings
 from core.types import EMBEDDED_KIND, Endpoint
 
 log = logging.getLogger(__name__)
 
 EMBEDDED_NAME = "SmolLM2-135M-Instruct (local)"
 EMBEDDED_MODEL = "smollm2-135m-instruct"
-STATE_DIR = Path(os.environ.get("MORPHSCOPE_STATE_DIR", "data"))
 
 
 class ServerState(StrEnum):
@@ -99,7 +99,8 @@ class ServerStatus:
 class EmbeddedServer:
     """Lifecycle of the local llama.cpp server: start on demand, reuse, stop at exit."""
 
-    def __init__(self, state_dir: Path = STATE_DIR) -> None:
+    def __init__(self, state_dir: Path | None = None) -> None:
+        state_dir = state_dir if state_dir is not None else settings().state_dir
         self.state_dir = state_dir
         self.state_file = state_dir / "embedded_server.json"
         self.log_file = state_dir / "logs" / "llama-server.log"

@@ -23,12 +23,13 @@ from __future__ import annotations
 import ast
 import importlib
 import logging
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from core.settings import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ROOT / "streamlit_app.py"
@@ -109,7 +110,7 @@ def warm_up(db_path: str | None = None) -> dict[str, float]:
             _LOG.warning("warm start: %s failed", name, exc_info=True)
         timings[name] = round(time.perf_counter() - start, 3)
 
-    if os.environ.get("MORPHSCOPE_AUTOSTART", "1") == "1":
+    if settings().autostart:
         from app.engine.model_server import get_server
 
         step("embedded model", lambda: get_server().ensure_started())

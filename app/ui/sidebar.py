@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
 from app.engine.model_server import ServerState, get_server
 from app.ui.data import data_changed
 from app.ui.demo import render_demo_sidebar
+from core.settings import settings
 from storage import default_db_path
 
 STATE_BADGES = {
@@ -40,7 +39,7 @@ def _server_status():
 def render_sidebar() -> None:
     # The embedded model is the default endpoint: start it in the background on first load so
     # it is ready by the time the user presses Run (tests switch this off).
-    if os.environ.get("MORPHSCOPE_AUTOSTART", "1") == "1":
+    if settings().autostart:
         get_server().ensure_started()
     with st.sidebar:
         status = _server_status()
