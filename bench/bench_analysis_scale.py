@@ -31,7 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app import reports
-from app.analysis import metrics, stats
+from app.analysis import metrics, severity, stats
+from app.analysis.noise_floor import noise_floor
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
 from storage.analysis import CaseFilter
@@ -196,7 +197,7 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
         )
     timed("verdict counts model×relation", lambda: store.verdict_counts(everything), results)
     timed("cell stats model×relation", lambda: store.cell_stats(everything), results)
-    timed("noise floor", lambda: metrics.noise_floor(store, everything), results)
+    timed("noise floor", lambda: noise_floor(store, everything), results)
     timed("AgentDiff gap", lambda: metrics.agentdiff_gap(store, everything), results)
     timed("box stats Δ", lambda: metrics.box_stats(store, everything, "delta"), results)
     timed(
@@ -215,10 +216,10 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
     )
     timed(
         "drill-down cell (+severity)",
-        lambda: metrics.drilldown(store, everything, model=MODELS[2], relation_id="ad.format"),
+        lambda: severity.drilldown(store, everything, model=MODELS[2], relation_id="ad.format"),
         results,
     )
-    timed("severity sample (2000)", lambda: metrics.severity_table(store, everything), results)
+    timed("severity sample (2000)", lambda: severity.severity_table(store, everything), results)
     timed("compare two runs", lambda: metrics.compare_runs(store, "run-0", "run-3"), results)
     timed("HTML report (all; not a page query)", lambda: reports.render_html_report(store), results)
     timed("report --json (all; not a page query)", lambda: reports.report(store), results)

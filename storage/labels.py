@@ -5,7 +5,7 @@ column names the label it cancels. The *current* label of a case for one labeler
 label (by time, then insertion order) that no retraction cancels; the current label of a case is
 the latest of those over all labelers. Both are plain SQL (the CTEs below), so the queue, the
 progress bars and the counts behind the false-positive rates are computed by SQLite (the rates
-themselves by the engine, ``app.analysis.triage``).
+themselves by the engine, ``app.analysis.triage.false_positives``).
 """
 
 from __future__ import annotations
@@ -407,7 +407,7 @@ class LabelVerbs:
 
         Rows: relation_id, model, n_pass, n_fail, confirmed, fp_invalid_followup, fp_oracle,
         unsure — groups with at least one PASS or FAIL, by relation then model. The rates are
-        the engine's (``app.analysis.triage.false_positive_rates``).
+        the engine's (``app.analysis.triage.false_positives.false_positive_rates``).
         """
         flt = CaseFilter.make(run_ids=run_ids, models=models, relations=relation_ids)
         where, filter_params = flt.where(alias="c")

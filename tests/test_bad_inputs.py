@@ -505,7 +505,7 @@ def test_label_import_refuses_with_a_message_and_writes_nothing(label_store, tex
     """Pins: a label on a PASS case, a time past the end of the calendar in UTC, deeply nested
     JSON, a 5,000-digit number and a CSV field over the csv module's limit are each refused
     as a whole with a message (before, most raised an exception out of the page)."""
-    from app.analysis.triage import LabelImportError, import_labels
+    from app.analysis.triage.label_exchange import LabelImportError, import_labels
 
     good = label_line() if fmt == "jsonl" else ""
     with pytest.raises(LabelImportError) as caught:
@@ -515,7 +515,7 @@ def test_label_import_refuses_with_a_message_and_writes_nothing(label_store, tex
 
 
 def test_label_on_a_fail_case_still_imports(label_store):
-    from app.analysis.triage import import_labels
+    from app.analysis.triage.label_exchange import import_labels
 
     assert import_labels(label_store, label_line(), "jsonl")["added"] == 1
 

@@ -1,12 +1,12 @@
 """Store label verbs: append-only labels, undo, the queue, progress and false-positive counts
-(the rates built on them are app.analysis.triage's)."""
+(the rates built on them are app.analysis.triage.false_positives')."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.analysis.proportions import wilson_interval
-from app.analysis.triage import false_positive_rates
+from app.analysis.triage.false_positives import false_positive_rates
 from storage import Store
 from tests.triage_data import make_case, save_runs
 

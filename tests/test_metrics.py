@@ -1,4 +1,5 @@
-"""app/analysis/metrics.py: paper metrics against hand-computed values and an independent computation."""
+"""app/analysis/metrics.py and the modules it builds on (rates, noise_floor, relation_roles,
+severity): paper metrics against hand-computed values and an independent computation."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from statistics import mean
 import pytest
 
 from app import reports
-from app.analysis import metrics, stats
+from app.analysis import metrics, severity, stats
+from app.analysis.noise_floor import noise_floor
+from app.analysis.proportions import wilson_interval
+from app.analysis.rates import net_of_floor, violation_rate
+from app.analysis.relation_roles import relation_roles
 from app.engine.embedder import EmbeddingCache
 from core.types import Case, Endpoint, Sample
 from storage.analysis import CaseFilter
@@ -29,25 +34,25 @@ def seeded(store):
 def test_wilson_interval_hand_values():
     # 2 of 10: z² = 3.841459, centre = 0.392073 / 1.384146 = 0.283261,
     # half = 1.959964 · √(0.016 + 0.009604) / 1.384146 = 0.226576 → (0.0567, 0.5098)
-    low, high = metrics.wilson_interval(2, 10)
+    low, high = wilson_interval(2, 10)
     assert low == pytest.approx(0.056685, abs=1e-5)
     assert high == pytest.approx(0.509838, abs=1e-5)
     # 2 of 4: symmetric around 0.5 → (0.15004, 0.84996)
-    low, high = metrics.wilson_interval(2, 4)
+    low, high = wilson_interval(2, 4)
     assert low == pytest.approx(0.150039, abs=1e-5)
     assert high == pytest.approx(0.849961, abs=1e-5)
     # 0 of 5 stays at 0 on the left; 5 of 5 at 1 on the right
-    assert metrics.wilson_interval(0, 5)[0] == 0.0
-    assert metrics.wilson_interval(5, 5)[1] == pytest.approx(1.0)
-    assert metrics.wilson_interval(0, 0) == (None, None)
+    assert wilson_interval(0, 5)[0] == 0.0
+    assert wilson_interval(5, 5)[1] == pytest.approx(1.0)
+    assert wilson_interval(0, 0) == (None, None)
 
 
 def test_rates_and_net_of_floor():
-    assert metrics.violation_rate(3, 1) == 0.25
-    assert metrics.violation_rate(0, 0) is None
-    assert metrics.net_of_floor(0.5, 0.25) == 0.25
-    assert metrics.net_of_floor(0.1, 0.25) == 0.0
-    assert metrics.net_of_floor(0.5, None) is None
+    assert violation_rate(3, 1) == 0.25
+    assert violation_rate(0, 0) is None
+    assert net_of_floor(0.5, 0.25) == 0.25
+    assert net_of_floor(0.1, 0.25) == 0.0
+    assert net_of_floor(0.5, None) is None
 
 
 # ------------------------------------------------------------------ summaries on the dataset
@@ -76,12 +81,12 @@ def test_model_relation_rows_hand_values(seeded):
 
 
 def test_noise_floor_ignores_the_relation_filter(seeded):
-    floors = metrics.noise_floor(seeded, CaseFilter.make(relations=["si.paraphrase"]))
+    floors = noise_floor(seeded, CaseFilter.make(relations=["si.paraphrase"]))
     assert set(floors) == {"A"} and set(floors["A"]) == {"reasoning"}
     floor = floors["A"]["reasoning"]
     assert (floor["n"], floor["pass"], floor["fail"]) == (4, 3, 1)
     assert floor["noise_floor"] == 0.25
-    low, high = metrics.wilson_interval(1, 4)
+    low, high = wilson_interval(1, 4)
     assert (floor["ci_low"], floor["ci_high"]) == (low, high)
     assert floor["inconsistency_rate"] == 0.25
 
@@ -196,12 +201,12 @@ def test_compare_runs(seeded):
 
 
 def test_severity_proxy_hand_values():
-    assert metrics.normalized_levenshtein("kitten", "sitting") == pytest.approx(3 / 7)
-    assert metrics.normalized_levenshtein("", "") == 0.0
-    assert metrics.token_jaccard_distance("The cat sat", "the dog sat") == pytest.approx(0.5)
-    assert metrics.token_jaccard_distance("", "") == 0.0
-    assert metrics.length_change_ratio("abcd", "abcdef") == 0.5
-    assert metrics.length_change_ratio("", "ab") == 2.0
+    assert severity.normalized_levenshtein("kitten", "sitting") == pytest.approx(3 / 7)
+    assert severity.normalized_levenshtein("", "") == 0.0
+    assert severity.token_jaccard_distance("The cat sat", "the dog sat") == pytest.approx(0.5)
+    assert severity.token_jaccard_distance("", "") == 0.0
+    assert severity.length_change_ratio("abcd", "abcdef") == 0.5
+    assert severity.length_change_ratio("", "ab") == 2.0
 
 
 def test_severity_compares_only_changed_fields():
@@ -211,9 +216,9 @@ def test_severity_compares_only_changed_fields():
         "details": {"input_similarity": 0.8},
         "output_similarity": 0.3,
     }
-    proxies = metrics.severity_proxies(case)
+    proxies = severity.severity_proxies(case)
     assert proxies["levenshtein"] == pytest.approx(
-        metrics.normalized_levenshtein("How many apples?", "How many pears?")
+        severity.normalized_levenshtein("How many apples?", "How many pears?")
     )
     assert proxies["jaccard"] == pytest.approx(
         1 - 2 / 4
@@ -222,17 +227,17 @@ def test_severity_compares_only_changed_fields():
     assert proxies["cosine_distance"] == pytest.approx(0.2)
     no_input_similarity = {**case, "details": {}}
     # Never a proxy on the outputs: without an input similarity or an embedder, no cosine.
-    assert metrics.severity_proxies(no_input_similarity)["cosine_distance"] is None
+    assert severity.severity_proxies(no_input_similarity)["cosine_distance"] is None
 
 
 def test_answer_changed_matches_the_sql_rule():
-    assert metrics.answer_changed({"source_answer": "Paris", "followup_answer": "paris"}) is False
-    assert metrics.answer_changed({"source_answer": "4", "followup_answer": "5"}) is True
-    assert metrics.answer_changed({"source_answer": "4", "followup_answer": None}) is None
+    assert severity.answer_changed({"source_answer": "Paris", "followup_answer": "paris"}) is False
+    assert severity.answer_changed({"source_answer": "4", "followup_answer": "5"}) is True
+    assert severity.answer_changed({"source_answer": "4", "followup_answer": None}) is None
 
 
 def test_drilldown_attaches_severity(seeded):
-    rows = metrics.drilldown(seeded, model="A", relation_id="si.paraphrase", verdicts=["FAIL"])
+    rows = severity.drilldown(seeded, model="A", relation_id="si.paraphrase", verdicts=["FAIL"])
     assert {r["id"] for r in rows} == {"case-005", "case-006"}
     added = " Please answer."  # the follow-up appends 15 characters and two words
     for row in rows:
@@ -243,7 +248,7 @@ def test_drilldown_attaches_severity(seeded):
         assert row["jaccard"] == pytest.approx(1 - words / (words + 2))
         # case-005: "4" → "5"; case-006 has no follow-up answer
         assert row["answer_changed"] is {"case-005": True, "case-006": None}[row["id"]]
-    table = metrics.severity_table(seeded, limit=5)
+    table = severity.severity_table(seeded, limit=5)
     assert len(table) == 5
     assert all(r["levenshtein"] > 0 for r in table)
 
@@ -393,11 +398,11 @@ def test_noise_floor_is_per_task_and_counts_each_sample_repeat_once(store):
         {**antonym, "sample": "s2", "verdict": "FAIL"},
     ]
     _record(store, rows)
-    floors = metrics.noise_floor(store)
+    floors = noise_floor(store)
     qa, sentiment = floors["M"]["qa"], floors["M"]["sentiment"]
     assert (qa["n"], qa["pass"], qa["fail"]) == (3, 2, 1)
     assert qa["noise_floor"] == pytest.approx(1 / 3)
-    assert (qa["ci_low"], qa["ci_high"]) == metrics.wilson_interval(1, 3)
+    assert (qa["ci_low"], qa["ci_high"]) == wilson_interval(1, 3)
     assert (sentiment["n"], sentiment["noise_floor"]) == (2, 1.0)
     rows = {
         (r["relation_id"], r["task_id"]): r
@@ -418,7 +423,7 @@ def test_noise_floor_is_per_task_and_counts_each_sample_repeat_once(store):
 
 def test_relation_roles_come_from_attributes():
     """The floor is the relation flagged ``noise_floor``; invariance = expectation EQUIVALENT."""
-    roles = metrics.relation_roles()
+    roles = relation_roles()
     assert roles.noise_floor == frozenset({"si.identity"})
     assert "si.paraphrase" in roles.invariance and "ad.format" in roles.invariance
     assert "word.antonym" not in roles.invariance and "si.identity" not in roles.invariance
@@ -490,11 +495,11 @@ def test_severity_cosine_is_computed_on_the_inputs(store):
     )  # fmt: skip
     embedder = BagOfWordsEmbedder()
     cache = EmbeddingCache(embedder, store)
-    (row,) = metrics.severity_table(store, embeddings=cache)
+    (row,) = severity.severity_table(store, embeddings=cache)
     assert row["cosine_distance"] == pytest.approx(0.25)
     assert embedder.calls == [2]  # both inputs in one batch
-    (case,) = metrics.drilldown(store, embeddings=cache)
+    (case,) = severity.drilldown(store, embeddings=cache)
     assert case["cosine_distance"] == pytest.approx(0.25)
     assert embedder.calls == [2]  # cached: nothing embedded twice
-    (row,) = metrics.severity_table(store)
+    (row,) = severity.severity_table(store)
     assert row["cosine_distance"] is None  # no embedder: no proxy, not the outputs' cosine

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from app.analysis import metrics
+from app.analysis.relation_roles import outside_mad_relations
 from core.types import Case, Endpoint, Sample, Verdict
 
 SI_RELATIONS = (
@@ -104,7 +105,7 @@ def test_repeats_count_as_observations_not_averaged_first(store):
 
 
 def test_outside_mad_relations_are_other_families_that_should_change(store):
-    outside = set(metrics.outside_mad_relations(store))
+    outside = set(outside_mad_relations(store))
     assert "word.antonym" in outside  # expects a different answer
     assert "si.contrastive" not in outside  # the paper's negative control stays in MAD
     assert not outside & set(SI_RELATIONS)

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from app.analysis.triage import threshold_reason, threshold_verdict
+from app.analysis.triage.thresholds import threshold_reason, threshold_verdict
 from core.thresholds import THRESHOLD_RULES, ThresholdRule, threshold_rule
 from core.types import Verdict
 from storage import Store

@@ -13,16 +13,12 @@ from dataclasses import replace
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from app.analysis.triage import (
-    LabelImportError,
-    agreement,
-    agreement_table,
+from app.analysis.triage.agreement import agreement, agreement_table, cohen_kappa
+from app.analysis.triage.false_positives import feedback_table
+from app.analysis.triage.label_exchange import LabelImportError, export_labels, import_labels
+from app.analysis.triage.thresholds import (
     apply_threshold,
     best_threshold,
-    cohen_kappa,
-    export_labels,
-    feedback_table,
-    import_labels,
     suggest_thresholds,
     threshold_verdict,
 )
@@ -261,7 +257,8 @@ def test_apply_threshold_validation() -> None:
 
 def test_triage_engine_imports_no_network_client() -> None:
     code = (
-        "import sys, app.analysis.triage; "
+        "import sys, app.analysis.triage.agreement, app.analysis.triage.false_positives, "
+        "app.analysis.triage.label_exchange, app.analysis.triage.thresholds; "
         "print(sorted(m for m in ('openai', 'httpx', 'app.clients.endpoints') if m in sys.modules))"
     )
     output = subprocess.run(

@@ -462,16 +462,17 @@ FLOOR_TABLE = table(
     "ci_low",
     "ci_high",
 )
-TRIAGE_FEEDBACK_TABLE = table(
-    "model",
-    "relation_id",
-    "labeled",
+# What the Triage labels say about the FAILs (``app.analysis.triage.false_positives``), in the
+# order the Analysis and Triage pages both show it.
+FALSE_POSITIVE_RATES = (
     "fp_rate",
     "fp_ci_low",
     "fp_ci_high",
     "violation_rate",
     "confirmed_violation_rate",
 )
+TRIAGE_FEEDBACK_COLUMNS = ("labeled", *FALSE_POSITIVE_RATES)
+TRIAGE_FEEDBACK_TABLE = table("model", "relation_id", *TRIAGE_FEEDBACK_COLUMNS)
 TEST_TABLE = table(
     "subject", "measure", "statistic", "p_value", "p_adjusted", "significant", "reading"
 )  # fmt: skip

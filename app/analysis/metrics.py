@@ -1,8 +1,12 @@
-"""The paper metrics, computed from SQL aggregates (``storage.analysis``).
+"""The paper metrics per model × relation and per model, computed from SQL aggregates
+(``storage.analysis``).
 
-Every number on the Analysis page, in ``report --json`` and in the HTML report comes from these
-functions, so each is computed once, here (names, formats and one-line definitions: the catalogue
-in ``app.analysis.catalogue``):
+Every number on the Analysis page, in ``report --json`` and in the HTML report comes from this
+module and the ones it builds on, so each is computed once: ``app.analysis.rates`` (counts,
+violation rates, Wilson intervals), ``app.analysis.noise_floor`` (the floor and net rates),
+``app.analysis.relation_roles`` (which relations are floor, invariance or outside MAD) and
+``app.analysis.severity`` (the drill-down proxies). Names, formats and one-line definitions: the
+catalogue in ``app.analysis.catalogue``. The definitions:
 
 **Counts (per case).** ``n`` all cases; ``pass`` / ``fail`` / ``skip`` / ``error`` by verdict;
 ``invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (validity gate; part of
@@ -55,225 +59,17 @@ follow-up input text.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from rapidfuzz.distance import Levenshtein
 
 from app.analysis.catalogue import MISSING_META, meta_value_order
-from app.analysis.proportions import Z95, wilson_interval
-from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
-
-# The SI paper's family: all of its relations (the contrastive negative control included) enter
-# MAD and stability, whatever their expectation.
-SI_FAMILY = "si"
-
-# ------------------------------------------------------------------ small definitions
-
-
-def ratio(numerator: float, denominator: float) -> float | None:
-    """numerator / denominator, ``None`` when the denominator is 0."""
-    return numerator / denominator if denominator else None
-
-
-def violation_rate(n_pass: int, n_fail: int) -> float | None:
-    """FAIL / (PASS + FAIL), ``None`` when nothing passed or failed."""
-    return ratio(n_fail, n_pass + n_fail)
-
-
-def net_of_floor(rate: float | None, floor: float | None) -> float | None:
-    """Violation rate net of the noise floor: max(0, rate − floor); None if either is unknown."""
-    if rate is None or floor is None:
-        return None
-    return max(0.0, rate - floor)
-
-
-def _rates(counts: dict[str, Any]) -> dict[str, Any]:
-    """The public count/rate columns from one ``verdict_counts`` aggregate row."""
-    n_pass, n_fail = counts["n_pass"], counts["n_fail"]
-    low, high = wilson_interval(n_fail, n_pass + n_fail)
-    return {
-        "n": counts["n"],
-        "pass": n_pass,
-        "fail": n_fail,
-        "skip": counts["n_skip"],
-        "error": counts["n_error"],
-        "invalid_followup": counts["n_invalid_followup"],
-        "violation_rate": violation_rate(n_pass, n_fail),
-        "ci_low": low,
-        "ci_high": high,
-        "mean_similarity": ratio(counts["sum_similarity"], counts["n_similarity"]),
-        "inconsistency_rate": ratio(counts["n_changed"], counts["n_answered"]),
-        "n_answered": counts["n_answered"],
-    }
-
-
-def _sum_counts(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    keys = (
-        "n",
-        "n_pass",
-        "n_fail",
-        "n_skip",
-        "n_error",
-        "n_invalid_followup",
-        "n_similarity",
-        "sum_similarity",
-        "n_answered",
-        "n_changed",
-    )
-    total = dict.fromkeys(keys, 0)
-    for row in rows:
-        for key in keys:
-            total[key] += row[key] or 0
-    return total
-
-
-# ------------------------------------------------------------------ relation roles
-
-
-@dataclass(frozen=True)
-class RelationRoles:
-    """What the metrics need to know about relations, read from their attributes.
-
-    ``noise_floor``: ids of relations that re-sample the unchanged input (``si.identity``);
-    ``invariance``: ids whose expectation is "equivalent" — the only ones a noise floor is
-    subtracted from (floor relations excluded); ``outside_mad``: the "should change" relations
-    of families other than the SI paper's, which never enter MAD or stability (their Δ measures a
-    change the relation asks for, not a failure of invariance). Relations unknown here (e.g.
-    imported logs of a relation no longer registered) are in none of the sets.
-    """
-
-    noise_floor: frozenset[str]
-    invariance: frozenset[str]
-    outside_mad: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, relations: Iterable[Any]) -> RelationRoles:
-        from relations.base import Expectation
-        from relations.validity import MEANING_PRESERVING
-
-        relations = list(relations)
-        floor = frozenset(r.id for r in relations if r.noise_floor)
-        invariance = (
-            frozenset(r.id for r in relations if r.expectation is Expectation.EQUIVALENT) - floor
-        )
-        outside_mad = frozenset(
-            r.id
-            for r in relations
-            if r.family != SI_FAMILY and r.expectation not in MEANING_PRESERVING
-        )
-        return cls(noise_floor=floor, invariance=invariance, outside_mad=outside_mad)
-
-
-def relation_roles(store=None) -> RelationRoles:
-    """The roles of the built-in relations and, given a store, its custom ones."""
-    from relations.registry import list_relations
-
-    extra: list[Any] = []
-    if store is not None and hasattr(store, "custom_relation_specs"):
-        from relations.custom import custom_relations
-
-        extra = custom_relations(store)
-    return RelationRoles.of(list_relations(extra=extra))
-
-
-def outside_mad_relations(store) -> tuple[str, ...]:
-    """Ids of the relations that never enter MAD or stability (see ``RelationRoles``)."""
-    return tuple(sorted(relation_roles(store).outside_mad))
-
-
-# ------------------------------------------------------------------ summaries
-
-
-def noise_floor(
-    store, flt: CaseFilter | None = None, *, roles: RelationRoles | None = None
-) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per model, per task: the noise-floor violation rate (Wilson interval) and its Δ noise.
-
-    ``{model: {task_id: {n, pass, fail, violation_rate, noise_floor, ci_low, ci_high,
-    inconsistency_rate, n_answered, mean_abs_delta, stability}}}``. ``n`` counts observations,
-    one per (sample, repeat): a multi-field task's per-field identity follow-ups are one
-    re-sample. The relation filter is ignored (the floor is a reference for every relation);
-    the other filters apply. Models and tasks without floor observations are absent.
-    """
-    roles = roles or relation_roles(store)
-    if not roles.noise_floor:
-        return {}
-    floor_ids = sorted(roles.noise_floor)
-    base = flt or CaseFilter()
-    by = ("model", "task_id")
-    cells = {
-        (r["model"], r["task_id"]): r
-        for r in store.cell_stats(base.with_relations(floor_ids), by=by)
-    }
-    floors: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in store.noise_floor_counts(base, floor_ids, by=by):
-        n_pass, n_fail = row["n_pass"], row["n_fail"]
-        low, high = wilson_interval(n_fail, n_pass + n_fail)
-        rate = violation_rate(n_pass, n_fail)
-        cell = cells.get((row["model"], row["task_id"]), {})
-        floors.setdefault(row["model"], {})[row["task_id"]] = {
-            "n": row["n"],
-            "pass": n_pass,
-            "fail": n_fail,
-            "violation_rate": rate,
-            "noise_floor": rate,
-            "ci_low": low,
-            "ci_high": high,
-            "inconsistency_rate": ratio(row["n_changed"], row["n_answered"]),
-            "n_answered": row["n_answered"],
-            "mean_abs_delta": cell.get("mean_abs_delta"),
-            "stability": cell.get("stability"),
-        }
-    return floors
-
-
-def floor_rows(floors: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """:func:`noise_floor`'s result as table rows (model, task_id, …), sorted."""
-    return [
-        {"model": model, "task_id": task_id, **floor}
-        for model, tasks in sorted(floors.items())
-        for task_id, floor in sorted(tasks.items())
-    ]
-
-
-def net_violation(
-    groups: Iterable[dict[str, Any]], task_floors: dict[str, dict[str, Any]]
-) -> tuple[float | None, float | None]:
-    """(floor, net violation rate) of verdict-count rows of one model, each with a ``task_id``.
-
-    Only tasks with a floor count: rate = their FAIL / (PASS + FAIL); floor = the tasks' floors
-    weighted by those PASS + FAIL cases (so a single task gives its own floor); net =
-    max(0, rate − floor). (None, None) when no task has a floor.
-    """
-    judged = fails = weighted_floor = 0.0
-    for row in groups:
-        floor = task_floors.get(row["task_id"], {}).get("noise_floor")
-        n = row["n_pass"] + row["n_fail"]
-        if floor is None or not n:
-            continue
-        judged += n
-        fails += row["n_fail"]
-        weighted_floor += n * floor
-    if not judged:
-        return None, None
-    floor = weighted_floor / judged
-    return floor, net_of_floor(fails / judged, floor)
-
-
-def _sum_by(rows: Iterable[dict[str, Any]], by: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Verdict-count rows summed over the columns not in ``by`` (e.g. tasks)."""
-    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        groups[tuple(row[c] for c in by)].append(row)
-    return [
-        {**dict(zip(by, key, strict=True)), **_sum_counts(members)}
-        for key, members in sorted(groups.items())
-    ]
+from app.analysis.noise_floor import Floors, net_violation, noise_floor
+from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
+from app.analysis.relation_roles import RelationRoles, relation_roles
+from storage.analysis import IDENTITY_RELATION, CaseFilter
 
 
 def model_relation_rows(
@@ -281,7 +77,7 @@ def model_relation_rows(
     flt: CaseFilter | None = None,
     *,
     by_task: bool = False,
-    floors: dict[str, dict[str, dict[str, Any]]] | None = None,
+    floors: Floors | None = None,
     task_counts: list[dict[str, Any]] | None = None,
     cells: list[dict[str, Any]] | None = None,
     roles: RelationRoles | None = None,
@@ -308,9 +104,9 @@ def model_relation_rows(
         per_task[tuple(row[c] for c in by)].append(row)
     rows = []
     for key, members in sorted(per_task.items()):
-        counts = {**dict(zip(by, key, strict=True)), **_sum_counts(members)}
+        counts = {**dict(zip(by, key, strict=True)), **sum_counts(members)}
         cell = cell_by_key.get(key, {})
-        rates = _rates(counts)
+        rates = rates_row(counts)
         floor = net = None
         if counts["relation_id"] in roles.invariance:
             floor, net = net_violation(members, floors.get(counts["model"], {}))
@@ -334,7 +130,7 @@ def model_rows(
     store,
     flt: CaseFilter | None = None,
     *,
-    floors: dict[str, dict[str, dict[str, Any]]] | None = None,
+    floors: Floors | None = None,
     task_counts: list[dict[str, Any]] | None = None,
     gaps: list[dict[str, Any]] | None = None,
     cells: list[dict[str, Any]] | None = None,
@@ -367,7 +163,7 @@ def model_rows(
     for model in sorted(by_model):
         rows = by_model[model]
         non_floor = [r for r in rows if r["relation_id"] not in roles.noise_floor]
-        rates = _rates(_sum_counts(non_floor))
+        rates = rates_row(sum_counts(non_floor))
         invariance = [r for r in rows if r["relation_id"] in roles.invariance]
         floor, net = net_violation(invariance, floors.get(model, {}))
         cell = cell_by_model.get(model, {})
@@ -472,7 +268,7 @@ def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
         "noise_floor": floors,
         "gap": gaps,
         "step_scores": found["step_scores"],
-        "counts": _sum_by(task_counts, ("model", "relation_id")),
+        "counts": sum_by(task_counts, ("model", "relation_id")),
     }
 
 
@@ -481,7 +277,21 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
 
     ``mean_delta`` here is over cases (a breakdown mixes relations).
     """
-    out = []
+    return [
+        {
+            "model": row["model"],
+            key: row["value"] if row["value"] is not None else MISSING_META,
+            "samples": row["n_samples"],
+            **verdict_columns(row),
+            "mean_delta": ratio(row["sum_delta"], row["n_delta"]),
+            "inconsistency_rate": ratio(row["n_changed"], row["n_answered"]),
+        }
+        for row in _meta_counts(store, key, flt)
+    ]
+
+
+def _meta_counts(store, key: str, flt: CaseFilter | None) -> list[dict[str, Any]]:
+    """``Store.meta_breakdown`` by model, sorted by model then value."""
     # Rows are per model, so scans split by model add up exactly: run the halves side by side.
     base = flt or CaseFilter()
     models = sorted(base.models) if base.models is not None else store.case_models()
@@ -498,31 +308,10 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
             for i, part in enumerate(halves)
         }
     )
-    rows = sorted(
+    return sorted(
         (row for part in found.values() for row in part),
         key=lambda r: (r["model"], meta_value_order(r["value"])),
     )
-    for row in rows:
-        n_pass, n_fail = row["n_pass"], row["n_fail"]
-        low, high = wilson_interval(n_fail, n_pass + n_fail)
-        out.append(
-            {
-                "model": row["model"],
-                key: row["value"] if row["value"] is not None else MISSING_META,
-                "samples": row["n_samples"],
-                "n": row["n"],
-                "pass": n_pass,
-                "fail": n_fail,
-                "skip": row["n_skip"],
-                "error": row["n_error"],
-                "violation_rate": violation_rate(n_pass, n_fail),
-                "ci_low": low,
-                "ci_high": high,
-                "mean_delta": ratio(row["sum_delta"], row["n_delta"]),
-                "inconsistency_rate": ratio(row["n_changed"], row["n_answered"]),
-            }
-        )
-    return out
 
 
 def box_stats(
@@ -561,168 +350,6 @@ def box_stats(
     return rows, stride
 
 
-# ------------------------------------------------------------------ severity (drill-down sets only)
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def parse_fields(value: Any) -> dict[str, str]:
-    """A case's (decoded) input column — an object of fields, a list, or plain text — as a dict
-    of strings."""
-    if value is None:
-        return {}
-    if isinstance(value, dict):
-        return {str(k): "" if v is None else str(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return {f"input_{i + 1}": str(v) for i, v in enumerate(value)}
-    return {"text": str(value)}
-
-
-def input_texts(source_input: Any, followup_input: Any) -> tuple[str, str]:
-    """(source, follow-up) text of the fields the follow-up changed (all fields if none did).
-
-    Fields are joined with a newline in name order; comparing only the changed fields keeps an
-    untouched long context from diluting the normalised distances.
-    """
-    source, followup = parse_fields(source_input), parse_fields(followup_input)
-    names = sorted(set(source) | set(followup))
-    changed = [name for name in names if source.get(name, "") != followup.get(name, "")]
-    chosen = changed or names
-    return (
-        "\n".join(source.get(name, "") for name in chosen),
-        "\n".join(followup.get(name, "") for name in chosen),
-    )
-
-
-def normalized_levenshtein(a: str, b: str) -> float:
-    """Levenshtein distance / max(len a, len b) (rapidfuzz); 0 for two empty strings."""
-    return float(Levenshtein.normalized_distance(a, b))
-
-
-def token_jaccard_distance(a: str, b: str) -> float:
-    """1 − |A ∩ B| / |A ∪ B| over the sets of lower-cased word tokens; 0 if both are empty."""
-    tokens_a = set(_WORD.findall(a.lower()))
-    tokens_b = set(_WORD.findall(b.lower()))
-    union = tokens_a | tokens_b
-    if not union:
-        return 0.0
-    return 1.0 - len(tokens_a & tokens_b) / len(union)
-
-
-def length_change_ratio(a: str, b: str) -> float:
-    """|len(b) − len(a)| / len(a) in characters (len(a) taken as at least 1)."""
-    return abs(len(b) - len(a)) / max(len(a), 1)
-
-
-def severity_proxies(
-    case: dict[str, Any], similarity: Callable[[str, str], float] | None = None
-) -> dict[str, Any]:
-    """AgentDiff's four severity proxies of one case's follow-up input against its source.
-
-    ``cosine_distance`` = 1 − the cosine similarity of the two *inputs* (AgentDiff §4.1 applies
-    the encoder to the (original, variant) question pairs): ``details["input_similarity"]`` when
-    the validity gate stored it, else ``similarity(source, follow-up)`` of the changed fields
-    when an embedding similarity is given, else None — never a proxy on the outputs.
-    """
-    source, followup = input_texts(case.get("source_input"), case.get("followup_input"))
-    details = case.get("details")
-    input_similarity = details.get("input_similarity") if isinstance(details, dict) else None
-    cosine = None
-    if isinstance(input_similarity, int | float):
-        cosine = 1.0 - float(input_similarity)
-    elif similarity is not None and case.get("followup_input") is not None:
-        cosine = 1.0 - float(similarity(source, followup))
-    return {
-        "levenshtein": normalized_levenshtein(source, followup),
-        "jaccard": token_jaccard_distance(source, followup),
-        "cosine_distance": cosine,
-        "length_change": length_change_ratio(source, followup),
-    }
-
-
-def _prefetch_inputs(embeddings, rows: list[dict[str, Any]]) -> None:
-    """Embed every input text the proxies will compare, in one batch (cached per text)."""
-    texts = []
-    for row in rows:
-        if row.get("followup_input") is not None:
-            texts.extend(input_texts(row.get("source_input"), row.get("followup_input")))
-    if texts:
-        embeddings.prefetch(texts)
-
-
-_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def answer_changed(case: dict[str, Any]) -> bool | None:
-    """Whether the follow-up answer differs from the source answer (None without both).
-
-    Same rule as the SQL aggregate: equal ignoring ASCII letter case (SQLite NOCASE).
-    """
-    source, followup = case.get("source_answer"), case.get("followup_answer")
-    if source is None or followup is None:
-        return None
-    return str(source).translate(_ASCII_FOLD) != str(followup).translate(_ASCII_FOLD)
-
-
-def drilldown(
-    store,
-    flt: CaseFilter | None = None,
-    *,
-    model: str | None = None,
-    relation_id: str | None = None,
-    verdicts: Iterable[str] | None = None,
-    limit: int = 500,
-    embeddings=None,
-) -> list[dict[str, Any]]:
-    """The cases of one heatmap cell with their severity proxies and answer change attached.
-
-    ``embeddings`` (an ``app.engine.embedder.EmbeddingCache``) gives the input cosine proxy.
-    """
-    rows = store.cell_cases(
-        flt, model=model, relation_id=relation_id, verdicts=verdicts, limit=limit
-    )
-    similarity = None
-    if embeddings is not None:
-        _prefetch_inputs(embeddings, rows)
-        similarity = embeddings.similarity
-    for row in rows:
-        row.update(severity_proxies(row, similarity))
-        row["answer_changed"] = answer_changed(row)
-    return rows
-
-
-def severity_table(
-    store, flt: CaseFilter | None = None, limit: int = 2000, *, embeddings=None
-) -> list[dict[str, Any]]:
-    """Severity proxies for a bounded sample of cases (the scatter), with |Δ| and answer change.
-
-    ``embeddings`` (an ``app.engine.embedder.EmbeddingCache``) gives the input cosine proxy; the
-    inputs are embedded together, each distinct text once.
-    """
-    rows = store.severity_rows(flt, limit=limit)
-    similarity = None
-    if embeddings is not None:
-        _prefetch_inputs(embeddings, rows)
-        similarity = embeddings.similarity
-    out = []
-    for row in rows:
-        proxies = severity_proxies(row, similarity)
-        out.append(
-            {
-                "id": row["id"],
-                "model": row["model"],
-                "relation_id": row["relation_id"],
-                "side": row["side"],
-                "verdict": row["verdict"],
-                "abs_delta": abs(row["delta"]) if row["delta"] is not None else None,
-                "answer_changed": answer_changed(row),
-                "output_similarity": row["output_similarity"],
-                **proxies,
-            }
-        )
-    return out
-
-
 def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
     """Per relation: run A's and run B's n, violation rate, mean cell Δ, mean similarity, and
     ``violation_rate_change`` = B − A (one pass over both runs)."""
@@ -737,7 +364,7 @@ def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {}
     for counts in store.verdict_counts(flt, by=("run_id", "relation_id")):
         tag = tags[counts["run_id"]]
-        rates = _rates(counts)
+        rates = rates_row(counts)
         relation_id = counts["relation_id"]
         entry = results.setdefault(relation_id, {"relation_id": relation_id})
         entry[f"{tag}_n"] = rates["n"]
@@ -755,35 +382,3 @@ def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
         entry["violation_rate_change"] = b - a if a is not None and b is not None else None
         out.append(entry)
     return out
-
-
-__all__ = [
-    "IDENTITY_RELATION",
-    "STABILITY_THRESHOLD",
-    "Z95",
-    "CaseFilter",
-    "RelationRoles",
-    "agentdiff_gap",
-    "answer_changed",
-    "box_stats",
-    "breakdown",
-    "compare_runs",
-    "drilldown",
-    "floor_rows",
-    "input_texts",
-    "length_change_ratio",
-    "model_relation_rows",
-    "model_rows",
-    "net_of_floor",
-    "net_violation",
-    "noise_floor",
-    "normalized_levenshtein",
-    "ratio",
-    "relation_roles",
-    "severity_proxies",
-    "severity_table",
-    "summarize",
-    "token_jaccard_distance",
-    "violation_rate",
-    "wilson_interval",
-]

@@ -1,4 +1,5 @@
-"""Confidence intervals for proportions (a leaf module: storage and metrics both use it)."""
+"""Confidence intervals for proportions: the Wilson score interval that the violation, noise-floor
+and false-positive rates are shown with."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 - Only judged cases (PASS/FAIL) enter: a SKIP — the validity gate's or an oracle's
   ``precondition: …`` — or an ERROR is no observation.
 - **Mann-Whitney U between models** (two-sided, scipy's default method) on cell |Δ| over
-  non-identity relations (the noise-floor relation left out) — the measure behind MAD. A pair of models without at least two Δ cells
-  each falls back to the per-case violation indicator (1 = FAIL, 0 = PASS; SKIP/ERROR excluded).
+  non-identity relations (the noise-floor relation left out) — the measure behind MAD. A pair
+  of models without at least two Δ cells each falls back to the per-case violation indicator
+  (1 = FAIL, 0 = PASS; SKIP/ERROR excluded).
   The effect size is P(A > B) + ½·P(A = B) = U_A / (n_A·n_B): above ½ means A's values tend to be
   larger.
 - **Kruskal-Wallis across relations within a model** on cell |Δ| (every relation with a Δ cell,
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
-from app.analysis.metrics import relation_roles
+from app.analysis.relation_roles import relation_roles
 from storage.analysis import IDENTITY_RELATION, CaseFilter
 
 ALPHA = 0.05
@@ -60,6 +61,10 @@ def benjamini_hochberg(p_values: list[float | None]) -> list[float | None]:
 
     For m p-values sorted ascending p(1) ≤ … ≤ p(m): adjusted p(i) = min over j ≥ i of
     p(j)·m / j, then mapped back to the input order.
+
+    Not ``scipy.stats.false_discovery_control``: it rounds p·(m / j), which differs from p·m / j
+    in the last bit for about a third of inputs and can move an adjusted p that is exactly alpha
+    (e.g. p = 1/24, m = 6, j = 5 gives 0.05) just below it, calling it significant.
     """
     indexed = [(p, i) for i, p in enumerate(p_values) if p is not None]
     m = len(indexed)

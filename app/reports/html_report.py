@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.analysis import catalogue as columns
-from app.analysis import figures, metrics, stats
+from app.analysis import figures, metrics, noise_floor, stats
 from app.analysis.catalogue import Shown, Unit, format_text
 from app.reports.common import now
 from storage.analysis import CaseFilter
@@ -191,7 +191,7 @@ def render_html_report(
         parts.append("<h2>Noise floor</h2>")
         floors = {m["model"]: m["noise_floor"] for m in summary["models"]}
         figure(figures.violation_with_floor(summary["rows"], floors))
-        floor_rows = metrics.floor_rows(summary["noise_floor"])
+        floor_rows = noise_floor.floor_rows(summary["noise_floor"])
         parts.append(html_table(floor_rows, columns.REPORT_FLOOR_TABLE))
         if not floor_rows:
             parts.append('<p class="note">No si.identity cases: no noise floor measured.</p>')

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from app.analysis import metrics
+from app.analysis.case_fields import field_texts
 from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Case, Endpoint, Sample, content_hash
 from storage.analysis import CaseFilter
@@ -67,8 +67,8 @@ def _safe_name(text: str) -> str:
 
 
 def _llmorph_item(index: int, case: dict[str, Any], names: list[str]) -> dict[str, Any]:
-    source = metrics.parse_fields(case["source_input"])
-    followup = metrics.parse_fields(case["followup_input"]) if case["followup_input"] else None
+    source = field_texts(case["source_input"])
+    followup = field_texts(case["followup_input"]) if case["followup_input"] else None
     verdict = case["verdict"]
     item: dict[str, Any] = {
         "id": index,
@@ -133,7 +133,7 @@ def llmorph_logs(store, flt: CaseFilter | None = None) -> Iterator[tuple[str, di
             if document is not None:
                 yield _unique_name(key, used), document
             key = case_key
-            names = _task_fields(case["task_id"], metrics.parse_fields(case["source_input"]))
+            names = _task_fields(case["task_id"], field_texts(case["source_input"]))
             document = {
                 "llm_name": case["model"],
                 "task_name": case["task_id"],

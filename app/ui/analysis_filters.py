@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.analysis.metrics import violation_rate
+from app.analysis.rates import violation_rate
 from app.ui.analysis_view import run_label
 from storage.analysis import CaseFilter
 

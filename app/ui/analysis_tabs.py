@@ -16,13 +16,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.analysis import catalogue as columns
-from app.analysis import figures, metrics
+from app.analysis import figures
+from app.analysis.noise_floor import floor_rows
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.components import error_boundary, inert, shorten, show_table
 from storage.analysis import CaseFilter
 
-DRILLDOWN_LIMIT = 500  # the case query's own limit (metrics.drilldown)
+DRILLDOWN_LIMIT = 500  # the case query's own limit (severity.drilldown)
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ def render_robustness(data: AnalysisView) -> None:
             "max(0, rate − floor), for invariance relations only; the line is each model's "
             "floor weighted by its tasks' cases."
         )
-        show_table(view.frame(metrics.floor_rows(floors), columns.FLOOR_TABLE), columns.FLOOR_TABLE)
+        show_table(view.frame(floor_rows(floors), columns.FLOOR_TABLE), columns.FLOOR_TABLE)
         st.plotly_chart(
             figures.violation_with_floor(
                 summary["rows"], {m["model"]: m["noise_floor"] for m in model_rows}

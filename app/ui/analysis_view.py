@@ -21,8 +21,10 @@ import pandas as pd
 import streamlit as st
 
 from app.analysis import figures, metrics
+from app.analysis import severity as severity_metrics
+from app.analysis.case_fields import field_texts
 from app.analysis.catalogue import Shown, Unit, format_shown
-from app.analysis.triage import false_positive_rates
+from app.analysis.triage.false_positives import false_positive_rates
 from app.engine.embedder import EmbeddingCache, default_embedder
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
@@ -199,7 +201,7 @@ def input_embeddings(store: Store) -> EmbeddingCache:
 @st.cache_data(show_spinner="Embedding inputs…", max_entries=64)
 def severity(path: str, version: Version, flt: CaseFilter) -> list[dict]:
     return _with_store(
-        path, lambda s: metrics.severity_table(s, flt, embeddings=input_embeddings(s))
+        path, lambda s: severity_metrics.severity_table(s, flt, embeddings=input_embeddings(s))
     )
 
 
@@ -209,7 +211,7 @@ def drilldown(
 ) -> list[dict]:
     return _with_store(
         path,
-        lambda s: metrics.drilldown(
+        lambda s: severity_metrics.drilldown(
             s,
             flt,
             model=model,
@@ -381,7 +383,7 @@ def clicked_cell(event: Any) -> str | None:
 
 def fields_text(value: Any) -> str:
     """A case's input fields as readable text ("field: value" blocks for several fields)."""
-    fields = metrics.parse_fields(value)
+    fields = field_texts(value)
     if len(fields) == 1:
         return next(iter(fields.values()))
     return "\n\n".join(f"{name}: {text}" for name, text in fields.items())

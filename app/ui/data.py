@@ -70,7 +70,8 @@ def data_changed() -> None:
 @st.cache_data(show_spinner=False)
 def _triage_feedback(_store: Store, db_path: str, version: int, filters: tuple) -> tuple:
     # ``db_path`` and ``version`` are the cache key: the store itself is not hashed.
-    from app.analysis.triage import relation_feedback_table, suggest_thresholds
+    from app.analysis.triage.false_positives import relation_feedback_table
+    from app.analysis.triage.thresholds import suggest_thresholds
 
     run_ids, models, relation_ids = filters
     table = relation_feedback_table(_store, run_ids, models, relation_ids)

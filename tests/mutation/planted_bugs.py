@@ -103,7 +103,7 @@ BUGS = (
     PlantedBug(
         "f2",
         "noise floor not subtracted",
-        "app/analysis/metrics.py",
+        "app/analysis/rates.py",
         "    return max(0.0, rate - floor)\n",
         "    return max(0.0, rate)\n",
         METRICS_TESTS,

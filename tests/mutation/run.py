@@ -99,8 +99,22 @@ GROUPS = (
     ),
     Group(
         "metrics",
-        ("app/analysis/metrics.py",),
-        ("app.analysis.metrics.*",),
+        (
+            "app/analysis/metrics.py",
+            "app/analysis/rates.py",
+            "app/analysis/noise_floor.py",
+            "app/analysis/relation_roles.py",
+            "app/analysis/severity.py",
+            "app/analysis/case_fields.py",
+        ),
+        (
+            "app.analysis.metrics.*",
+            "app.analysis.rates.*",
+            "app.analysis.noise_floor.*",
+            "app.analysis.relation_roles.*",
+            "app.analysis.severity.*",
+            "app.analysis.case_fields.*",
+        ),
         (
             "tests/test_metrics.py",
             "tests/test_si_metrics.py",

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.analysis.triage import Suggestion
+from app.analysis.triage.thresholds import Suggestion
 from core.types import Verdict
 from storage import Store
 from tests.triage_data import make_case, save_runs

@@ -7,7 +7,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.analysis.triage import Suggestion
+from app.analysis.catalogue import FALSE_POSITIVE_RATES, TRIAGE_FEEDBACK_COLUMNS
+from app.analysis.triage.thresholds import Suggestion
 from app.ui.data import triage_feedback
 from app.ui.triage.filters import CaseFilters
 from app.ui.triage.state import apply_suggested_threshold
@@ -15,18 +16,12 @@ from app.ui.triage.state import apply_suggested_threshold
 FEEDBACK_COLUMNS = [
     "relation",
     "n_fail",
-    "labeled",
-    "fp_rate",
-    "fp_ci_low",
-    "fp_ci_high",
-    "violation_rate",
-    "confirmed_violation_rate",
+    *TRIAGE_FEEDBACK_COLUMNS,
     "confirmed",
     "fp_invalid_followup",
     "fp_oracle",
     "unsure",
 ]
-RATE_COLUMNS = ("fp_rate", "fp_ci_low", "fp_ci_high", "violation_rate", "confirmed_violation_rate")
 
 
 def progress_frame(progress: dict[str, Any]) -> pd.DataFrame:
@@ -84,7 +79,7 @@ def render_false_positive_rates(feedback: pd.DataFrame) -> None:
         feedback[FEEDBACK_COLUMNS],
         hide_index=True,
         column_config={
-            column: st.column_config.NumberColumn(format="%.3f") for column in RATE_COLUMNS
+            column: st.column_config.NumberColumn(format="%.3f") for column in FALSE_POSITIVE_RATES
         },
     )
 

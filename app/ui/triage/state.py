@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.analysis.triage import apply_threshold
+from app.analysis.triage.thresholds import apply_threshold
 from app.ui.data import data_changed, get_store
 
 LABELER = "triage_labeler"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.analysis.triage import (
+from app.analysis.triage.agreement import agreement_table
+from app.analysis.triage.label_exchange import (
     IMPORT_FORMATS,
     LabelImportError,
-    agreement_table,
     export_labels,
     import_labels,
 )
