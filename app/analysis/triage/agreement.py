@@ -20,6 +20,11 @@ def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float | None:
 
     p_o is the observed agreement, p_e the agreement expected from each rater's label
     frequencies. None when undefined (no items, or both raters always give one same label).
+
+    Not ``sklearn.metrics.cohen_kappa_score`` (scikit-learn is installed only as
+    sentence-transformers' dependency): the tests check this against it, but importing it costs
+    about 3 s of CPU on the Triage page's first render, and it answers NaN with a warning where
+    an undefined kappa should read "none".
     """
     if len(first) != len(second):
         raise ValueError("both raters must rate the same items")
