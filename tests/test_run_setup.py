@@ -18,7 +18,7 @@ from app.engine.run_setup import (
     with_sampling,
 )
 from app.engine.runner import RunConfig
-from app.inputs.parsing import load_input_file
+from app.inputs.input_files import load_input_file
 from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_view import ProbeChoices, probe_run_config
 from core.types import EMBEDDED_KIND, Endpoint, Sample
