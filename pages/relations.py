@@ -2,13 +2,9 @@
 
 import streamlit as st
 
+from app.ui.custom_relation_editor import render_custom_editor
 from app.ui.entry import require_entrypoint
-from app.ui.relations_view import (
-    load_relations,
-    render_catalog,
-    render_custom_editor,
-    render_try_it,
-)
+from app.ui.relations_view import load_relations, render_catalog, render_try_it
 
 require_entrypoint("pages/relations.py")
 st.title("Relations")

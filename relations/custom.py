@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import regex
 
+from core.json_text import load_json
 from relations.base import (
     Expectation,
     NotApplicable,
@@ -405,15 +406,13 @@ def export_specs(store: SpecStore) -> str:
 def parse_specs(text: str) -> list[dict[str, Any]]:
     """Validated specs from an export (or a bare list / a single spec). Raises ValueError."""
     try:
-        data = json.loads(text)
+        data = load_json(
+            text
+        )  # UnreadableJsonError, a ValueError, says why valid JSON is unreadable
     except json.JSONDecodeError as exc:
         raise ValueError(
             f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
-    except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise ValueError(f"a value cannot be read: {exc}") from None
     if isinstance(data, dict) and "relations" in data:
         if data.get("format", EXPORT_FORMAT) != EXPORT_FORMAT:
             raise ValueError(f"unknown format {data.get('format')!r}")

@@ -609,7 +609,7 @@ def test_batch_export_takes_more_inputs_than_a_run(tmp_path, capsys, bow):
     """A run takes at most 5,000 inputs; a batch export (sweeps too large to run
     interactively) up to 50,000."""
     from app.cli.main import BATCH_MAX_ROWS, main
-    from app.inputs.parsing import MAX_ROWS
+    from app.inputs.limits import MAX_ROWS
 
     inputs = tmp_path / "inputs.txt"
     inputs.write_text("".join(f"Line {i} is fine.\n" for i in range(MAX_ROWS + 1)))

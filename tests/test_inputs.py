@@ -7,19 +7,14 @@ import random
 import pandas as pd
 import pytest
 
-from app.inputs.parsing import (
-    MAX_ROWS,
-    InputError,
-    auto_samples,
-    decode_bytes,
-    encoding_note,
-    load_input_file,
-    parse_pasted,
-    read_upload,
-    samples_from_frame,
-    samples_from_pasted,
-    suggest_mapping,
-)
+from app.inputs.column_mapping import suggest_mapping
+from app.inputs.encodings import decode_bytes
+from app.inputs.errors import InputError
+from app.inputs.input_files import load_input_file
+from app.inputs.limits import MAX_ROWS
+from app.inputs.pasted import parse_pasted, samples_from_pasted
+from app.inputs.samples import auto_samples, samples_from_frame
+from app.inputs.uploads import encoding_note, read_upload
 from core.types import Sample
 
 QA = ("context", "question")
@@ -470,7 +465,7 @@ def test_inputs_file_must_be_a_regular_file_within_the_limit(tmp_path):
     """Items 10 and 11: /dev/zero was read until a MemoryError, a FIFO blocked forever."""
     import os
 
-    from app.inputs.parsing import check_input_path, read_input_file
+    from app.inputs.input_files import check_input_path, read_input_file
 
     pipe = tmp_path / "pipe.jsonl"
     os.mkfifo(pipe)

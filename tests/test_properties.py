@@ -17,8 +17,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.clients.endpoints import validate_api_key_env, validate_base_url
-from app.inputs.parsing import InputError, auto_samples, read_upload, samples_from_pasted
+from app.inputs.errors import InputError
+from app.inputs.pasted import samples_from_pasted
+from app.inputs.samples import auto_samples
 from app.inputs.tasks import BUILTIN_TASKS, check_template, custom_task
+from app.inputs.uploads import read_upload
 from app.reports.diffing import diff_html
 from app.ui.components import inert
 from relations.apply import SkippedFollowUp, transform_text

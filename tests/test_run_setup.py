@@ -17,7 +17,7 @@ from app.engine.run_setup import (
     samples_from_file,
     with_sampling,
 )
-from app.inputs.parsing import load_input_file
+from app.inputs.input_files import load_input_file
 from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_view import ProbeChoices, probe_run_config
 from core.run_config import RunConfig

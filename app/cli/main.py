@@ -158,7 +158,7 @@ def _endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | 
 
 def input_file_options(args: argparse.Namespace) -> dict[str, Any]:
     """How ``--inputs`` is read: ``--max-input-mb`` and ``--encoding`` as reader arguments."""
-    from app.inputs.parsing import MAX_INPUT_BYTES
+    from app.inputs.input_files import MAX_INPUT_BYTES
 
     max_mb = getattr(args, "max_input_mb", None)
     return {
@@ -173,7 +173,8 @@ def check_inputs_options(args: argparse.Namespace) -> None:
     import codecs
     import math
 
-    from app.inputs.parsing import InputError, check_input_path
+    from app.inputs.errors import InputError
+    from app.inputs.input_files import check_input_path
 
     max_mb = getattr(args, "max_input_mb", None)
     if max_mb is not None and not (math.isfinite(max_mb) and max_mb > 0):

@@ -22,7 +22,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.engine.workspace import all_relations, get_task
-from app.inputs.parsing import MAX_INPUT_BYTES, MAX_ROWS, InputError, load_input_file
+from app.inputs.errors import InputError
+from app.inputs.input_files import MAX_INPUT_BYTES, load_input_file
+from app.inputs.limits import MAX_ROWS
 from app.inputs.tasks import Task
 from core.run_config import RunConfig
 from core.types import Endpoint, Sample

@@ -23,6 +23,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -401,76 +402,118 @@ def import_llmorph(
     documents = _read_documents(path)
     all_cases: list[dict[str, Any]] = []
     samples: dict[str, Sample] = {}
-    models: set[str] = set()
-    tasks: set[str] = set()
+    sources: list[_LogSource] = []
     for name, document in documents:
-        if isinstance(document, list):
-            header, items = {}, document
-        elif isinstance(document, dict) and isinstance(document.get("data"), list):
-            header, items = document, document["data"]
-        else:
-            raise ValueError(f"{name}: expected an LLMorph log (an object with a 'data' list)")
-        match = _LOG_NAME.match(Path(name).stem)
-        file_model = model or header.get("llm_name") or (match and match["model"])
-        file_task = task_id or header.get("task_name") or (match and match["task"])
-        file_relation = relation_id or header.get("relation_name") or (match and match["relation"])
-        for what, value in (
-            ("model (llm_name)", file_model),
-            ("task (task_name)", file_task),
-            ("relation (relation_name)", file_relation),
-        ):
-            if value in (None, ""):
-                raise ValueError(
-                    f"{name}: cannot tell the {what}; pass it as an argument or name the file "
-                    "log__MODEL__TASK__RELATION.json"
-                )
-            if isinstance(value, bool) or not isinstance(value, str | int):
-                raise ValueError(f"{name}: the {what} must be text, not {type(value).__name__}")
-        file_model, file_task = str(file_model), str(file_task)
-        file_task = LLMORPH_TASKS.get(file_task, file_task)
-        rel_id, family, side = _resolve_relation(str(file_relation))
-        names = header.get("fields")
-        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
-            task = BUILTIN_TASKS.get(file_task)
-            names = list(task.fields) if task is not None else None
-        repeats: dict[tuple[str, int], int] = {}
-        for i, item in enumerate(items):
-            for case in _item_cases(item, f"{name}: item {i}", names, file_task):
-                sample = Sample(fields=case["source_input"])
-                samples[sample.id] = sample
-                seen_key = (sample.id, case["followup_index"])
-                repeat = case.pop("repeat_index", repeats.get(seen_key, 0))
-                repeats[seen_key] = repeats.get(seen_key, 0) + 1
-                case.update(
-                    model=file_model,
-                    task_id=file_task,
-                    relation_id=rel_id,
-                    family=family,
-                    side=case.get("side", side),
-                    sample_id=sample.id,
-                    repeat_index=repeat,
-                )
-                all_cases.append(case)
-        models.add(file_model)
-        tasks.add(file_task)
+        header, items = _log_items(name, document)
+        source = _log_source(name, header, model=model, task_id=task_id, relation_id=relation_id)
+        all_cases += _log_cases(name, items, source, samples)
+        sources.append(source)
     if not all_cases:
         raise ValueError(f"{path}: the logs contain no items")
     run_id = run_id or "llmorph-" + content_hash([path.name, all_cases])[:12]
-    key_columns = ("model", "task_id", "relation_id", "sample_id", "followup_index")
-    for index, case in enumerate(all_cases):
-        case["run_id"] = run_id
-        identity = [run_id, index, case["repeat_index"], *(case[k] for k in key_columns)]
-        case["id"] = content_hash(identity)[:32]
-    endpoint = Endpoint(
-        name="llmorph-import", base_url="file://llmorph", model=", ".join(sorted(models))
-    )
+    _identify_cases(all_cases, run_id)
+    # Every log names its model and task, even one without items.
+    models = sorted({source.model for source in sources})
+    tasks = sorted({source.task_id for source in sources})
+    endpoint = Endpoint(name="llmorph-import", base_url="file://llmorph", model=", ".join(models))
     store.replace_imported_run(
         run_id,
         endpoint=endpoint,
-        task_id=", ".join(sorted(tasks)),
+        task_id=", ".join(tasks),
         config={"imported_from": path.name, "format": "llmorph", "files": len(documents)},
         samples=list(samples.values()),
         dataset=path.name,
         cases=[Case.from_row(case) for case in all_cases],
     )
     return run_id
+
+
+@dataclass(frozen=True)
+class _LogSource:
+    """Where one log's items come from: model, task and relation, and the task's field names."""
+
+    model: str
+    task_id: str
+    relation_id: str
+    family: str
+    side: str | None
+    field_names: list[str] | None
+
+
+def _log_items(name: str, document: Any) -> tuple[dict[str, Any], list[Any]]:
+    """(header, items) of a log: an object with a ``data`` list, or a bare list of items."""
+    if isinstance(document, list):
+        return {}, document
+    if isinstance(document, dict) and isinstance(document.get("data"), list):
+        return document, document["data"]
+    raise ValueError(f"{name}: expected an LLMorph log (an object with a 'data' list)")
+
+
+def _log_source(
+    name: str,
+    header: dict[str, Any],
+    *,
+    model: str | None,
+    task_id: str | None,
+    relation_id: str | None,
+) -> _LogSource:
+    """Model, task and relation from the arguments, else the log's header, else its file name."""
+    match = _LOG_NAME.match(Path(name).stem)
+    file_model = model or header.get("llm_name") or (match and match["model"])
+    file_task = task_id or header.get("task_name") or (match and match["task"])
+    file_relation = relation_id or header.get("relation_name") or (match and match["relation"])
+    for what, value in (
+        ("model (llm_name)", file_model),
+        ("task (task_name)", file_task),
+        ("relation (relation_name)", file_relation),
+    ):
+        if value in (None, ""):
+            raise ValueError(
+                f"{name}: cannot tell the {what}; pass it as an argument or name the file "
+                "log__MODEL__TASK__RELATION.json"
+            )
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise ValueError(f"{name}: the {what} must be text, not {type(value).__name__}")
+    file_task = LLMORPH_TASKS.get(str(file_task), str(file_task))
+    rel_id, family, side = _resolve_relation(str(file_relation))
+    names = header.get("fields")
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        task = BUILTIN_TASKS.get(file_task)
+        names = list(task.fields) if task is not None else None
+    return _LogSource(str(file_model), file_task, rel_id, family, side, names)
+
+
+def _log_cases(
+    name: str, items: list[Any], source: _LogSource, samples: dict[str, Sample]
+) -> list[dict[str, Any]]:
+    """The cases of one log's items, adding their source samples to ``samples``. A case with no
+    repeat index of its own is numbered by how often its sample and follow-up came before."""
+    cases: list[dict[str, Any]] = []
+    repeats: dict[tuple[str, int], int] = {}
+    for i, item in enumerate(items):
+        for case in _item_cases(item, f"{name}: item {i}", source.field_names, source.task_id):
+            sample = Sample(fields=case["source_input"])
+            samples[sample.id] = sample
+            seen_key = (sample.id, case["followup_index"])
+            repeat = case.pop("repeat_index", repeats.get(seen_key, 0))
+            repeats[seen_key] = repeats.get(seen_key, 0) + 1
+            case.update(
+                model=source.model,
+                task_id=source.task_id,
+                relation_id=source.relation_id,
+                family=source.family,
+                side=case.get("side", source.side),
+                sample_id=sample.id,
+                repeat_index=repeat,
+            )
+            cases.append(case)
+    return cases
+
+
+def _identify_cases(cases: list[dict[str, Any]], run_id: str) -> None:
+    """Give every case the run id and an id derived from its content and position."""
+    key_columns = ("model", "task_id", "relation_id", "sample_id", "followup_index")
+    for index, case in enumerate(cases):
+        case["run_id"] = run_id
+        identity = [run_id, index, case["repeat_index"], *(case[k] for k in key_columns)]
+        case["id"] = content_hash(identity)[:32]

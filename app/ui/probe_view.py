@@ -24,17 +24,13 @@ from app.engine.run_setup import (
     with_sampling,
 )
 from app.engine.workspace import all_relations, all_tasks, make_runner
+from app.inputs.column_mapping import suggest_mapping, suggest_reference_column
 from app.inputs.datasets import DATASETS, datasets_for_task, load_dataset
-from app.inputs.parsing import (
-    InputError,
-    encoding_note,
-    read_upload,
-    samples_from_frame,
-    samples_from_pasted,
-    suggest_mapping,
-    suggest_reference_column,
-)
+from app.inputs.errors import InputError
+from app.inputs.pasted import samples_from_pasted
+from app.inputs.samples import samples_from_frame
 from app.inputs.tasks import Task, custom_task
+from app.inputs.uploads import encoding_note, read_upload
 from app.ui import form_memory
 from app.ui.components import (
     VERDICT_CELL_STYLES,

@@ -11,13 +11,12 @@ from streamlit.testing.v1 import AppTest
 
 from app.inputs.tasks import BUILTIN_TASKS
 from app.reports.diffing import diff_html
+from app.ui.custom_relation_editor import rules_from_text, spec_from_form
 from app.ui.relations_view import (
     ANY_TASK,
     catalog_frame,
     changed_fields,
     filter_relations,
-    rules_from_text,
-    spec_from_form,
     try_relation,
 )
 from relations.registry import get_relation, list_relations

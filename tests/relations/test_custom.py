@@ -216,6 +216,25 @@ def test_import_rejects_duplicates_and_bad_json(store):
     assert store.custom_relation_specs() == {}
 
 
+def test_import_and_uploads_say_alike_why_valid_json_is_unreadable(store):
+    """One wording (core/json_text.py) for JSON that parses but cannot be read, in relation
+    imports and in uploaded inputs."""
+    from app.inputs.errors import InputError
+    from app.inputs.uploads import read_upload
+
+    too_deep = "[" * 100_000 + "]" * 100_000
+    huge = '{"text": %s}' % ("9" * 5000)
+    for text, message in (
+        (too_deep, "the JSON is nested too deeply"),
+        (huge, "a value cannot be read"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            import_specs(store, text)
+        with pytest.raises(InputError, match=message):
+            read_upload("inputs.json", text.encode())
+    assert store.custom_relation_specs() == {}
+
+
 def test_import_accepts_a_single_spec_and_overwrites(store):
     save_spec(store, spec(name="Old name"))
     assert import_specs(store, json.dumps(spec(name="New name"))) == ["custom.us_spelling"]
