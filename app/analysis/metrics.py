@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from app.analysis.catalogue import MISSING_META, meta_value_order
+from app.analysis.catalogue.formats import MISSING_META, meta_value_order
 from app.analysis.proportions import Z95, wilson_interval
 from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
 
