@@ -203,7 +203,7 @@ def _summarise(visits: list[dict[str, Any]]) -> dict[str, Any]:
 
 def baseline_spec(db_path: Path) -> dict[str, Any]:
     """The heatmap the Analysis page first shows (same rows, same spec) for the bare page."""
-    from app.analysis import figures, metrics
+    from app.analysis import heatmaps, metrics
     from storage import Store
     from storage.analysis import CaseFilter
 
@@ -212,7 +212,7 @@ def baseline_spec(db_path: Path) -> dict[str, Any]:
         rows = metrics.summarize(store, CaseFilter())["rows"]
     finally:
         store.close()
-    return figures.heatmap_spec(rows, "violation_rate")
+    return heatmaps.heatmap_spec(rows)
 
 
 def browse(db_path: Path, model: str, repeats: int) -> dict[str, Any]:

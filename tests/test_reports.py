@@ -360,16 +360,16 @@ def test_report_figures_keep_their_labels_and_colours_under_streamlits_template(
 
 
 def test_html_report_turns_heatmaps_with_more_relations_than_fit_across(seeded, monkeypatch):
-    from app.analysis import figures
+    from app.analysis import heatmaps
 
     turned: list[bool] = []
-    original = figures.heatmap
+    original = heatmaps.heatmap
 
     def recording(rows, metric="violation_rate", **options):
         turned.append(options.get("relations_down", False))
         return original(rows, metric, **options)
 
-    monkeypatch.setattr(figures, "heatmap", recording)
+    monkeypatch.setattr(heatmaps, "heatmap", recording)
     render_html_report(seeded)
     assert turned and not any(turned)  # the seeded store has few relations: left to right
     turned.clear()

@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from app.analysis.catalogue import MISSING_META, meta_value_order
+from app.analysis.catalogue.formats import MISSING_META, meta_value_order
 from app.analysis.noise_floor import Floors, net_violation, noise_floor
 from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
 from app.analysis.relation_roles import RelationRoles, relation_roles

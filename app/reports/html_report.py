@@ -1,6 +1,7 @@
 """The standalone HTML report: offline (plotly.js inline), every database text escaped.
 
-Tables are laid out by the catalogue in :mod:`app.analysis.catalogue`; charts come from :mod:`app.analysis.figures`.
+Tables are laid out by :mod:`app.analysis.catalogue.tables`; charts come from
+:mod:`app.analysis.heatmaps` and :mod:`app.analysis.figures`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from app.analysis import catalogue as columns
-from app.analysis import figures, metrics, noise_floor, stats
-from app.analysis.catalogue import Shown, Unit, format_text
+from app.analysis import figures, heatmaps, metrics, noise_floor, stats
+from app.analysis.catalogue import tables
+from app.analysis.catalogue.definitions import DEFINITIONS, REPORT_HEATMAPS, definition_rows
+from app.analysis.catalogue.formats import Unit, format_text
+from app.analysis.catalogue.tables import Shown
 from app.reports.common import now
 from storage.analysis import CaseFilter
 
@@ -50,7 +53,7 @@ th{{background:#f5f5f5}} td.text,th.text{{text-align:left}}
 
 
 def html_table(rows: list[dict[str, Any]], layout: Sequence[Shown]) -> str:
-    """An HTML table of ``rows`` laid out by ``layout`` (from ``app.analysis.catalogue``); every header
+    """An HTML table of ``rows`` laid out by ``layout`` (from ``app.analysis.catalogue.tables``); every header
     and cell is escaped."""
     head = "".join(f'<th class="{_align(c.unit)}">{html.escape(c.label)}</th>' for c in layout)
     body = []
@@ -128,6 +131,114 @@ def for_print(fig):
     return fig
 
 
+class _Document:
+    """The report's body as it is written: HTML parts in order, plotly.js embedded once, with
+    the first chart."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.has_charts = False
+
+    def add(self, *parts: str) -> None:
+        self.parts.extend(parts)
+
+    def figure(self, fig) -> None:
+        chart = for_print(fig).to_html(
+            full_html=False,
+            include_plotlyjs=not self.has_charts,
+            config={"displaylogo": False, "responsive": False},
+        )
+        self.parts.append(f'<div class="figure">{chart}</div>')
+        self.has_charts = True
+
+
+def _header(doc: _Document, title: str, flt: CaseFilter, n_cases: int) -> None:
+    """The title, when it was made, how many cases and which filters."""
+    esc = html.escape
+    doc.add(f"<h1>{esc(title)}</h1>")
+    items = filter_items(flt)
+    doc.add(
+        f'<p class="note">Generated {esc(now())} · {n_cases} cases · '
+        + ("filters:</p>" if items else "no filters (every case).</p>")
+    )
+    if items:
+        doc.add(
+            '<ul class="filters">' + "".join(f"<li>{esc(item)}</li>" for item in items) + "</ul>"
+        )
+
+
+def _heatmaps(doc: _Document, rows: list[dict[str, Any]]) -> None:
+    doc.add("<h2>Heatmaps (model × relation)</h2>")
+    # More relations than a printed page's plot area (~420 px) holds with each cell's text
+    # legible: one row per relation instead.
+    turned = len({row["relation_id"] for row in rows}) > _RELATIONS_ACROSS_MAX
+    for metric in REPORT_HEATMAPS:
+        if any(row.get(metric) is not None for row in rows):
+            doc.figure(heatmaps.heatmap(rows, metric, relations_down=turned))
+
+
+def _distributions(doc: _Document, store, flt: CaseFilter) -> None:
+    doc.add("<h2>Distributions</h2>")
+    for column, label in (("delta", "Δ"), ("output_similarity", "output similarity")):
+        box_rows, stride = metrics.box_stats(store, flt, column)
+        if box_rows:
+            doc.figure(figures.box_plot(box_rows, measure_label=label))
+            if stride > 1:
+                doc.add(f'<p class="note">Based on every {stride}th case.</p>')
+
+
+def _robustness(doc: _Document, summary: dict[str, Any]) -> None:
+    """MAD and stability, then the noise floor (chart and table)."""
+    if any(m.get("mad") is not None for m in summary["models"]):
+        doc.add("<h2>MAD and stability</h2>")
+        doc.figure(figures.mad_stability_bars(summary["models"]))
+    doc.add("<h2>Noise floor</h2>")
+    floors = {m["model"]: m["noise_floor"] for m in summary["models"]}
+    doc.figure(figures.violation_with_floor(summary["rows"], floors))
+    floor_rows = noise_floor.floor_rows(summary["noise_floor"])
+    doc.add(html_table(floor_rows, tables.REPORT_FLOOR_TABLE))
+    if not floor_rows:
+        doc.add('<p class="note">No si.identity cases: no noise floor measured.</p>')
+
+
+def _tables(doc: _Document, store, flt: CaseFilter, summary: dict[str, Any]) -> None:
+    """StepScore, the AgentDiff gap, the breakdowns by category and difficulty, and the model ×
+    relation table."""
+    if summary["step_scores"]:
+        doc.add("<h2>StepScore (reasoning steps against the reference steps)</h2>")
+        doc.add(html_table(summary["step_scores"], tables.REPORT_STEP_SCORE_TABLE))
+    if summary["gap"]:
+        doc.add("<h2>AgentDiff gap (meaning-bearing − presentation)</h2>")
+        doc.add(html_table(summary["gap"], tables.REPORT_GAP_TABLE))
+    for key in [k for k in store.meta_keys() if k in ("category", "difficulty")]:
+        rows = metrics.breakdown(store, key, flt)
+        if rows:
+            doc.add(f"<h2>By {html.escape(key)}</h2>")
+            doc.add(html_table(rows, tables.report_breakdown_table(key)))
+    doc.add("<h2>Model × relation</h2>")
+    doc.add(html_table(summary["rows"], tables.REPORT_MODEL_RELATION_TABLE))
+
+
+def _statistics(doc: _Document, tests: dict[str, Any]) -> None:
+    doc.add(
+        "<h2>Statistics</h2>",
+        f'<p class="note">Benjamini-Hochberg adjusted within each family; significant when the '
+        f"adjusted p &lt; {tests['alpha']}.</p>",
+        "<h3>Mann-Whitney U between models</h3>",
+        html_table(tests["mann_whitney"], tables.REPORT_TEST_TABLE),
+        "<h3>Kruskal-Wallis across relations, per model</h3>",
+        html_table(tests["kruskal_wallis"], tables.REPORT_TEST_TABLE),
+    )
+
+
+def _definitions(doc: _Document) -> None:
+    """Each metric's formula and paper source, then the one-line definitions."""
+    esc = html.escape
+    doc.add("<h2>Definitions</h2>", html_table(definition_rows(), tables.DEFINITION_TABLE), "<ul>")
+    doc.add(*(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in DEFINITIONS.items()))
+    doc.add("</ul>")
+
+
 def render_html_report(
     store, flt: CaseFilter | None = None, title: str = "Morphscope robustness report"
 ) -> str:
@@ -142,89 +253,20 @@ def render_html_report(
     flt = flt or CaseFilter()
     summary = metrics.summarize(store, flt)
     tests = stats.run_tests(store, flt, counts=summary["counts"])
-    n_cases = store.count_cases(flt)
-    parts: list[str] = []
-    plotly_included = False
-
-    def figure(fig) -> None:
-        nonlocal plotly_included
-        chart = for_print(fig).to_html(
-            full_html=False,
-            include_plotlyjs=not plotly_included,
-            config={"displaylogo": False, "responsive": False},
-        )
-        parts.append(f'<div class="figure">{chart}</div>')
-        plotly_included = True
-
-    esc = html.escape
-    parts.append(f"<h1>{esc(title)}</h1>")
-    items = filter_items(flt)
-    parts.append(
-        f'<p class="note">Generated {esc(now())} · {n_cases} cases · '
-        + ("filters:</p>" if items else "no filters (every case).</p>")
-    )
-    if items:
-        parts.append(
-            '<ul class="filters">' + "".join(f"<li>{esc(item)}</li>" for item in items) + "</ul>"
-        )
-    parts.append("<h2>Summary per model</h2>")
-    parts.append(html_table(summary["models"], columns.REPORT_MODEL_TABLE))
+    doc = _Document()
+    _header(doc, title, flt, store.count_cases(flt))
+    doc.add("<h2>Summary per model</h2>", html_table(summary["models"], tables.REPORT_MODEL_TABLE))
     if summary["rows"]:
-        parts.append("<h2>Heatmaps (model × relation)</h2>")
-        # More relations than a printed page's plot area (~420 px) holds with each cell's text
-        # legible: one row per relation instead.
-        n_relations = len({row["relation_id"] for row in summary["rows"]})
-        turned = n_relations > _RELATIONS_ACROSS_MAX
-        for metric in ("violation_rate", "mean_delta", "mean_similarity"):
-            if any(row.get(metric) is not None for row in summary["rows"]):
-                figure(figures.heatmap(summary["rows"], metric, relations_down=turned))
-        parts.append("<h2>Distributions</h2>")
-        for column, label in (("delta", "Δ"), ("output_similarity", "output similarity")):
-            box_rows, stride = metrics.box_stats(store, flt, column)
-            if box_rows:
-                figure(figures.box_plot(box_rows, measure_label=label))
-                if stride > 1:
-                    parts.append(f'<p class="note">Based on every {stride}th case.</p>')
-        if any(m.get("mad") is not None for m in summary["models"]):
-            parts.append("<h2>MAD and stability</h2>")
-            figure(figures.mad_stability_bars(summary["models"]))
-        parts.append("<h2>Noise floor</h2>")
-        floors = {m["model"]: m["noise_floor"] for m in summary["models"]}
-        figure(figures.violation_with_floor(summary["rows"], floors))
-        floor_rows = noise_floor.floor_rows(summary["noise_floor"])
-        parts.append(html_table(floor_rows, columns.REPORT_FLOOR_TABLE))
-        if not floor_rows:
-            parts.append('<p class="note">No si.identity cases: no noise floor measured.</p>')
-    if summary["step_scores"]:
-        parts.append("<h2>StepScore (reasoning steps against the reference steps)</h2>")
-        parts.append(html_table(summary["step_scores"], columns.REPORT_STEP_SCORE_TABLE))
-    if summary["gap"]:
-        parts.append("<h2>AgentDiff gap (meaning-bearing − presentation)</h2>")
-        parts.append(html_table(summary["gap"], columns.REPORT_GAP_TABLE))
-    for key in [k for k in store.meta_keys() if k in ("category", "difficulty")]:
-        rows = metrics.breakdown(store, key, flt)
-        if rows:
-            parts.append(f"<h2>By {esc(key)}</h2>")
-            parts.append(html_table(rows, columns.report_breakdown_table(key)))
-    parts.append("<h2>Model × relation</h2>")
-    parts.append(html_table(summary["rows"], columns.REPORT_MODEL_RELATION_TABLE))
-    parts.append("<h2>Statistics</h2>")
-    parts.append(
-        f'<p class="note">Benjamini-Hochberg adjusted within each family; significant when the '
-        f"adjusted p &lt; {tests['alpha']}.</p>"
-    )
-    parts.append("<h3>Mann-Whitney U between models</h3>")
-    parts.append(html_table(tests["mann_whitney"], columns.REPORT_TEST_TABLE))
-    parts.append("<h3>Kruskal-Wallis across relations, per model</h3>")
-    parts.append(html_table(tests["kruskal_wallis"], columns.REPORT_TEST_TABLE))
-    parts.append("<h2>Definitions</h2>")
-    parts.append(html_table(columns.definition_rows(), columns.DEFINITION_TABLE))
-    parts.append("<ul>")
-    parts.extend(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in columns.DEFINITIONS.items())
-    parts.append("</ul>")
-    if not plotly_included:
-        parts.append('<p class="note">No charts: nothing matched the filters.</p>')
-    body = "\n".join(parts)
+        _heatmaps(doc, summary["rows"])
+        _distributions(doc, store, flt)
+        _robustness(doc, summary)
+    _tables(doc, store, flt, summary)
+    _statistics(doc, tests)
+    _definitions(doc)
+    if not doc.has_charts:
+        doc.add('<p class="note">No charts: nothing matched the filters.</p>')
+    body = "\n".join(doc.parts)
+    esc = html.escape
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -1,9 +1,10 @@
 """``report --json``: one row per model × relation, the noise floor, the statistical tests.
 
-:func:`report` holds n, pass, fail, skip, error, violation_rate, ci_low, ci_high, mean_delta, mad,
-stability and mean_similarity per model × relation (plus a few extras), the noise floor per model,
-the AgentDiff gap and the tests. Columns and definitions come from :mod:`app.analysis.catalogue`; the numbers
-from :mod:`app.analysis.metrics` and :mod:`app.analysis.stats`.
+:func:`report` holds the counts, the violation rate with its Wilson interval, mean Δ, MAD,
+stability and mean similarity per model × relation (plus a few extras: the keys are
+``REPORT_ROW_KEYS``), the noise floor per model, the AgentDiff gap and the tests. Columns and
+definitions come from :mod:`app.analysis.catalogue`; the numbers from :mod:`app.analysis.metrics`
+and :mod:`app.analysis.stats`.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.analysis import metrics, stats
-from app.analysis.catalogue import (
+from app.analysis.catalogue.definitions import DEFINITIONS, VIOLATION_RATE
+from app.analysis.catalogue.formats import Unit, format_fraction, format_interval
+from app.analysis.catalogue.tables import (
     CI_KEY,
-    DEFINITIONS,
+    REPORT_FLOOR_KEYS,
     REPORT_ROW_KEYS,
     REPORT_TEXT_TABLE,
-    Unit,
-    format_fraction,
-    format_interval,
 )
 from app.engine.repairs import flagged_runs
 from app.reports.common import case_filter, json_safe, now
@@ -61,10 +61,10 @@ def report(
     )
     summary = metrics.summarize(store, flt)
     rows = [{key: row.get(key) for key in REPORT_ROW_KEYS} for row in summary["rows"]]
-    floor_keys = ("n", "pass", "fail", "violation_rate", "ci_low", "ci_high", "inconsistency_rate")
     floors = {
         model: {
-            task_id: {key: floor[key] for key in floor_keys} for task_id, floor in tasks.items()
+            task_id: {key: floor[key] for key in REPORT_FLOOR_KEYS}
+            for task_id, floor in tasks.items()
         }
         for model, tasks in summary["noise_floor"].items()
     }
@@ -105,7 +105,7 @@ def report_table(document: dict[str, Any]) -> list[str]:
         cells = []
         for column in REPORT_TEXT_TABLE:
             if column.key == CI_KEY:
-                missing = row.get("violation_rate") is None
+                missing = row.get(VIOLATION_RATE) is None
                 text = "—" if missing else format_interval(row["ci_low"], row["ci_high"])
             elif column.unit is Unit.PERCENT:
                 text = format_fraction(row.get(column.key))
@@ -115,11 +115,11 @@ def report_table(document: dict[str, Any]) -> list[str]:
         lines.append(" ".join(cells))
     for model, tasks in (document.get("noise_floor") or {}).items():
         for task_id, floor in tasks.items():
-            if floor.get("violation_rate") is None:
+            if floor.get(VIOLATION_RATE) is None:
                 continue
             lines.append(
                 f"noise floor ({model}, {task_id}, si.identity): "
-                f"{format_fraction(floor['violation_rate'])} "
+                f"{format_fraction(floor[VIOLATION_RATE])} "
                 f"{format_interval(floor['ci_low'], floor['ci_high'])} "
                 f"over {floor['n']} observations"
             )

@@ -1,7 +1,7 @@
 """The Analysis page's "Definitions" tab: every metric's exact formula and the paper it follows.
 
-Generated from the metric catalogue (``app.analysis.catalogue``), like the HTML report's section, so the page,
-the report and the code that computes the numbers cannot drift apart.
+Generated from the metric catalogue (``app.analysis.catalogue``), like the HTML report's section,
+so the page, the report and the code that computes the numbers cannot drift apart.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import streamlit as st
 
-from app.analysis import catalogue as columns
+from app.analysis.catalogue.definitions import definition_rows
+from app.analysis.catalogue.tables import DEFINITION_TABLE
 from app.ui import analysis_view as view
 
 
@@ -20,4 +21,4 @@ def render_definitions(_data: Any = None) -> None:
         "How every number on this page is computed, and the paper each definition follows. "
         "Δ, similarities and StepScore use all-MiniLM-L6-v2 sentence embeddings."
     )
-    st.dataframe(view.frame(columns.definition_rows(), columns.DEFINITION_TABLE), hide_index=True)
+    st.dataframe(view.frame(definition_rows(), DEFINITION_TABLE), hide_index=True)

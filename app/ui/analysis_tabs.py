@@ -1,7 +1,8 @@
 """The Analysis page's tabs: one render function each, taking the page's :class:`AnalysisView`.
 
 Each renderer lays out one tab's widgets; the data comes from the cached readers in
-``app.ui.analysis_view``, names and formats from ``app.analysis.catalogue``, charts from ``app.analysis.figures``.
+``app.ui.analysis_view``, names and table layouts from ``app.analysis.catalogue``, charts from
+``app.analysis.heatmaps`` and ``app.analysis.figures``.
 Widget keys are prefixed ``analysis_`` (they are the page's session state).
 """
 
@@ -15,8 +16,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.analysis import catalogue as columns
-from app.analysis import figures
+from app.analysis import figures, heatmaps
+from app.analysis.catalogue import definitions, tables
+from app.analysis.heatmap_grid import FEW_CASES, WIDE_INTERVAL, heatmap_cell_text
 from app.analysis.noise_floor import floor_rows
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
@@ -46,27 +48,28 @@ def render_heatmaps(data: AnalysisView) -> None:
     rows = data.summary["rows"]
     metric = st.radio(
         "Colour by",
-        list(columns.HEATMAP_CHOICES),
-        format_func=columns.heatmap_title,
+        list(definitions.HEATMAP_CHOICES),
+        format_func=definitions.heatmap_title,
         horizontal=True,
         key="analysis_heatmap_metric",
     )
     # Vega-Lite, not plotly: Streamlit's Vega chunk parses and draws far sooner than plotly.js,
     # and this is the page's first chart.
     event = st.vega_lite_chart(
-        figures.heatmap_spec(rows, metric),
+        heatmaps.heatmap_spec(rows, metric),
         on_select="rerun",
-        selection_mode=figures.HEATMAP_SELECTION,
+        selection_mode=heatmaps.HEATMAP_SELECTION,
         key="analysis_heatmap",
         width="stretch",
     )
     st.caption(
         f"{_cell_text_note(rows)} "
-        f"Faded, dotted cells rest on few cases (interval wider than {columns.WIDE_INTERVAL:.0%}"
-        f" or, without an interval, fewer than {columns.FEW_CASES} cases): read them with care. "
+        f"Faded, dotted cells rest on few cases (interval wider than {WIDE_INTERVAL:.0%}"
+        f" or, without an interval, fewer than {FEW_CASES} cases): read them with care. "
         "Click a cell (or pick it below) to see its cases."
     )
-    cells = sorted(rows, key=lambda r: (-(r["violation_rate"] or 0), r["model"], r["relation_id"]))
+    worst = definitions.VIOLATION_RATE
+    cells = sorted(rows, key=lambda r: (-(r[worst] or 0), r["model"], r["relation_id"]))
     labels = {view.cell_label(r["model"], r["relation_id"]): r for r in cells}
     clicked = view.clicked_cell(event)
     if clicked in labels and clicked != state.get("analysis_last_click"):
@@ -89,7 +92,7 @@ def render_heatmaps(data: AnalysisView) -> None:
 
 def _cell_text_note(rows: list[dict[str, Any]]) -> str:
     n = "n (the PASS + FAIL cases behind it)"
-    printed = figures.heatmap_cell_text(len({r["relation_id"] for r in rows}))
+    printed = heatmap_cell_text(len({r["relation_id"] for r in rows}))
     if printed == "value":
         return f"Each cell prints its value; hover it for {n} and the 95% interval."
     if not printed:
@@ -126,7 +129,7 @@ def _render_drilldown(data: AnalysisView, row: dict[str, Any], cell: str) -> Non
         return
     if len(cases) >= DRILLDOWN_LIMIT:
         st.caption(f"Showing the first {DRILLDOWN_LIMIT} cases (FAILs first).")
-    show_table(view.frame(cases, columns.CASE_TABLE), columns.CASE_TABLE)
+    show_table(view.frame(cases, tables.CASE_TABLE), tables.CASE_TABLE)
     st.caption("Long text is cut with …: pick the case below to read it whole.")
     by_id = {case["id"]: case for case in cases}
     key = case_choice_key(cell)
@@ -182,7 +185,7 @@ def render_robustness(data: AnalysisView) -> None:
     summary = data.summary
     model_rows = summary["models"]
     st.subheader("Per model")
-    show_table(view.frame(model_rows, columns.MODEL_TABLE), columns.MODEL_TABLE)
+    show_table(view.frame(model_rows, tables.MODEL_TABLE), tables.MODEL_TABLE)
     if any(m["mad"] is not None for m in model_rows):
         st.plotly_chart(figures.mad_stability_bars(model_rows), key="analysis_mad")
     st.subheader("Noise floor")
@@ -194,7 +197,7 @@ def render_robustness(data: AnalysisView) -> None:
             "max(0, rate − floor), for invariance relations only; the line is each model's "
             "floor weighted by its tasks' cases."
         )
-        show_table(view.frame(floor_rows(floors), columns.FLOOR_TABLE), columns.FLOOR_TABLE)
+        show_table(view.frame(floor_rows(floors), tables.FLOOR_TABLE), tables.FLOOR_TABLE)
         st.plotly_chart(
             figures.violation_with_floor(
                 summary["rows"], {m["model"]: m["noise_floor"] for m in model_rows}
@@ -206,20 +209,18 @@ def render_robustness(data: AnalysisView) -> None:
     if summary.get("step_scores"):
         st.subheader("StepScore (reasoning steps against the reference steps)")
         show_table(
-            view.frame(summary["step_scores"], columns.STEP_SCORE_TABLE), columns.STEP_SCORE_TABLE
+            view.frame(summary["step_scores"], tables.STEP_SCORE_TABLE), tables.STEP_SCORE_TABLE
         )
     if summary["gap"]:
         st.subheader("AgentDiff gap (meaning-bearing − presentation)")
-        show_table(view.frame(summary["gap"], columns.GAP_TABLE), columns.GAP_TABLE)
+        show_table(view.frame(summary["gap"], tables.GAP_TABLE), tables.GAP_TABLE)
     feedback = view.triage_feedback(data.path, data.version, data.flt)
     if feedback:
         st.subheader("From Triage labels")
-        show_table(
-            view.frame(feedback, columns.TRIAGE_FEEDBACK_TABLE), columns.TRIAGE_FEEDBACK_TABLE
-        )
+        show_table(view.frame(feedback, tables.TRIAGE_FEEDBACK_TABLE), tables.TRIAGE_FEEDBACK_TABLE)
     with st.expander("Model × relation table"):
         show_table(
-            view.frame(summary["rows"], columns.MODEL_RELATION_TABLE), columns.MODEL_RELATION_TABLE
+            view.frame(summary["rows"], tables.MODEL_RELATION_TABLE), tables.MODEL_RELATION_TABLE
         )
 
 
@@ -237,8 +238,8 @@ def render_severity(data: AnalysisView) -> None:
     controls = st.columns(3)
     proxy = controls[0].selectbox(
         "Severity proxy",
-        list(columns.SEVERITY_PROXIES),
-        format_func=columns.SEVERITY_PROXIES.get,
+        list(definitions.SEVERITY_PROXIES),
+        format_func=definitions.SEVERITY_PROXIES.get,
         key="analysis_proxy",
     )
     outcome = controls[1].radio(
@@ -247,7 +248,7 @@ def render_severity(data: AnalysisView) -> None:
     colour = controls[2].radio(
         "Colour by",
         ["relation_id", "side", "model"],
-        format_func=columns.metric_label,
+        format_func=definitions.metric_label,
         key="analysis_colour",
     )
     points = pd.DataFrame(severity)
@@ -257,9 +258,9 @@ def render_severity(data: AnalysisView) -> None:
         key="analysis_severity",
     )
     st.caption(f"{len(points)} cases (a fixed sample of at most 2,000).")
-    proxies = list(columns.SEVERITY_PROXIES)
+    proxies = list(definitions.SEVERITY_PROXIES)
     means = points.groupby("relation_id")[proxies].mean().reset_index()
-    layout = columns.table("relation_id", *proxies)
+    layout = tables.table("relation_id", *proxies)
     st.markdown("**Mean severity per relation**")
     show_table(view.frame(means.to_dict("records"), layout), layout)
 
@@ -277,13 +278,13 @@ def render_breakdown(data: AnalysisView) -> None:
     rows = view.breakdown(data.path, data.version, data.flt, key)
     metric = st.radio(
         "Show",
-        ["violation_rate", "inconsistency_rate", "mean_delta"],
-        format_func=columns.metric_label,
+        list(definitions.BREAKDOWN_CHOICES),
+        format_func=definitions.metric_label,
         horizontal=True,
         key="analysis_meta_metric",
     )
     st.plotly_chart(figures.breakdown_bars(rows, key, metric), key="analysis_breakdown")
-    layout = columns.breakdown_table(key)
+    layout = tables.breakdown_table(key)
     show_table(view.frame(rows, layout), layout)
 
 
@@ -308,7 +309,7 @@ def render_statistics(data: AnalysisView) -> None:
         if not results[key]:
             st.info("Not enough data for this test (it needs two models / two relations).")
             continue
-        show_table(view.frame(results[key], columns.TEST_TABLE), columns.TEST_TABLE)
+        show_table(view.frame(results[key], tables.TEST_TABLE), tables.TEST_TABLE)
         for result in results[key]:
             mark = ":green-badge[significant]" if result["significant"] else ":gray-badge[n.s.]"
             st.markdown(f"{mark} {inert(result['reading'])}")
@@ -366,7 +367,7 @@ def render_compare_runs(data: AnalysisView) -> None:
     compared = view.compare(data.path, data.version, run_a, run_b)
     label_a, label_b = compare_legend(runs_by_id[run_a], runs_by_id[run_b])
     st.plotly_chart(figures.compare_runs_bars(compared, label_a, label_b), key="analysis_compare")
-    show_table(view.frame(compared, columns.COMPARE_TABLE), columns.COMPARE_TABLE)
+    show_table(view.frame(compared, tables.COMPARE_TABLE), tables.COMPARE_TABLE)
 
 
 # ---------------------------------------------------------------- downloads
@@ -469,8 +470,3 @@ def render_open_tabs(opened: list[OpenTab], data: AnalysisView) -> None:
     for tab in opened:
         with tab.slot.container(), error_boundary(f"The {tab.name} tab"):
             TABS[tab.name](data)
-
-
-def render_tabs(data: AnalysisView) -> None:
-    """The tab bar and the open tab's content, in one go."""
-    render_open_tabs(open_tabs(loading=False), data)

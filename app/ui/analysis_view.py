@@ -20,10 +20,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.analysis import figures, metrics
+from app.analysis import heatmaps, metrics
 from app.analysis import severity as severity_metrics
 from app.analysis.case_fields import field_texts
-from app.analysis.catalogue import Shown, Unit, format_shown
+from app.analysis.catalogue.formats import Unit, format_shown
+from app.analysis.catalogue.tables import Shown
 from app.analysis.triage.false_positives import false_positive_rates
 from app.engine.embedder import EmbeddingCache, default_embedder
 from app.ui.components import inert, side_by_side, verdict_badge
@@ -361,7 +362,7 @@ def cell_label(model: str, relation_id: str) -> str:
 
 def clicked_cell(event: Any) -> str | None:
     """The "model × relation" of the first heatmap cell a click selected, if any: from the
-    Vega-Lite heatmap's point selection (``figures.HEATMAP_SELECTION``, one dict of ``model``
+    Vega-Lite heatmap's point selection (``heatmaps.HEATMAP_SELECTION``, one dict of ``model``
     and ``relation_id`` per selected cell) or from a plotly chart's selected points."""
     try:
         selection = event["selection"]
@@ -369,7 +370,7 @@ def clicked_cell(event: Any) -> str | None:
         selection = getattr(event, "selection", None)
     if not isinstance(selection, Mapping):
         return None
-    for point in selection.get(figures.HEATMAP_SELECTION) or []:
+    for point in selection.get(heatmaps.HEATMAP_SELECTION) or []:
         if isinstance(point, Mapping) and "model" in point and "relation_id" in point:
             return cell_label(str(point["model"]), str(point["relation_id"]))
     for point in selection.get("points") or []:

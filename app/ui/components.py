@@ -14,7 +14,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.analysis.catalogue import MISSING, Shown, Unit, column_help, format_shown
+from app.analysis.catalogue.definitions import column_help
+from app.analysis.catalogue.formats import MISSING, Unit, format_shown
+from app.analysis.catalogue.tables import Shown
 from app.reports.diffing import diff_html
 from core.types import Endpoint
 

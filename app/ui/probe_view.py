@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from app.analysis.catalogue import Unit, format_shown
+from app.analysis.catalogue.formats import Unit, format_shown
 from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
 from app.engine.progress import RunSummary
 from app.engine.run_setup import (

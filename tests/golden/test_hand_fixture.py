@@ -5,7 +5,7 @@ one is not. The cases below are made by hand (not by the runner) and stored with
 verbs; every expected number is computed in this file from the table, with the arithmetic written
 out, and the Wilson interval from its formula (not from ``app.analysis.proportions``).
 
-Definitions pinned (``app/analysis/catalogue.py`` DEFINITIONS, ``app/analysis/metrics.py``):
+Definitions pinned (``app/analysis/catalogue/definitions.py``, ``app/analysis/metrics.py``):
 - violation rate = FAIL / (PASS + FAIL); SKIP and ERROR are counted in n but in neither;
 - Wilson 95% interval, z = Φ⁻¹(0.975): (p + z²/2n ± z·√(p(1−p)/n + z²/4n²)) / (1 + z²/n),
   clipped to [0, 1];

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from app.analysis.catalogue import FALSE_POSITIVE_RATES
+from app.analysis.catalogue.tables import FALSE_POSITIVE_RATES
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import violation_rate
 from core.types import Label

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.analysis.catalogue import FALSE_POSITIVE_RATES, TRIAGE_FEEDBACK_COLUMNS
+from app.analysis.catalogue.tables import FALSE_POSITIVE_RATES, TRIAGE_FEEDBACK_COLUMNS
 from app.analysis.triage.thresholds import Suggestion
 from app.ui.data import triage_feedback
 from app.ui.triage.filters import CaseFilters

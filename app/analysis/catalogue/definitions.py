@@ -1,29 +1,30 @@
-"""The one catalogue of metrics and columns: what each is called, how it is shown, what it means.
+"""The metric catalogue's entries: every metric and column, what it is called, how it is shown
+and what it means.
 
-Everything that names or formats a metric reads this module: the Analysis tables
-(``app.ui.analysis_view.frame``), the heatmaps (``app.analysis.figures``), the HTML report's tables, the
-``report`` command's table and ``report --json`` (``REPORT_ROW_KEYS``, ``DEFINITIONS``).
+Everything that names a metric reads this module: the Analysis tables and the HTML report's (laid
+out in :mod:`app.analysis.catalogue.tables`), the heatmaps (``app.analysis.heatmaps``), the
+``report`` command and ``report --json`` (``DEFINITIONS``). Metric keys are spelled here and in
+the SQL that computes them; other code names them through the constants and choices below.
 
-Adding a metric to Analysis = one :class:`Metric` entry here (and its key in the tables that should
-show it) + the code in ``app.analysis.metrics`` that computes it.
+Adding a metric to Analysis = one :class:`Metric` entry here (and its key in the tables and
+choices that should show it) + the code in ``app.analysis.metrics`` that computes it.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+from app.analysis.catalogue.formats import MISSING, Unit
 
 
-class Unit(StrEnum):
-    """How a column's values are written."""
+class CellInterval(StrEnum):
+    """Where the 95% interval printed in a heatmap cell comes from."""
 
-    TEXT = "text"  # names and ids, left-aligned
-    COUNT = "count"  # whole numbers
-    PERCENT = "percent"  # a share in [0, 1], shown as a percentage
-    DECIMAL = "decimal"  # a real number, three decimals
-    P_VALUE = "p_value"  # three significant digits ("<0.001" in the HTML report)
+    NONE = "none"  # a mean: the cell shows its n only
+    ROW = "row"  # the row's own Wilson interval (ci_low, ci_high)
+    ROW_LESS_FLOOR = "row_less_floor"  # that interval less the row's noise floor, clipped at 0
+    WILSON_OVER_N = "wilson_over_n"  # a Wilson interval of the rate over the cell's n
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,16 @@ class HeatmapScale:
 
     ``number_format`` is a Python format spec for the value printed in each cell; ``value_range``
     pins the colour scale (None: from the data); ``midpoint`` makes a diverging scale centre there.
+    A cell's n is the row's judged (PASS + FAIL) cases, or its ``n_key`` count where the value
+    rests on other observations; ``interval`` says where the cell's 95% interval comes from.
     """
 
     colours: str
     number_format: str
     value_range: tuple[float, float] | None = None
     midpoint: float | None = None
+    interval: CellInterval = CellInterval.NONE
+    n_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,12 @@ class Metric:
         return self.report_label or self.label
 
 
+VIOLATION_RATE = "violation_rate"
+"""The headline metric: the default heatmap colouring, the order of the drill-down's cells."""
+
+COMPARED_RATES = ("a_violation_rate", "b_violation_rate")
+"""The violation rates of run A and run B in a row of two runs compared."""
+
 _FRACTION = (0.0, 1.0)
 
 # Order matters: ``DEFINITIONS`` follows it, and ``report --json`` is pinned byte for byte.
@@ -95,13 +106,13 @@ _CATALOGUE: tuple[Metric, ...] = (
     Metric("followup_index", "follow-up", Unit.COUNT),
     # ---- the paper metrics (definitions published in report --json, in this order)
     Metric(
-        "violation_rate",
+        VIOLATION_RATE,
         "violation",
         Unit.PERCENT,
         "FAIL / (PASS + FAIL); SKIP and ERROR excluded",
         report_label="violation rate",
         title="Violation rate",
-        heatmap=HeatmapScale("Reds", ".0%", _FRACTION),
+        heatmap=HeatmapScale("Reds", ".0%", _FRACTION, interval=CellInterval.ROW),
         formula="violation rate = FAIL / (PASS + FAIL)",
         source="LLMorph §I–II (an MR is violated when the outputs break the expected relation)",
     ),
@@ -130,7 +141,7 @@ _CATALOGUE: tuple[Metric, ...] = (
         "mean over (sample, relation) cells of the cell's mean Δ; Δ = Score(follow-up) "
         "− Score(source) against the reference",
         title="Mean Δ (score change)",
-        heatmap=HeatmapScale("RdBu", "+.3f", midpoint=0.0),
+        heatmap=HeatmapScale("RdBu", "+.3f", midpoint=0.0, n_key="n_observations"),
         formula="Δ_τ(p) = cos(e(M(τ(p))), e(s*)) − cos(e(M(p)), e(s*)); mean Δ = mean over "
         "(sample, relation) cells of the cell's mean Δ",
         source="Semantic Invariance in Agentic AI §3.1, eq. 2–3",
@@ -179,7 +190,9 @@ _CATALOGUE: tuple[Metric, ...] = (
         "share of PASS and FAIL cases whose follow-up answer differs from the source answer, "
         "among cases with both answers",
         title="Inconsistency rate (answer changed)",
-        heatmap=HeatmapScale("Oranges", ".0%", _FRACTION),
+        heatmap=HeatmapScale(
+            "Oranges", ".0%", _FRACTION, interval=CellInterval.WILSON_OVER_N, n_key="n_answered"
+        ),
         formula="inconsistency = #{cases with a(τ(p)) ≠ a(p)} / #{cases with both answers}",
         source="AgentDiff §3.2 (inconsistency rate)",
     ),
@@ -200,7 +213,7 @@ _CATALOGUE: tuple[Metric, ...] = (
         "max(0, violation_rate − noise_floor), invariance relations only, over tasks with a "
         "noise floor",
         title="Violation rate net of noise floor",
-        heatmap=HeatmapScale("Reds", ".0%", _FRACTION),
+        heatmap=HeatmapScale("Reds", ".0%", _FRACTION, interval=CellInterval.ROW_LESS_FLOOR),
         formula="net violation rate = max(0, violation rate − noise floor of the task), "
         "invariance relations only",
         source="Morphscope (violation rate net of the identity baseline)",
@@ -267,8 +280,8 @@ _CATALOGUE: tuple[Metric, ...] = (
     # ---- two runs compared
     Metric("a_n", "A cases", Unit.COUNT),
     Metric("b_n", "B cases", Unit.COUNT),
-    Metric("a_violation_rate", "A violation", Unit.PERCENT),
-    Metric("b_violation_rate", "B violation", Unit.PERCENT),
+    Metric(COMPARED_RATES[0], "A violation", Unit.PERCENT),
+    Metric(COMPARED_RATES[1], "B violation", Unit.PERCENT),
     Metric("violation_rate_change", "B − A", Unit.PERCENT),
     Metric("a_mean_delta", "A mean Δ", Unit.DECIMAL),
     Metric("b_mean_delta", "B mean Δ", Unit.DECIMAL),
@@ -330,7 +343,7 @@ HEATMAP_METRICS: dict[str, Metric] = {m.key: m for m in _CATALOGUE if m.heatmap 
 """The metrics a heatmap can be coloured by."""
 
 HEATMAP_CHOICES = (
-    "violation_rate",
+    VIOLATION_RATE,
     "net_violation_rate",
     "mean_delta",
     "mean_similarity",
@@ -338,33 +351,17 @@ HEATMAP_CHOICES = (
 )
 """The heatmap colourings offered on the Analysis page, in order."""
 
+REPORT_HEATMAPS = (VIOLATION_RATE, "mean_delta", "mean_similarity")
+"""The heatmaps of the HTML report, in order (each drawn where some row has a value)."""
+
+BREAKDOWN_CHOICES = (VIOLATION_RATE, "inconsistency_rate", "mean_delta")
+"""The metrics a breakdown by sample metadata can chart on the Analysis page, in order."""
+
 SEVERITY_PROXIES: dict[str, str] = {
     key: METRICS[key].title
     for key in ("levenshtein", "jaccard", "cosine_distance", "length_change")
 }
 """Severity proxy → its chart title."""
-
-REPORT_ROW_KEYS = (
-    "model",
-    "relation_id",
-    "n",
-    "pass",
-    "fail",
-    "skip",
-    "error",
-    "violation_rate",
-    "ci_low",
-    "ci_high",
-    "mean_delta",
-    "mad",
-    "stability",
-    "mean_similarity",
-    # extras beyond the paper's table, defined above
-    "invalid_followup",
-    "net_violation_rate",
-    "inconsistency_rate",
-)
-"""The keys of one model × relation row of ``report --json``, in order."""
 
 
 def metric(key: str) -> Metric:
@@ -379,293 +376,14 @@ def heatmap_title(key: str) -> str:
     return HEATMAP_METRICS[key].title
 
 
-# ------------------------------------------------------------------ tables
+def metric_label(key: str) -> str:
+    """A human name for ``key``: its chart title, else its long label, else the key with the
+    underscores made spaces (never snake_case on screen)."""
+    found = METRICS.get(key)
+    if found is None:
+        return key.replace("_", " ")
+    return found.title or found.long_label
 
-
-@dataclass(frozen=True)
-class Shown:
-    """One column of a displayed table: the row key, its header and how values are written."""
-
-    key: str
-    label: str
-    unit: Unit
-
-
-Entry = str | tuple[str, str] | Shown
-
-
-def table(*entries: Entry, report: bool = False) -> tuple[Shown, ...]:
-    """A table layout from keys; ``(key, header)`` overrides a header for this table only.
-
-    ``report=True`` takes the HTML report's (longer) headers.
-    """
-    shown = []
-    for entry in entries:
-        if isinstance(entry, Shown):
-            shown.append(entry)
-            continue
-        key, label = entry if isinstance(entry, tuple) else (entry, None)
-        found = metric(key)
-        shown.append(Shown(key, label or (found.long_label if report else found.label), found.unit))
-    return tuple(shown)
-
-
-# Analysis page tables.
-MODEL_RELATION_TABLE = table(
-    "model",
-    "relation_id",
-    "n",
-    "pass",
-    "fail",
-    "skip",
-    "invalid_followup",
-    "error",
-    "violation_rate",
-    "ci_low",
-    "ci_high",
-    "net_violation_rate",
-    "mean_delta",
-    "mad",
-    "stability",
-    "mean_similarity",
-    "inconsistency_rate",
-)
-MODEL_TABLE = table(
-    "model",
-    ("n", "cases"),
-    "violation_rate",
-    "ci_low",
-    "ci_high",
-    "noise_floor",
-    "net_violation_rate",
-    ("mad", "MAD"),
-    "stability",
-    "stability_excl_identity",
-    "mean_similarity",
-    "inconsistency_rate",
-    "agentdiff_gap",
-)
-STEP_SCORE_TABLE = table(
-    "model", "relation_id", "n", "step_score_source", "step_score_followup", "step_score_delta"
-)  # fmt: skip
-DEFINITION_TABLE = table("metric", "formula", "source", "definition")
-GAP_TABLE = table(
-    "model", "n_cells", "n_originals", "meaning_rate", "presentation_rate", "gap", "sd_gap"
-)  # fmt: skip
-FLOOR_TABLE = table(
-    "model",
-    "task_id",
-    ("n", "observations"),
-    "pass",
-    "fail",
-    ("violation_rate", "noise floor"),
-    "ci_low",
-    "ci_high",
-)
-# What the Triage labels say about the FAILs (``app.analysis.triage.false_positives``), in the
-# order the Analysis and Triage pages both show it.
-FALSE_POSITIVE_RATES = (
-    "fp_rate",
-    "fp_ci_low",
-    "fp_ci_high",
-    "violation_rate",
-    "confirmed_violation_rate",
-)
-TRIAGE_FEEDBACK_COLUMNS = ("labeled", *FALSE_POSITIVE_RATES)
-TRIAGE_FEEDBACK_TABLE = table("model", "relation_id", *TRIAGE_FEEDBACK_COLUMNS)
-TEST_TABLE = table(
-    "subject", "measure", "statistic", "p_value", "p_adjusted", "significant", "reading"
-)  # fmt: skip
-CASE_TABLE = table(
-    "id",
-    "verdict",
-    "value",
-    "reason",
-    "source_answer",
-    "followup_answer",
-    "delta",
-    "output_similarity",
-    "levenshtein",
-    "jaccard",
-    "length_change",
-    "repeat_index",
-    "followup_index",
-)
-COMPARE_TABLE = table(
-    "relation_id",
-    "a_n",
-    "a_violation_rate",
-    "b_n",
-    "b_violation_rate",
-    "violation_rate_change",
-    "a_mean_delta",
-    "b_mean_delta",
-    "a_mean_similarity",
-    "b_mean_similarity",
-)
-
-
-def breakdown_table(key: str) -> tuple[Shown, ...]:
-    """The Analysis breakdown table for the sample metadata key ``key``."""
-    return table(
-        "model",
-        Shown(key, key, Unit.TEXT),
-        "samples",
-        ("n", "cases"),
-        "violation_rate",
-        "ci_low",
-        "ci_high",
-        "mean_delta",
-        "inconsistency_rate",
-    )
-
-
-# HTML report tables.
-REPORT_MODEL_RELATION_TABLE = table(*(c.key for c in MODEL_RELATION_TABLE), report=True)
-REPORT_MODEL_TABLE = table(
-    "model",
-    ("n", "cases (non-identity)"),
-    "violation_rate",
-    "ci_low",
-    "ci_high",
-    "noise_floor",
-    "net_violation_rate",
-    ("mad", "MAD"),
-    ("stability", "stability (incl. identity)"),
-    "stability_excl_identity",
-    "mean_similarity",
-    "inconsistency_rate",
-    "agentdiff_gap",
-    report=True,
-)
-REPORT_FLOOR_TABLE = table(
-    "model",
-    "task_id",
-    ("n", "identity observations"),
-    "pass",
-    "fail",
-    ("violation_rate", "noise floor"),
-    "ci_low",
-    "ci_high",
-    ("inconsistency_rate", "identity inconsistency"),
-    report=True,
-)
-REPORT_STEP_SCORE_TABLE = table(*(c.key for c in STEP_SCORE_TABLE), report=True)
-REPORT_GAP_TABLE = table(*(c.key for c in GAP_TABLE), report=True)
-REPORT_TEST_TABLE = table(
-    "subject",
-    "measure",
-    # test statistics span orders of magnitude: significant digits, like the p-values
-    Shown("statistic", "statistic", Unit.P_VALUE),
-    "p_value",
-    "p_adjusted",
-    "reading",
-    report=True,
-)
-
-
-def report_breakdown_table(key: str) -> tuple[Shown, ...]:
-    """The HTML report's breakdown table for the sample metadata key ``key``."""
-    return table(
-        "model",
-        Shown(key, key, Unit.TEXT),
-        "samples",
-        ("n", "cases"),
-        "violation_rate",
-        "mean_delta",
-        "inconsistency_rate",
-        report=True,
-    )
-
-
-# ------------------------------------------------------------------ formatting
-
-
-def format_text(value: Any, unit: Unit) -> str:
-    """One value as the HTML report writes it ("—" when missing)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    if unit is Unit.PERCENT:
-        return f"{value:.1%}"
-    if unit is Unit.DECIMAL:
-        return f"{value:.3f}"
-    if unit is Unit.P_VALUE:
-        return "<0.001" if value < 0.001 else f"{value:.3g}"
-    return str(value)
-
-
-# ------------------------------------------------------------------ the `report` command's table
-
-
-@dataclass(frozen=True)
-class TextColumn:
-    """One column of a fixed-width text table: the row key, its header and its width."""
-
-    key: str
-    header: str
-    width: int
-    unit: Unit
-
-    def cell(self, text: str) -> str:
-        """``text`` padded to the width: text left-aligned (and cut to fit), numbers right."""
-        if self.unit is Unit.TEXT:
-            return f"{text[: self.width]:<{self.width}}"
-        return f"{text:>{self.width}}"
-
-
-CI_KEY = "ci"
-"""The text table's derived column: the Wilson interval ``[ci_low, ci_high]``."""
-
-REPORT_TEXT_TABLE = (
-    TextColumn("model", "model", 28, Unit.TEXT),
-    TextColumn("relation_id", "relation", 30, Unit.TEXT),
-    TextColumn("n", "n", 5, Unit.COUNT),
-    TextColumn("violation_rate", "viol.", 7, Unit.PERCENT),
-    TextColumn(CI_KEY, "95% CI", 15, Unit.PERCENT),
-    TextColumn("net_violation_rate", "net", 6, Unit.PERCENT),
-)
-"""The ``report`` command's model × relation table."""
-
-
-def format_fraction(value: float | None, missing: str = "—") -> str:
-    """A share in [0, 1] as the ``report`` command prints it (two decimals, not a percentage)."""
-    return missing if value is None else f"{value:.2f}"
-
-
-def format_interval(low: float | None, high: float | None) -> str:
-    """A confidence interval as the ``report`` command prints it: ``[0.21, 0.94]``."""
-    return f"[{format_fraction(low)}, {format_fraction(high)}]"
-
-
-# ------------------------------------------------------------------ sample metadata values
-
-
-MISSING_META = "(none)"
-"""How a breakdown names the samples that lack the metadata key."""
-
-
-def meta_value_order(value: Any) -> tuple[int, float, str]:
-    """A sort key for sample metadata values, which mix types across samples (a "score" may be
-    0.5 in one sample, "high" in another and missing in a third): numbers by value first, then
-    text, then missing values — never a comparison between a number and a string."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return (0, float(value), "")
-    if value is None or value == MISSING_META or isinstance(value, float):
-        return (2, 0.0, "")
-    return (1, 0.0, str(value))
-
-
-# ------------------------------------------------------------------ on-screen formats (Analysis)
-
-WIDE_INTERVAL = 0.30
-"""A 95% interval wider than this (30 percentage points) marks a rate as uncertain: too few
-cases to tell it apart from its neighbours (e.g. 100% from 4 cases spans 51–100%)."""
-
-FEW_CASES = 10
-"""Below this many cases a value without an interval is marked uncertain too."""
-
-MISSING = "—"
-"""What a table cell shows for a value that cannot be measured."""
 
 _MISSING_WHY = {
     Unit.PERCENT: "no PASS or FAIL cases to count (only SKIP or ERROR, or no such cases)",
@@ -677,50 +395,6 @@ _MISSING_WHY = {
 }
 
 
-def metric_label(key: str) -> str:
-    """A human name for ``key``: its chart title, else its long label, else the key with the
-    underscores made spaces (never snake_case on screen)."""
-    found = METRICS.get(key)
-    if found is None:
-        return key.replace("_", " ")
-    return found.title or found.long_label
-
-
-def significant(value: float, digits: int = 3) -> str:
-    """``value`` with ``digits`` significant digits, written without an exponent for the
-    magnitudes Analysis shows (0.000123, 0.158, 12.3, 1,230)."""
-    if value == 0 or not math.isfinite(value):
-        return "0" if value == 0 else str(value)
-    magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(0, digits - 1 - magnitude)
-    rounded = round(value, decimals)
-    if decimals == 0:
-        return f"{rounded:,.0f}"
-    return f"{rounded:.{decimals}f}"
-
-
-def format_p_value(value: float) -> str:
-    """A p-value: "p < 0.001" below a thousandth, else three significant digits."""
-    return "p < 0.001" if value < 0.001 else f"p = {significant(value)}"
-
-
-def format_shown(value: Any, unit: Unit, *, scaled_percent: bool = False) -> str:
-    """One value as the Analysis tables show it: percentages with one decimal, other decimals
-    with three significant digits, p-values as "p < 0.001", counts with thousands separators,
-    "—" when missing. ``scaled_percent``: a percent value already multiplied by 100."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return MISSING
-    if isinstance(value, str) or unit is Unit.TEXT:
-        return str(value)
-    if unit is Unit.PERCENT:
-        return f"{value:.1f}%" if scaled_percent else f"{value:.1%}"
-    if unit is Unit.P_VALUE:
-        return format_p_value(float(value))
-    if unit is Unit.COUNT:
-        return f"{int(value):,}"
-    return significant(float(value))
-
-
 def column_help(key: str, unit: Unit) -> str:
     """The tooltip of a table header: what the column means and why a cell may read "—"."""
     found = METRICS.get(key)
@@ -728,10 +402,3 @@ def column_help(key: str, unit: Unit) -> str:
     if unit in (Unit.TEXT, Unit.COUNT):
         return meaning
     return f"{meaning}. {MISSING} = {_MISSING_WHY[unit]}."
-
-
-def format_interval_percent(low: float | None, high: float | None) -> str:
-    """A 95% interval of a rate for a chart label: "34–60%" ("" when unknown)."""
-    if low is None or high is None:
-        return ""
-    return f"{low * 100:.0f}–{high * 100:.0f}%"
