@@ -1,4 +1,4 @@
-"""The paper metrics, computed from SQL aggregates (``storage.analysis``).
+"""The paper metrics, computed from SQL aggregates (``storage.analysis_verbs``).
 
 Every number on the Analysis page, in ``report --json`` and in the HTML report comes from these
 functions, so each is computed once, here (names, formats and one-line definitions: the catalogue
@@ -66,7 +66,8 @@ from rapidfuzz.distance import Levenshtein
 
 from app.analysis.catalogue import MISSING_META, meta_value_order
 from app.analysis.proportions import Z95, wilson_interval
-from storage.analysis import IDENTITY_RELATION, STABILITY_THRESHOLD, CaseFilter
+from storage.analysis_verbs import IDENTITY_RELATION, STABILITY_THRESHOLD
+from storage.case_filter import CaseFilter
 
 # The SI paper's family: all of its relations (the contrastive negative control included) enter
 # MAD and stability, whatever their expectation.

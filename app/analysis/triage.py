@@ -23,7 +23,7 @@ from app.analysis.metrics import violation_rate
 from app.analysis.proportions import wilson_interval
 from core.thresholds import THRESHOLD_RULES, threshold_rule
 from core.types import Label
-from storage.labels import FALSE_POSITIVE_LABELS, LABELS, RETRACTED
+from storage.label_verbs import FALSE_POSITIVE_LABELS, LABELS, RETRACTED
 
 if TYPE_CHECKING:
     from storage import Store

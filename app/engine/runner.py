@@ -35,13 +35,9 @@ from relations.base import FollowUp, Relation, RelationKind
 from relations.oracles import evaluate
 from relations.validity import gate_followup
 from storage import Store
-from storage.store import (
-    HEARTBEAT_EVERY_S,
-    CachedAnswer,
-    DiskFullError,
-    RunStoppedError,
-    disk_full_reason,
-)
+from storage.cache_verbs import CachedAnswer
+from storage.errors import DiskFullError, RunStoppedError, disk_full_reason
+from storage.run_verbs import HEARTBEAT_EVERY_S, RunDefinition
 
 log = logging.getLogger(__name__)
 
@@ -483,12 +479,14 @@ class Runner:
                 1 for case in todo if recorded.get(case.case_id) == Verdict.ERROR.value
             )
             self.store.save_run(
-                run_id,
-                endpoint=config.endpoint,
-                task_id=task.id,
-                config=config.to_dict(),
-                samples=list(samples),
-                dataset=config.dataset,
+                RunDefinition(
+                    run_id,
+                    endpoint=config.endpoint,
+                    task_id=task.id,
+                    config=config.to_dict(),
+                    samples=list(samples),
+                    dataset=config.dataset,
+                ),
                 n_planned=len(planned),
                 # A repaired run keeps its old stamp until every case is judged again.
                 engine_version=None if repairing else ENGINE_VERSION,

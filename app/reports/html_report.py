@@ -13,7 +13,7 @@ from app.analysis import catalogue as columns
 from app.analysis import figures, metrics, stats
 from app.analysis.catalogue import Shown, Unit, format_text
 from app.reports.common import now
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 
 # Charts are laid out once at a width that fits a printed A4 page between 12 mm margins
 # (186 mm ≈ 703 px; letter is wider), so they print exactly as they show on screen.

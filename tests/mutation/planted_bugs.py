@@ -71,7 +71,7 @@ BUGS = (
     PlantedBug(
         "c",
         "the cache key ignores the model and sampling parameters",
-        "storage/store.py",
+        "storage/cache_verbs.py",
         '                "model": model,\n                "params": params,\n',
         "",
         ENGINE_TESTS,
@@ -79,9 +79,9 @@ BUGS = (
     PlantedBug(
         "d",
         "the busy-database retry removed",
-        "storage/store.py",
-        "def _retry_when_busy(write: Callable[[], None]) -> None:\n",
-        "def _retry_when_busy(write: Callable[[], None]) -> None:\n    return write()\n",
+        "storage/busy.py",
+        "def retry_when_busy(write: Callable[[], None]) -> None:\n",
+        "def retry_when_busy(write: Callable[[], None]) -> None:\n    return write()\n",
         ENGINE_TESTS,
     ),
     PlantedBug(

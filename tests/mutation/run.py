@@ -66,11 +66,11 @@ GROUPS = (
     ),
     Group(
         "store",
-        ("storage/store.py",),
+        ("storage/cache_verbs.py", "storage/busy.py", "storage/case_verbs.py"),
         (
-            "storage.store.xǁStoreǁcall_key__mutmut_*",
-            "storage.store.x__retry_when_busy__mutmut_*",
-            "storage.store.xǁStoreǁrecord_cases__mutmut_*",
+            "storage.cache_verbs.xǁCacheVerbsǁcall_key__mutmut_*",
+            "storage.busy.x_retry_when_busy__mutmut_*",
+            "storage.case_verbs.xǁCaseVerbsǁrecord_cases__mutmut_*",
         ),
         (
             "tests/test_call_keys.py",
