@@ -205,7 +205,7 @@ def baseline_spec(db_path: Path) -> dict[str, Any]:
     """The heatmap the Analysis page first shows (same rows, same spec) for the bare page."""
     from app.analysis import heatmaps, metrics
     from storage import Store
-    from storage.analysis import CaseFilter
+    from storage.case_filter import CaseFilter
 
     store = Store(db_path)
     try:

@@ -35,7 +35,8 @@ from app.analysis import metrics, severity, stats
 from app.analysis.noise_floor import noise_floor
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
+from storage.run_verbs import RunDefinition
 
 MODELS = ["model-alpha-7b", "model-beta-70b", "model-gamma-mini", "model-delta-405b"]
 CATEGORIES = ["physics", "math", "chemistry", "economics", "statistics", "biology"]
@@ -70,11 +71,13 @@ def build(path: Path, n_cases: int) -> Store:
         samples.append(Sample(fields=fields, reference=f"answer {s}", meta=meta))
     for m, model in enumerate(MODELS):
         store.save_run(
-            f"run-{m}",
-            endpoint=Endpoint(name="bench", base_url="http://127.0.0.1:9/v1", model=model),
-            task_id="reasoning",
-            config={},
-            samples=samples,
+            RunDefinition(
+                f"run-{m}",
+                endpoint=Endpoint(name="bench", base_url="http://127.0.0.1:9/v1", model=model),
+                task_id="reasoning",
+                config={},
+                samples=samples,
+            ),
             created_at=f"2026-11-0{m + 1}T10:00:00+00:00",
         )
         store.finish_run(f"run-{m}", "done")

@@ -23,6 +23,8 @@ def _import_sqlite_utils_without_pandas() -> None:
 
 _import_sqlite_utils_without_pandas()
 
-from storage.store import DatabaseFailure, Store, StoreOpenError, default_db_path  # noqa: E402
+from storage.database_file import default_db_path  # noqa: E402
+from storage.errors import DatabaseFailure, StoreOpenError  # noqa: E402
+from storage.store import Store  # noqa: E402
 
 __all__ = ["DatabaseFailure", "Store", "StoreOpenError", "default_db_path"]

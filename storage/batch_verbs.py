@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from core.types import CallRequest, json_text
+from storage.sql_helpers import chunks, now
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 # Run states of batch mode: exported and waiting for results, or imported with calls missing.
 AWAITING_BATCH = "awaiting_batch"
@@ -18,24 +21,17 @@ BATCH_RUN_STATES = (AWAITING_BATCH, PARTIAL)
 IN_CHUNK = 900
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _chunks(items: list[str], size: int = IN_CHUNK) -> Iterator[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 class BatchVerbs:
     """Mixin of :class:`storage.store.Store`: batch requests, batch jobs, batch run states."""
+
+    _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
 
     # ------------------------------------------------------------ requests
 
     def record_batch_requests(self, run_id: str, stage: str, rows: Iterable[CallRequest]) -> int:
         """Remember the requests exported for ``run_id`` (one transaction); a request exported
         again forgets the error an earlier result file gave it. Returns how many rows."""
-        stamp = _now()
+        stamp = now()
         values = [
             (
                 run_id,
@@ -66,7 +62,7 @@ class BatchVerbs:
         """The exported request behind each known key (params and messages decoded), with
         ``run_ids``: every run that exported it. Unknown keys are absent."""
         found: dict[str, dict[str, Any]] = {}
-        for chunk in _chunks(list(dict.fromkeys(keys))):
+        for chunk in chunks(list(dict.fromkeys(keys)), IN_CHUNK):
             marks = ",".join("?" * len(chunk))
             for row in self._query(
                 f"SELECT * FROM batch_requests WHERE key IN ({marks}) ORDER BY run_id", chunk
@@ -116,7 +112,7 @@ class BatchVerbs:
     def cached_call_keys(self, keys: Iterable[str]) -> set[str]:
         """Which of ``keys`` the call cache holds (chunked queries, not one per key)."""
         found: set[str] = set()
-        for chunk in _chunks(list(dict.fromkeys(keys))):
+        for chunk in chunks(list(dict.fromkeys(keys)), IN_CHUNK):
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(f"SELECT key FROM calls WHERE key IN ({marks})", chunk)
             found.update(row[0] for row in rows.fetchall())
@@ -129,15 +125,6 @@ class BatchVerbs:
         after an import with calls missing)."""
         with self._write():
             self._db.execute("UPDATE runs SET status = ? WHERE id = ?", [status, run_id])
-
-    def pending_batch_runs(self) -> list[str]:
-        """Runs waiting for batch results (exported, or imported with calls missing)."""
-        marks = ",".join("?" * len(BATCH_RUN_STATES))
-        rows = self._db.execute(
-            f"SELECT id FROM runs WHERE status IN ({marks}) ORDER BY created_at, id",
-            list(BATCH_RUN_STATES),
-        )
-        return [row[0] for row in rows.fetchall()]
 
     # ------------------------------------------------------------ remote jobs
 
@@ -156,7 +143,7 @@ class BatchVerbs:
             self._db.execute(
                 "INSERT OR REPLACE INTO batch_jobs (run_id, part, stage, remote_batch_id, "
                 "input_file_id, status, counts, updated_at) VALUES (?, ?, ?, ?, ?, ?, '{}', ?)",
-                [run_id, part, stage, remote_batch_id, input_file_id, status, _now()],
+                [run_id, part, stage, remote_batch_id, input_file_id, status, now()],
             )
 
     def update_batch_job(self, run_id: str, part: int, **fields: Any) -> None:
@@ -175,7 +162,7 @@ class BatchVerbs:
             raise ValueError(f"unknown batch job field(s): {', '.join(sorted(unknown))}")
         if "counts" in fields:
             fields["counts"] = json_text(fields["counts"] or {})
-        fields["updated_at"] = _now()
+        fields["updated_at"] = now()
         assignments = ", ".join(f"{name} = ?" for name in fields)
         with self._write():
             self._db.execute(

@@ -1,4 +1,9 @@
-"""Schema migrations (applied in order; never edit an applied one — add a new function)."""
+"""Schema migrations, applied in the order of ``MIGRATIONS``; never edit an applied one — add a
+new function at the end of the list.
+
+sqlite-utils' migration runner applies them and records each in ``_sqlite_migrations``; the
+list itself is ours, so the store can also tell a database written by a newer Morphscope
+(``unknown_migrations``)."""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import hashlib
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,7 +23,7 @@ try:  # POSIX; elsewhere opening a new database from several processes at once i
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-migrations = Migrations("morphscope")
+MIGRATION_SET = "morphscope"
 
 # Switching to WAL needs a moment with no other connection mid-transaction; a few tries cover it.
 WAL_TRIES = 20
@@ -58,7 +63,7 @@ def prepare_database(db: Database, path: str) -> None:
     """Switch a file database to WAL and apply pending migrations, safely under concurrency."""
     with database_setup_lock(path):
         _enable_wal(db)
-        migrations.apply(db)
+        apply_migrations(db)
 
 
 def _enable_wal(db: Database) -> None:
@@ -92,7 +97,6 @@ def _execute_script(db: Database, script: str) -> None:
         raise ValueError(f"incomplete SQL statement in a migration: {pending.strip()[:80]!r}")
 
 
-@migrations()
 def m001_initial(db: Database) -> None:
     _execute_script(
         db,
@@ -218,7 +222,6 @@ def m001_initial(db: Database) -> None:
     )
 
 
-@migrations()
 def m003_triage(db: Database) -> None:
     """Triage: undo links, the original automatic verdict, and a verdict change log.
 
@@ -249,7 +252,6 @@ def m003_triage(db: Database) -> None:
     db.execute("CREATE INDEX idx_verdict_history_case ON verdict_history(case_id, id)")
 
 
-@migrations()
 def m002_analysis(db: Database) -> None:
     """Covering indexes for the Analysis aggregations (bench/bench_analysis_scale.py: < 1 s at
     500k cases).
@@ -270,7 +272,6 @@ def m002_analysis(db: Database) -> None:
     )
 
 
-@migrations()
 def m004_endpoint_kind(db: Database) -> None:
     """Endpoints name their kind (the client that talks to them: ``openai``, ``embedded``, …).
 
@@ -280,7 +281,6 @@ def m004_endpoint_kind(db: Database) -> None:
     db.execute("UPDATE endpoints SET kind = 'embedded' WHERE embedded = 1")
 
 
-@migrations()
 def m005_step_scores(db: Database) -> None:
     """AvgStepScore per output (SI paper eq. 4): nullable, filled for samples with reference
     steps; cases recorded before stay NULL."""
@@ -288,7 +288,6 @@ def m005_step_scores(db: Database) -> None:
     db.execute("ALTER TABLE cases ADD COLUMN step_score_followup REAL")
 
 
-@migrations()
 def m006_run_liveness(db: Database) -> None:
     """Runs say who runs them and when they last made progress.
 
@@ -300,7 +299,6 @@ def m006_run_liveness(db: Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN heartbeat_at TEXT")
 
 
-@migrations()
 def m007_batch(db: Database) -> None:
     """Batch mode: the requests a ``batch export`` wrote, and the remote batch jobs.
 
@@ -346,7 +344,6 @@ def m007_batch(db: Database) -> None:
     )
 
 
-@migrations()
 def m008_engine_version(db: Database) -> None:
     """Runs keep the version of the engine that judged them (``core.engine_version``).
 
@@ -354,3 +351,46 @@ def m008_engine_version(db: Database) -> None:
     can flag the runs they touched, and a rerun can repair them.
     """
     db.execute("ALTER TABLE runs ADD COLUMN engine_version INTEGER")
+
+
+# The order they are applied in. m003 was written, and applied to databases, before m002.
+MIGRATIONS: tuple[Callable[[Database], None], ...] = (
+    m001_initial,
+    m003_triage,
+    m002_analysis,
+    m004_endpoint_kind,
+    m005_step_scores,
+    m006_run_liveness,
+    m007_batch,
+    m008_engine_version,
+)
+
+
+def _runner() -> Migrations:
+    runner = Migrations(MIGRATION_SET)
+    for migration in MIGRATIONS:
+        runner()(migration)
+    return runner
+
+
+_RUNNER = _runner()
+
+
+def apply_migrations(db: Database) -> None:
+    """Apply the migrations the database has not had yet, each in its own transaction."""
+    _RUNNER.apply(db)
+
+
+def unknown_migrations(db: Database) -> list[str]:
+    """The migrations recorded in the database that this version does not know (a newer
+    Morphscope wrote them), sorted by name."""
+    if Migrations.migrations_table not in db.table_names():
+        return []
+    applied = {
+        row["name"]
+        for row in db.query(
+            f"SELECT name FROM {Migrations.migrations_table} WHERE migration_set = ?",
+            [MIGRATION_SET],
+        )
+    }
+    return sorted(applied - {migration.__name__ for migration in MIGRATIONS})

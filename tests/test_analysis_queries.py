@@ -1,4 +1,4 @@
-"""SQL aggregation verbs (storage/analysis.py) on a small hand-built dataset.
+"""SQL aggregation verbs (storage/analysis_verbs.py) on a small hand-built dataset.
 
 The dataset (``seed_dataset``) is shared with test_metrics / test_stats / test_reports and the
 Analysis page test; every expected number below is worked out by hand in the comments.
@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 from core.types import Case, Endpoint, Sample
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
+from storage.run_verbs import RunDefinition
 
 PROBLEMS = {
     "s1": ("A ball falls for 2 s. How far does it fall?", {"category": "physics", "level": 1}),
@@ -112,11 +113,15 @@ def seed_dataset(store) -> None:
     """Two runs (model A on 2026-11-02, model B on 2026-11-05) with the cases above."""
     for model, run_id in RUN_OF.items():
         store.save_run(
-            run_id,
-            endpoint=Endpoint(name=f"ep-{model}", base_url="http://127.0.0.1:9/v1", model=model),
-            task_id="reasoning",
-            config={"relations": ["si.paraphrase"]},
-            samples=list(SAMPLES.values()),
+            RunDefinition(
+                run_id,
+                endpoint=Endpoint(
+                    name=f"ep-{model}", base_url="http://127.0.0.1:9/v1", model=model
+                ),
+                task_id="reasoning",
+                config={"relations": ["si.paraphrase"]},
+                samples=list(SAMPLES.values()),
+            ),
             created_at=RUN_STARTED[run_id],
         )
         store.finish_run(run_id, "done")

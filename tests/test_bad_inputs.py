@@ -523,10 +523,10 @@ def test_label_on_a_fail_case_still_imports(label_store):
 def test_read_only_db_is_refused_even_as_root(tmp_path, capsys, monkeypatch):
     """The same check with write access denied by the OS (root ignores chmod, so the access
     check is simulated): a read-only database or folder is one line, not a traceback."""
-    import storage.store as store_module
+    import storage.database_file as database_file
 
     db = existing_db(tmp_path)
-    monkeypatch.setattr(store_module.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(database_file.os, "access", lambda path, mode: False)
     assert main(["report", "--db", str(db)]) == 2
     err = capsys.readouterr().err
     assert "is read-only" in err and len(err.strip().splitlines()) == 1

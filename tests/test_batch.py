@@ -467,7 +467,7 @@ def test_batch_states_show_where_runs_are_listed(tmp_path, capsys):
         store._db.execute("UPDATE runs SET owner = 'nohost:1', heartbeat_at = '2020-01-01'")
     [row] = store.runs()
     assert row["status"] == "awaiting_batch"
-    assert store.pending_batch_runs() == [export.run_id]
+    assert row["id"] == export.run_id
     assert run_label(row).endswith("awaiting batch results")
     assert main(["report", "--db", str(tmp_path / "b.db"), "--run", export.run_id]) == 0
     assert "awaiting_batch" in capsys.readouterr().err
@@ -595,7 +595,7 @@ def test_cached_call_keys_are_found_in_chunks(tmp_path):
     """More keys than one IN query takes: every cached one is found, no other."""
     from core.types import Completion
     from storage.batch_verbs import IN_CHUNK
-    from storage.store import CachedAnswer
+    from storage.cache_verbs import CachedAnswer
 
     store = Store(tmp_path / "keys.db")
     keys = [f"k{i}" for i in range(2 * IN_CHUNK + 7)]

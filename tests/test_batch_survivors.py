@@ -30,6 +30,7 @@ from app.batch.export import (
 from app.batch.formats import ParsedResults, ResultLine
 from app.batch.importer import BatchImport, BatchImportError, _refuse_conflicts, import_results
 from core.engine_version import ENGINE_VERSION
+from core.identity import call_key
 from core.run_config import RunConfig
 from core.types import BATCH_KIND, CallRequest, Endpoint
 from storage import Store
@@ -130,7 +131,7 @@ def test_rewrites_are_exported_for_the_batch_transformation_endpoint_as_repeat_0
     assert len(requests) == len(SAMPLES)
     for key, row in requests.items():
         assert row["repeat_index"] == 0 and row["model"] == "rewriter"
-        assert key == Store.call_key(
+        assert key == call_key(
             row["base_url"], row["model"], row["params"], row["messages"], row["repeat_index"]
         )
 

@@ -18,7 +18,7 @@ import pytest
 
 from app.reports.html_report import render_html_report
 from storage import Store
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT
 
 pytestmark = pytest.mark.slow

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from storage import Store
-from storage.store import run_is_stale
+from storage.run_verbs import run_is_stale
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -633,18 +633,18 @@ def test_writes_wait_for_another_process_s_lock_and_lose_nothing(
     lock after 50 ms. Each of those writes finds the database locked, retries, and succeeds: the
     cases are those of the uncontended run, the call cache holds every answer, and no storage
     error became an ERROR case."""
-    from storage import store as store_module
+    from storage import busy
 
     found_busy: Counter = Counter()  # the store's verbs whose write found the database locked
-    real_is_busy = store_module.is_busy_error
+    real_is_busy = busy.is_busy_error
 
     def is_busy_error(exc):
-        busy = real_is_busy(exc)
-        if busy:  # called by _retry_when_busy, called by the verb
+        found = real_is_busy(exc)
+        if found:  # called by retry_when_busy, called by the verb
             found_busy[sys._getframe(2).f_code.co_name] += 1
-        return busy
+        return found
 
-    monkeypatch.setattr(store_module, "is_busy_error", is_busy_error)
+    monkeypatch.setattr(busy, "is_busy_error", is_busy_error)
     db = tmp_path / "contended.db"
     store = Store(db)
     store._db.execute("PRAGMA busy_timeout = 50")

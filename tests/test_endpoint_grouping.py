@@ -11,18 +11,21 @@ from dataclasses import replace
 
 from app.analysis import metrics
 from core.types import Endpoint, Verdict
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
+from storage.run_verbs import RunDefinition
 from tests.test_analysis_queries import SAMPLES, seed_cases, seed_dataset
 
 
 def _add_broken_endpoint_run(store) -> None:
     """A third run: endpoint "ep-broken" serves a model also named "A"; every case an ERROR."""
     store.save_run(
-        "run-broken",
-        endpoint=Endpoint(name="ep-broken", base_url="http://127.0.0.1:9/v1", model="A"),
-        task_id="reasoning",
-        config={"relations": ["si.paraphrase"]},
-        samples=list(SAMPLES.values()),
+        RunDefinition(
+            "run-broken",
+            endpoint=Endpoint(name="ep-broken", base_url="http://127.0.0.1:9/v1", model="A"),
+            task_id="reasoning",
+            config={"relations": ["si.paraphrase"]},
+            samples=list(SAMPLES.values()),
+        ),
         created_at="2026-11-06T09:00:00+00:00",
     )
     store.finish_run("run-broken", "done")

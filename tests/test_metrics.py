@@ -17,7 +17,8 @@ from app.analysis.rates import net_of_floor, violation_rate
 from app.analysis.relation_roles import relation_roles
 from app.engine.embedder import EmbeddingCache
 from core.types import Case, Endpoint, Sample
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
+from storage.run_verbs import RunDefinition
 from tests.conftest import BagOfWordsEmbedder
 from tests.test_analysis_queries import ROWS, seed_dataset
 
@@ -266,11 +267,13 @@ def _record(store, rows: list[dict]) -> None:
         samples.setdefault(key, {})[row["sample"]] = Sample(fields=fields, reference="ref")
     for (model, task_id), by_name in samples.items():
         store.save_run(
-            f"run-{model}-{task_id}",
-            endpoint=Endpoint(name=model, base_url="http://127.0.0.1:9/v1", model=model),
-            task_id=task_id,
-            config={},
-            samples=list(by_name.values()),
+            RunDefinition(
+                f"run-{model}-{task_id}",
+                endpoint=Endpoint(name=model, base_url="http://127.0.0.1:9/v1", model=model),
+                task_id=task_id,
+                config={},
+                samples=list(by_name.values()),
+            ),
             created_at="2026-11-02T09:00:00+00:00",
         )
     cases = []

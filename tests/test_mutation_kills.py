@@ -205,10 +205,10 @@ def test_call_cache_hands_new_answers_to_its_sink_once_per_timer(tmp_path) -> No
 def test_a_busy_write_is_retried_with_growing_pauses_then_gives_up(monkeypatch) -> None:
     import sqlite3
 
-    from storage import store as store_module
+    from storage import busy
 
     pauses: list[float] = []
-    monkeypatch.setattr(store_module.time, "sleep", pauses.append)
+    monkeypatch.setattr(busy.time, "sleep", pauses.append)
 
     attempts: list[int] = []
 
@@ -217,9 +217,9 @@ def test_a_busy_write_is_retried_with_growing_pauses_then_gives_up(monkeypatch) 
         if len(attempts) <= 2:
             raise sqlite3.OperationalError("database is locked")
 
-    store_module._retry_when_busy(busy_twice)
+    busy.retry_when_busy(busy_twice)
     assert len(attempts) == 3
-    assert pauses == [store_module.BUSY_PAUSE_S * 1, store_module.BUSY_PAUSE_S * 2]
+    assert pauses == [busy.BUSY_PAUSE_S * 1, busy.BUSY_PAUSE_S * 2]
 
     pauses.clear()
     attempts.clear()
@@ -229,9 +229,9 @@ def test_a_busy_write_is_retried_with_growing_pauses_then_gives_up(monkeypatch) 
         raise sqlite3.OperationalError("database is busy")
 
     with pytest.raises(sqlite3.OperationalError, match="busy"):
-        store_module._retry_when_busy(always_busy)
-    assert len(attempts) == store_module.BUSY_RETRIES == 5
-    assert pauses == [store_module.BUSY_PAUSE_S * n for n in range(1, 5)]
+        busy.retry_when_busy(always_busy)
+    assert len(attempts) == busy.BUSY_RETRIES == 5
+    assert pauses == [busy.BUSY_PAUSE_S * n for n in range(1, 5)]
 
     attempts.clear()
 
@@ -240,11 +240,11 @@ def test_a_busy_write_is_retried_with_growing_pauses_then_gives_up(monkeypatch) 
         raise sqlite3.OperationalError("no such table: cases")
 
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
-        store_module._retry_when_busy(broken)
+        busy.retry_when_busy(broken)
     assert len(attempts) == 1
 
     done: list[int] = []
-    store_module._retry_when_busy(lambda: done.append(1))
+    busy.retry_when_busy(lambda: done.append(1))
     assert done == [1]
 
 
@@ -252,7 +252,7 @@ def test_record_cases_keeps_a_given_created_at_and_names_a_deleted_run(tmp_path)
     from dataclasses import replace
 
     from storage import Store
-    from storage.store import RunDeletedError
+    from storage.errors import RunDeletedError
     from tests.triage_data import make_case, save_runs
 
     store = Store(tmp_path / "cases.db")

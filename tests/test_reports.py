@@ -16,7 +16,7 @@ from app.analysis import figures
 from app.reports.html_report import filter_items, for_print, render_html_report
 from core.types import Endpoint
 from storage import Store
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 from tests.test_analysis_queries import ROWS, seed_dataset
 
 

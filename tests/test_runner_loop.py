@@ -21,6 +21,7 @@ from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
+from storage.run_verbs import RunDefinition
 from tests.conftest import BagOfWordsEmbedder
 
 SENTIMENT = BUILTIN_TASKS["sentiment"]
@@ -151,7 +152,7 @@ def test_a_run_torn_down_from_outside_keeps_what_finished(store, embeddings):
 
     asyncio.run(cancel_midway())
     run_id = CONFIG.run_id(samples)
-    saved = len(store.recorded_case_ids(run_id))
+    saved = len(store.recorded_case_verdicts(run_id))
     assert saved > 0 and store.run(run_id)["status"] == "interrupted"
     cached = store.count_calls()
     assert cached >= 2 * saved
@@ -291,11 +292,13 @@ def test_saving_a_run_writes_its_samples_in_a_few_statements(store):
     store._db.conn.set_trace_callback(statements.append)
     try:
         store.save_run(
-            "run-1",
-            endpoint=Endpoint(name="e", base_url="http://x/v1", model="m"),
-            task_id="sentiment",
-            config={},
-            samples=samples,
+            RunDefinition(
+                "run-1",
+                endpoint=Endpoint(name="e", base_url="http://x/v1", model="m"),
+                task_id="sentiment",
+                config={},
+                samples=samples,
+            ),
         )
     finally:
         store._db.conn.set_trace_callback(None)

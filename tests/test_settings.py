@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from core.settings import DEFAULT_DB, DEFAULT_STATE_DIR, DEFAULT_WORDNET_ROOT, settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,9 +45,6 @@ def test_the_embedded_server_reads_its_state_dir_when_made(monkeypatch, tmp_path
     assert EmbeddedServer().state_file == tmp_path / "embedded_server.json"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 22 in progress: storage/store.py still reads MORPHSCOPE_DB"
-)
 def test_no_module_reads_a_morphscope_variable_but_the_settings():
     readers = []
     for package in ("core", "relations", "storage", "app", "pages"):

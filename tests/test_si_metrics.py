@@ -14,6 +14,7 @@ import pytest
 from app.analysis import metrics
 from app.analysis.relation_roles import outside_mad_relations
 from core.types import Case, Endpoint, Sample, Verdict
+from storage.run_verbs import RunDefinition
 
 SI_RELATIONS = (
     "si.identity",
@@ -50,11 +51,13 @@ def _case(relation_id: str, sample: Sample, delta: float, repeat: int = 0) -> Ca
 
 def _store_with(store, cases: list[Case]):
     store.save_run(
-        "run",
-        endpoint=Endpoint(name="ep", base_url="http://127.0.0.1:9/v1", model="m"),
-        task_id="reasoning",
-        config={},
-        samples=SAMPLES,
+        RunDefinition(
+            "run",
+            endpoint=Endpoint(name="ep", base_url="http://127.0.0.1:9/v1", model="m"),
+            task_id="reasoning",
+            config={},
+            samples=SAMPLES,
+        ),
     )
     store.record_cases(cases)
     return store

@@ -115,7 +115,7 @@ def test_recording_again_updates_in_place_and_keeps_history(store: Store) -> Non
     case = store.case("a1")
     assert case.reason == "again" and case.verdict is Verdict.FAIL
     assert case.original_verdict is Verdict.FAIL
-    assert store.current_label("a1") == "confirmed"
+    assert [row["label"] for row in store.current_labels(case_ids=["a1"])] == ["confirmed"]
 
 
 def test_run_verdict_counts_and_existing_ids(store: Store) -> None:
@@ -150,10 +150,13 @@ def test_deleting_a_run_forgets_its_remote_batches_but_keeps_its_exported_reques
     """A deleted run has no batches to follow (`batch status` would name a run that is gone),
     but its exported requests stay: a result file that arrives later still fills the cache."""
     from core.types import CallRequest, Endpoint
+    from storage.run_verbs import RunDefinition
 
     store = Store(tmp_path / "s.db")
     endpoint = Endpoint(name="e", base_url="http://x/v1", model="m")
-    store.save_run("r1", endpoint=endpoint, task_id="sentiment", config={}, samples=[])
+    store.save_run(
+        RunDefinition("r1", endpoint=endpoint, task_id="sentiment", config={}, samples=[])
+    )
     messages = [{"role": "user", "content": "hi"}]
     store.record_batch_requests(
         "r1", "calls", [CallRequest("k1", "http://x/v1", "m", {}, messages, 0)]
@@ -192,3 +195,23 @@ def test_a_migration_script_runs_statement_by_statement_inside_its_transaction(t
         _execute_script(db, "CREATE TABLE v (c TEXT DEFAULT 'open")
     assert db.table_names() == ["t"]
     db.close()
+
+
+def test_a_new_database_records_each_migration_once_in_the_listed_order(tmp_path):
+    """The migrations run in the order of our own list (m003 before m002, as databases already
+    hold them); opening the database again applies nothing twice."""
+    from storage.migrations import MIGRATIONS, unknown_migrations
+
+    def recorded(store: Store) -> list[str]:
+        return [
+            row["name"] for row in store._query("SELECT name FROM _sqlite_migrations ORDER BY id")
+        ]
+
+    store = Store(tmp_path / "m.db")
+    assert recorded(store) == [migration.__name__ for migration in MIGRATIONS]
+    assert recorded(store)[1:3] == ["m003_triage", "m002_analysis"]
+    store.close()
+    reopened = Store(tmp_path / "m.db")
+    assert recorded(reopened) == [migration.__name__ for migration in MIGRATIONS]
+    assert unknown_migrations(reopened._db) == []
+    reopened.close()

@@ -201,7 +201,8 @@ def test_apply_threshold_recomputes_from_stored_values(
     assert case.reason == "cosine 0.600 ≥ θ 0.500 (threshold set in Triage)"
     assert labeled_store.case("c0").original_verdict is None  # unchanged cases untouched
     assert labeled_store.threshold_overrides() == {"si.paraphrase": 0.5}
-    (history,) = labeled_store.verdict_history("f0")
+    history_sql = "SELECT * FROM verdict_history WHERE case_id = 'f0' ORDER BY id"
+    (history,) = labeled_store._query(history_sql)
     assert (history["old_verdict"], history["new_verdict"], history["old_reason"]) == (
         "FAIL",
         "PASS",
@@ -213,7 +214,7 @@ def test_apply_threshold_recomputes_from_stored_values(
     assert second["changed"] == 3 and second["to_fail"] == 3
     assert labeled_store.case("f0").verdict == "FAIL"
     assert labeled_store.case("f0").original_verdict == "FAIL"
-    assert len(labeled_store.verdict_history("f0")) == 2
+    assert len(labeled_store._query(history_sql)) == 2
     assert labeled_store.threshold_overrides() == {"si.paraphrase": 0.8}
     # With the override in place, the next suggestion starts from it.
     assert suggest_thresholds(labeled_store)[0].current_threshold == 0.8

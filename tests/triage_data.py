@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
+from storage.run_verbs import RunDefinition
 
 
 def make_case(
@@ -61,11 +62,13 @@ def save_runs(store: Store, cases: list[Case]) -> None:
     for run_id, case in seen.items():
         endpoint = Endpoint(name=f"ep-{case.model}", base_url="http://x/v1", model=case.model)
         store.save_run(
-            run_id,
-            endpoint=endpoint,
-            task_id=case.task_id,
-            config={"run": run_id},
-            samples=[Sample(fields={"question": "q"})],
+            RunDefinition(
+                run_id,
+                endpoint=endpoint,
+                task_id=case.task_id,
+                config={"run": run_id},
+                samples=[Sample(fields={"question": "q"})],
+            ),
         )
         store.finish_run(run_id, "done")
     store.record_cases(cases)

@@ -1,5 +1,5 @@
 """The paper metrics per model × relation and per model, computed from SQL aggregates
-(``storage.analysis``).
+(``storage.analysis_verbs``).
 
 Every number on the Analysis page, in ``report --json`` and in the HTML report comes from this
 module and the ones it builds on, so each is computed once: ``app.analysis.rates`` (counts,
@@ -69,7 +69,8 @@ from app.analysis.catalogue.formats import MISSING_META, meta_value_order
 from app.analysis.noise_floor import Floors, net_violation, noise_floor
 from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
 from app.analysis.relation_roles import RelationRoles, relation_roles
-from storage.analysis import IDENTITY_RELATION, CaseFilter
+from storage.analysis_verbs import IDENTITY_RELATION
+from storage.case_filter import CaseFilter
 
 
 def model_relation_rows(

@@ -12,7 +12,7 @@ from typing import Any
 
 from app.analysis.proportions import wilson_interval
 
-# The additive columns of a ``Store.verdict_counts`` aggregate row (see ``storage.analysis``).
+# The additive columns of a ``Store.verdict_counts`` aggregate row (see ``storage.analysis_verbs``).
 COUNT_KEYS: tuple[str, ...] = (
     "n",
     "n_pass",

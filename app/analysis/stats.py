@@ -27,7 +27,8 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from app.analysis.relation_roles import relation_roles
-from storage.analysis import IDENTITY_RELATION, CaseFilter
+from storage.analysis_verbs import IDENTITY_RELATION
+from storage.case_filter import CaseFilter
 
 ALPHA = 0.05
 MEASURE_LABELS = {"abs_delta": "|Δ|", "violation": "violation rate"}

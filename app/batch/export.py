@@ -27,6 +27,7 @@ from core.run_config import RunConfig
 from core.types import BATCH_KIND, CallRequest, Endpoint, Sample
 from storage import Store
 from storage.batch_verbs import AWAITING_BATCH
+from storage.run_verbs import RunDefinition
 
 # The two stages of an export: the model's calls, or first the rewrites LLM-prompted relations
 # need (their follow-ups are made from the answers).
@@ -178,12 +179,14 @@ def _store_export(
     # A stored run keeps its engine stamp: judging it (the import) decides whether to repair it.
     stamp = None if store.run(plan.run_id) is not None else ENGINE_VERSION
     store.save_run(
-        plan.run_id,
-        endpoint=config.endpoint,
-        task_id=task.id,
-        config=config.to_dict(),
-        samples=list(samples),
-        dataset=config.dataset,
+        RunDefinition(
+            plan.run_id,
+            endpoint=config.endpoint,
+            task_id=task.id,
+            config=config.to_dict(),
+            samples=list(samples),
+            dataset=config.dataset,
+        ),
         n_planned=len(plan.cases),
         engine_version=stamp,
     )

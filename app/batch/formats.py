@@ -65,10 +65,6 @@ class PartWriter:
         self._bytes += len(data)
         self.lines_per_part[-1] = self._lines
 
-    def write_all(self, lines: Iterable[dict[str, Any]]) -> None:
-        for line in lines:
-            self.write(line)
-
     def _start_part(self) -> None:
         if self._handle is not None:
             self._handle.close()

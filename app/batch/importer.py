@@ -22,7 +22,7 @@ from app.engine.progress import RunSummary
 from core.types import Completion
 from storage import Store
 from storage.batch_verbs import PARTIAL
-from storage.store import CachedAnswer
+from storage.cache_verbs import CachedAnswer
 
 # How many line numbers a message lists before "…".
 SHOWN_LINE_NUMBERS = 5

@@ -821,7 +821,7 @@ class NewFiles:
         self.folder = Path(db).absolute().parent if db else None
 
     def remove(self) -> None:
-        from storage.store import remove_unused_database
+        from storage.database_file import remove_unused_database
 
         if not self.paths or self.paths[0] not in self.absent:
             return
@@ -876,8 +876,8 @@ def _database_failure_line(exc: BaseException, args: argparse.Namespace) -> str:
     """A full disk, a damaged database, or one that cannot be opened or created, said plainly;
     any other failure as its type and first line."""
     from storage import default_db_path
+    from storage.errors import disk_full_reason
     from storage.health import failure_line
-    from storage.store import disk_full_reason
 
     db = getattr(args, "db", None) or default_db_path()
     full = disk_full_reason(exc, db)
@@ -922,7 +922,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run" and not 0 < args.stall_minutes <= 24 * 60:
         parser.error("--stall-minutes must be more than 0")
     from storage import DatabaseFailure, default_db_path
-    from storage.store import RunStoppedError, disk_full_reason
+    from storage.errors import RunStoppedError, disk_full_reason
 
     new_files = NewFiles(args)
     terminated = SigtermAsCtrlC()

@@ -15,7 +15,7 @@ from app.inputs.tasks import Task
 from core.identity import call_key
 from core.types import Completion, Endpoint
 from storage import Store
-from storage.store import CachedAnswer
+from storage.cache_verbs import CachedAnswer
 
 if TYPE_CHECKING:
     from app.engine.plan import PlannedCase

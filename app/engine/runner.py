@@ -36,6 +36,7 @@ from core.run_config import RunConfig
 from core.types import Sample, Verdict
 from relations.base import Relation
 from storage import Store
+from storage.run_verbs import RunDefinition
 
 log = logging.getLogger(__name__)
 
@@ -269,12 +270,14 @@ class Runner:
             1 for case in todo if recorded.get(case.case_id) == Verdict.ERROR.value
         )
         self.store.save_run(
-            run_id,
-            endpoint=config.endpoint,
-            task_id=context.task.id,
-            config=config.to_dict(),
-            samples=list(context.samples),
-            dataset=config.dataset,
+            RunDefinition(
+                run_id,
+                endpoint=config.endpoint,
+                task_id=context.task.id,
+                config=config.to_dict(),
+                samples=list(context.samples),
+                dataset=config.dataset,
+            ),
             n_planned=len(planned),
             # A repaired run keeps its old stamp until every case is judged again.
             engine_version=None if repairing else ENGINE_VERSION,

@@ -19,7 +19,7 @@ from app.engine.progress import Progress, ProgressCallback
 from app.engine.write import RunWorkers
 from app.inputs.tasks import Task
 from core.types import Case
-from storage.store import HEARTBEAT_EVERY_S
+from storage.run_verbs import HEARTBEAT_EVERY_S
 
 FLUSH_EVERY = 16
 FLUSH_AFTER_S = 1.0

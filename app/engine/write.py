@@ -16,7 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from app.engine.plan import PlannedCase
 from core.types import Case
 from storage import Store
-from storage.store import CachedAnswer, DiskFullError, RunStoppedError, disk_full_reason
+from storage.cache_verbs import CachedAnswer
+from storage.errors import DiskFullError, RunStoppedError, disk_full_reason
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 
 
 def now() -> str:

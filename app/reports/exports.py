@@ -20,7 +20,7 @@ from pathlib import Path
 from app.reports.common import case_filter, json_safe
 from app.reports.html_report import render_html_report
 from app.reports.llmorph import llmorph_logs
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 
 EXPORT_FORMATS = ("csv", "jsonl", "llmorph", "html")
 JSON_COLUMNS = ("source_input", "followup_input", "details")

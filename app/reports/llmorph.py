@@ -30,7 +30,8 @@ from typing import Any
 from app.analysis.case_fields import field_texts
 from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Case, Endpoint, Sample, content_hash
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
+from storage.run_verbs import RunDefinition
 
 log = logging.getLogger(__name__)
 
@@ -416,15 +417,15 @@ def import_llmorph(
     models = sorted({source.model for source in sources})
     tasks = sorted({source.task_id for source in sources})
     endpoint = Endpoint(name="llmorph-import", base_url="file://llmorph", model=", ".join(models))
-    store.replace_imported_run(
+    run = RunDefinition(
         run_id,
         endpoint=endpoint,
         task_id=", ".join(tasks),
         config={"imported_from": path.name, "format": "llmorph", "files": len(documents)},
         samples=list(samples.values()),
         dataset=path.name,
-        cases=[Case.from_row(case) for case in all_cases],
     )
+    store.replace_imported_run(run, [Case.from_row(case) for case in all_cases])
     return run_id
 
 

@@ -23,7 +23,7 @@ from app.analysis.noise_floor import floor_rows
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.components import error_boundary, inert, shorten, show_table
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 
 DRILLDOWN_LIMIT = 500  # the case query's own limit (severity.drilldown)
 

@@ -30,7 +30,7 @@ from app.engine.embedder import EmbeddingCache, default_embedder
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
 from storage import Store
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 
 _LOG = logging.getLogger(__name__)
 

@@ -35,6 +35,7 @@ import pytest
 from app.cli.main import main
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
+from storage.run_verbs import RunDefinition
 
 MODEL = "hand-model"
 TASK = "reasoning"
@@ -125,11 +126,13 @@ def report(tmp_path, capsys):
     db = tmp_path / "hand.db"
     store = Store(db)
     store.save_run(
-        RUN_ID,
-        endpoint=Endpoint(name="hand", base_url="http://127.0.0.1:9/v1", model=MODEL),
-        task_id=TASK,
-        config={"relations": ["si.identity", "si.paraphrase", "si.academic"]},
-        samples=list(SAMPLES.values()),
+        RunDefinition(
+            RUN_ID,
+            endpoint=Endpoint(name="hand", base_url="http://127.0.0.1:9/v1", model=MODEL),
+            task_id=TASK,
+            config={"relations": ["si.identity", "si.paraphrase", "si.academic"]},
+            samples=list(SAMPLES.values()),
+        ),
         created_at="2026-11-20T09:00:00+00:00",
     )
     store.record_cases(hand_cases())

@@ -79,9 +79,9 @@ BUGS = (
     PlantedBug(
         "d",
         "the busy-database retry removed",
-        "storage/store.py",
-        "def _retry_when_busy(write: Callable[[], None]) -> None:\n",
-        "def _retry_when_busy(write: Callable[[], None]) -> None:\n    return write()\n",
+        "storage/busy.py",
+        "def retry_when_busy(write: Callable[[], None]) -> None:\n",
+        "def retry_when_busy(write: Callable[[], None]) -> None:\n    return write()\n",
         ENGINE_TESTS,
     ),
     PlantedBug(

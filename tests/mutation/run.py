@@ -68,11 +68,11 @@ GROUPS = (
     ),
     Group(
         "store",
-        ("storage/store.py", "core/identity.py"),
+        ("core/identity.py", "storage/busy.py", "storage/case_verbs.py"),
         (
             "core.identity.*",
-            "storage.store.x__retry_when_busy__mutmut_*",
-            "storage.store.xǁStoreǁrecord_cases__mutmut_*",
+            "storage.busy.x_retry_when_busy__mutmut_*",
+            "storage.case_verbs.xǁCaseVerbsǁrecord_cases__mutmut_*",
         ),
         (
             "tests/test_call_keys.py",

@@ -14,6 +14,7 @@ import pytest
 from app.analysis import metrics
 from core.types import Endpoint
 from storage import Store
+from storage.run_verbs import RunDefinition
 from tests.conftest import BagOfWordsEmbedder
 from tests.pages.conftest import open_page
 from tests.test_analysis_queries import SAMPLES, seed_cases, seed_dataset
@@ -58,11 +59,13 @@ def test_a_run_recorded_elsewhere_shows_on_the_next_rerun(app_db, summaries) -> 
     # the CLI records a run in its own process: no data_changed() in this session
     cli = Store(app_db)
     cli.save_run(
-        "run-c",
-        endpoint=Endpoint(name="ep-C", base_url="http://127.0.0.1:9/v1", model="C"),
-        task_id="reasoning",
-        config={},
-        samples=list(SAMPLES.values()),
+        RunDefinition(
+            "run-c",
+            endpoint=Endpoint(name="ep-C", base_url="http://127.0.0.1:9/v1", model="C"),
+            task_id="reasoning",
+            config={},
+            samples=list(SAMPLES.values()),
+        ),
     )
     cli.record_cases(
         [replace(case, id=f"c-{case.id}", run_id="run-c", model="C") for case in seed_cases()[:3]]
@@ -119,7 +122,7 @@ def test_a_chart_tab_shows_a_placeholder_until_its_numbers_exist() -> None:
 
 def test_a_computed_summary_is_known_as_aggregated(tmp_path) -> None:
     from app.ui import analysis_view as view
-    from storage.analysis import CaseFilter
+    from storage.case_filter import CaseFilter
 
     path = str(tmp_path / "agg.db")
     _seed(path)
@@ -142,7 +145,7 @@ def test_prefetch_aggregates_the_unfiltered_view_in_the_background(tmp_path) -> 
     """What a newly opened page shows first (no filter) is counted before the page asks for it,
     under the version the page will read; a database that does not exist is never created."""
     from app.ui import analysis_view as view
-    from storage.analysis import CaseFilter
+    from storage.case_filter import CaseFilter
 
     path = str(tmp_path / "prefetch.db")
     _seed(path)

@@ -13,6 +13,7 @@ import pytest
 from app.ui.analysis_tabs import TABS
 from core.types import Case, Endpoint, Sample
 from storage import Store
+from storage.run_verbs import RunDefinition
 from tests.conftest import BagOfWordsEmbedder
 from tests.pages.conftest import open_page
 
@@ -49,11 +50,13 @@ def seed_three_tasks_two_endpoints(path) -> None:
         for t, (task_id, samples) in enumerate(TASKS.items()):
             run_id = f"run-{endpoint.name}-{task_id}"
             store.save_run(
-                run_id,
-                endpoint=endpoint,
-                task_id=task_id,
-                config={"relation_ids": list(RELATIONS)},
-                samples=samples,
+                RunDefinition(
+                    run_id,
+                    endpoint=endpoint,
+                    task_id=task_id,
+                    config={"relation_ids": list(RELATIONS)},
+                    samples=samples,
+                ),
                 created_at=f"2026-11-{10 + 3 * e + t:02d}T09:00:00+00:00",
             )
             store.finish_run(run_id, "done")

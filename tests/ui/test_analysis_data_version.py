@@ -14,6 +14,7 @@ import numpy as np
 
 from core.types import Endpoint
 from storage import Store
+from storage.run_verbs import RunDefinition
 from tests.test_analysis_queries import SAMPLES, seed_cases, seed_dataset
 
 
@@ -36,11 +37,13 @@ def test_every_write_that_changes_the_numbers_moves_the_version(tmp_path) -> Non
     assert page.data_version() == seen[0]  # stable while nothing is written
     # a new run with its cases (the CLI's `run`)
     writer.save_run(
-        "run-c",
-        endpoint=Endpoint(name="ep-C", base_url="http://127.0.0.1:9/v1", model="C"),
-        task_id="reasoning",
-        config={},
-        samples=list(SAMPLES.values()),
+        RunDefinition(
+            "run-c",
+            endpoint=Endpoint(name="ep-C", base_url="http://127.0.0.1:9/v1", model="C"),
+            task_id="reasoning",
+            config={},
+            samples=list(SAMPLES.values()),
+        ),
     )
     assert moved()
     case = seed_cases()[0]

@@ -12,7 +12,7 @@ from app.analysis.catalogue.tables import FALSE_POSITIVE_RATES
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import violation_rate
 from core.types import Label
-from storage.labels import FALSE_POSITIVE_LABELS, LABELS
+from storage.label_verbs import FALSE_POSITIVE_LABELS, LABELS
 
 if TYPE_CHECKING:
     from storage import Store

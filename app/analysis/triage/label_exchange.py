@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from storage.labels import LABELS, RETRACTED
+from storage.label_verbs import LABELS, RETRACTED
 
 if TYPE_CHECKING:
     from storage import Store

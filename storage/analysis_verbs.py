@@ -1,4 +1,5 @@
-"""SQL aggregations for the Analysis page and `report` (mixed into ``Store``).
+"""SQL aggregations for the Analysis page and `report` (mixed into ``Store``), and the case rows
+behind a heatmap cell, the severity scatter and the exports.
 
 Every verb here groups in SQLite and returns small lists of dicts (one per group), never the raw
 500k case rows. Derived numbers (Wilson intervals, net-of-floor rates, tests) are computed from
@@ -31,11 +32,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
-from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
 from core.types import decode_case_columns
+from storage.agentdiff_gap import gap_rows
+from storage.case_filter import CaseFilter
+from storage.endpoint_models import EndpointModels, with_endpoint_label
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -65,134 +67,6 @@ DRILLDOWN_COLUMNS = (
 )
 
 
-def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
-    return None if values is None else tuple(values)
-
-
-@dataclass(frozen=True)
-class CaseFilter:
-    """Which cases a query looks at. ``None`` means "any"; an empty tuple matches nothing.
-
-    The one builder of WHERE clauses over ``cases``: the analysis verbs, ``cases_for`` and the
-    Triage verbs all filter through it. ``date_from`` / ``date_to`` are inclusive calendar dates
-    (``YYYY-MM-DD`` or ``date``) on the *run's* start time (``runs.created_at``, UTC), so a run is
-    either wholly in or wholly out.
-    """
-
-    run_ids: tuple[str, ...] | None = None
-    models: tuple[str, ...] | None = None
-    tasks: tuple[str, ...] | None = None
-    relations: tuple[str, ...] | None = None
-    date_from: str | None = None
-    date_to: str | None = None
-    verdicts: tuple[str, ...] | None = None
-    case_ids: tuple[str, ...] | None = None
-
-    @classmethod
-    def make(
-        cls,
-        run_ids: Iterable[str] | None = None,
-        models: Iterable[str] | None = None,
-        tasks: Iterable[str] | None = None,
-        relations: Iterable[str] | None = None,
-        date_from: str | date | None = None,
-        date_to: str | date | None = None,
-        verdicts: Iterable[str] | None = None,
-        case_ids: Iterable[str] | None = None,
-    ) -> CaseFilter:
-        """Build a filter from any iterables / dates (normalised so it is hashable for caches)."""
-        return cls(
-            run_ids=_as_tuple(run_ids),
-            models=_as_tuple(models),
-            tasks=_as_tuple(tasks),
-            relations=_as_tuple(relations),
-            date_from=str(date_from) if date_from else None,
-            date_to=str(date_to) if date_to else None,
-            verdicts=None if verdicts is None else tuple(str(v) for v in verdicts),
-            case_ids=_as_tuple(case_ids),
-        )
-
-    def with_relations(self, relations: Iterable[str] | None) -> CaseFilter:
-        return replace(self, relations=_as_tuple(relations))
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-friendly form (for reports)."""
-        return {
-            "run_ids": list(self.run_ids) if self.run_ids is not None else None,
-            "models": list(self.models) if self.models is not None else None,
-            "tasks": list(self.tasks) if self.tasks is not None else None,
-            "relations": list(self.relations) if self.relations is not None else None,
-            "date_from": self.date_from,
-            "date_to": self.date_to,
-        }
-
-    def where(self, extra: Iterable[str] = (), *, alias: str = "") -> tuple[str, list[Any]]:
-        """``WHERE …`` (or "") over ``cases``, with its parameters.
-
-        ``alias`` names the cases table in the query (``"c"`` → ``c.run_id IN …``). ``extra``
-        clauses are appended last, so their parameters follow the filter's.
-        """
-        clauses, params = self.conditions(alias=alias)
-        clauses.extend(extra)
-        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
-
-    def conditions(self, *, alias: str = "") -> tuple[list[str], list[Any]]:
-        """The filter's conditions (to be joined with AND) and their parameters."""
-        prefix = f"{alias}." if alias else ""
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column, values in (
-            ("run_id", self.run_ids),
-            ("verdict", self.verdicts),
-            ("model", self.models),
-            ("task_id", self.tasks),
-            ("relation_id", self.relations),
-            ("id", self.case_ids),
-        ):
-            if values is None:
-                continue
-            if not values:
-                clauses.append("0")
-                continue
-            marks = ",".join("?" * len(values))
-            if column == "model" and any(" · " in value for value in values):
-                # An "endpoint · model" label (a model name two endpoints share) also matches
-                # rows of the bare cases table, as the labels' queries read it.
-                label = _MODEL_LABEL_OF_ROW.format(m=f"{prefix}model", r=f"{prefix}run_id")
-                clauses.append(f"({prefix}model IN ({marks}) OR {label} IN ({marks}))")
-                params.extend([*values, *values])
-                continue
-            clauses.append(f"{prefix}{column} IN ({marks})")
-            params.extend(values)
-        if self.date_from or self.date_to:
-            run_clauses = []
-            if self.date_from:
-                run_clauses.append("created_at >= ?")
-                params.append(_day(self.date_from).isoformat())
-            if self.date_to:
-                run_clauses.append("created_at < ?")
-                params.append((_day(self.date_to) + timedelta(days=1)).isoformat())
-            clauses.append(
-                f"{prefix}run_id IN (SELECT id FROM runs WHERE {' AND '.join(run_clauses)})"
-            )
-        return clauses, params
-
-
-def with_endpoint_label(row: dict[str, Any]) -> dict[str, Any]:
-    """Add ``endpoint`` = "endpoint-name · model" to a run row (runs are listed by endpoint)."""
-    row["endpoint"] = f"{row.get('endpoint_name') or '?'} · {row.get('model') or '?'}"
-    return row
-
-
-def _day(value: str | date) -> date:
-    if isinstance(value, date):
-        return value
-    try:
-        return date.fromisoformat(str(value)[:10])
-    except ValueError as exc:
-        raise ValueError(f"not a date (expected YYYY-MM-DD): {value!r}") from exc
-
-
 def _group(by: Iterable[str]) -> tuple[str, ...]:
     by = tuple(by)
     for column in by:
@@ -209,49 +83,11 @@ def _select_group(by: tuple[str, ...]) -> tuple[str, str]:
     return columns + ", ", f"GROUP BY {columns} ORDER BY {columns}"
 
 
-# Model names that more than one endpoint served (runs remember both).
-_SHARED_MODELS = (
-    "SELECT model FROM runs GROUP BY model HAVING count(DISTINCT coalesce(endpoint_name, '')) > 1"
-)
-# A case's model label: "endpoint · model" when its model name is shared, else the model name.
-_ENDPOINT_MODEL = (
-    f"CASE WHEN c.model IN ({_SHARED_MODELS}) THEN coalesce((SELECT r.endpoint_name FROM runs r "
-    "WHERE r.id = c.run_id), '?') || ' · ' || c.model ELSE c.model END"
-)
-# The same label computed from a bare ``model``/``run_id`` pair (filters on the cases table).
-_MODEL_LABEL_OF_ROW = _ENDPOINT_MODEL.replace("c.model", "{m}").replace("c.run_id", "{r}")
-
-
-class AnalysisQueries:
-    """Aggregation verbs; every query groups in SQL rather than loading rows into pandas."""
+class AnalysisVerbs(EndpointModels):
+    """Mixin of :class:`storage.store.Store`: aggregation verbs; every query groups in SQL rather
+    than loading rows into pandas."""
 
     _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
-
-    # ------------------------------------------------------------ endpoint grouping
-
-    def _cases(self) -> str:
-        """The cases the analysis reads: the ``cases`` table itself, or — when one model name is
-        served by two or more endpoints — the same rows with ``model`` reading "endpoint · model"
-        for those models, so each endpoint is its own row (a broken endpoint's ERROR cases do not
-        merge into a working endpoint's). Unambiguous models keep their plain name."""
-        if not self._models_shared():
-            return "cases"
-        columns = [row["name"] for row in self._query("PRAGMA table_info(cases)")]
-        selected = ", ".join(
-            f"{_ENDPOINT_MODEL} AS model" if column == "model" else f"c.{column}"
-            for column in columns
-        )
-        return f"(SELECT {selected} FROM cases c) AS cases"
-
-    def _models_shared(self) -> bool:
-        return bool(self._query(_SHARED_MODELS + " LIMIT 1"))
-
-    def _model_column(self, alias: str) -> str:
-        """SQL for a case's model as the analysis names it (see ``_cases``), on ``alias``'s row
-        of the bare cases table."""
-        if not self._models_shared():
-            return f"{alias}.model"
-        return _MODEL_LABEL_OF_ROW.format(m=f"{alias}.model", r=f"{alias}.run_id")
 
     # ------------------------------------------------------------ options & counts
 
@@ -536,7 +372,7 @@ class AnalysisQueries:
             f"FROM {self._cases()} {where} GROUP BY model, task_id, relation_id, side, sample_id",
             params,
         )
-        return _gap_rows(per_original, by)
+        return gap_rows(per_original, by)
 
     def noise_floor_counts(
         self,
@@ -703,62 +539,3 @@ class AnalysisQueries:
             for row in chunk:
                 values = dict(zip(names, row, strict=True))
                 yield decode_case_columns(values) if decoded else values
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _gap_rows(per_original: list[dict[str, Any]], by: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The AgentDiff gap per group from per-(cell, relation, original) FAIL counts."""
-    # cell → side → relation → per-original inconsistency shares
-    shares: dict[tuple, dict[str, dict[str, list[float]]]] = {}
-    originals: dict[tuple, set] = {}
-    cases: dict[tuple, dict[str, int]] = {}
-    for row in per_original:
-        cell = (row["model"], row["task_id"])
-        side = shares.setdefault(cell, {}).setdefault(row["side"], {})
-        side.setdefault(row["relation_id"], []).append(row["n_fail"] / row["n"])
-        group = tuple(row[c] for c in by)
-        originals.setdefault(group, set()).add((*cell, row["sample_id"]))
-        counted = cases.setdefault(group, {"meaning": 0, "presentation": 0})
-        counted[row["side"]] += row["n"]
-    gaps: dict[tuple, dict[str, list[float]]] = {}
-    for (model, task_id), sides in shares.items():
-        cell = {"model": model, "task_id": task_id}
-        found = gaps.setdefault(tuple(cell[c] for c in by), {"gap": [], "m": [], "p": []})
-        # Eq. 1 per relation (mean over its originals), then eq. 2: mean IR per side.
-        rates = {
-            side: _mean([_mean(values) for values in relations.values()])
-            for side, relations in sides.items()
-        }
-        meaning, presentation = rates.get("meaning"), rates.get("presentation")
-        if meaning is not None:
-            found["m"].append(meaning)
-        if presentation is not None:
-            found["p"].append(presentation)
-        if meaning is not None and presentation is not None:
-            found["gap"].append(meaning - presentation)
-    out = []
-    for group in sorted(originals):
-        found = gaps.get(group, {"gap": [], "m": [], "p": []})
-        cell_gaps = found["gap"]
-        sd = None
-        if len(cell_gaps) >= 2:
-            centre = _mean(cell_gaps)
-            variance = sum((g - centre) ** 2 for g in cell_gaps) / (len(cell_gaps) - 1)
-            sd = variance**0.5
-        out.append(
-            {
-                **dict(zip(by, group, strict=True)),
-                "n_cells": len(cell_gaps),
-                "n_originals": len(originals[group]),
-                "gap": _mean(cell_gaps),
-                "sd_gap": sd,
-                "meaning_rate": _mean(found["m"]),
-                "presentation_rate": _mean(found["p"]),
-                "n_meaning": cases[group]["meaning"],
-                "n_presentation": cases[group]["presentation"],
-            }
-        )
-    return out

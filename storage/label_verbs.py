@@ -10,14 +10,14 @@ themselves by the engine, ``app.analysis.triage.false_positives``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from core.thresholds import threshold_rule
-from core.types import Label, decode_case_columns
-from storage.analysis import CaseFilter
+from core.types import Label
+from storage.case_filter import CaseFilter
+from storage.endpoint_models import EndpointModels
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -66,19 +66,24 @@ def _where(clauses: list[str]) -> str:
     return ("WHERE " + " AND ".join(clauses)) if clauses else ""
 
 
-def _numeric_tasks_clause(numeric_tasks: Iterable[str] | None) -> tuple[str, list[Any]]:
-    if numeric_tasks is None:
-        return "", []
-    tasks = list(numeric_tasks)
-    marks = ",".join("?" * len(tasks)) or "NULL"
-    return f"AND (c.oracle != 'numeric_within' OR c.task_id IN ({marks}))", tasks
+def chosen_labels(labeler: str | None) -> tuple[str, list[Any]]:
+    """A CTE prefix defining ``chosen`` = one current label per case (of ``labeler``)."""
+    if labeler is None:
+        return (
+            f"WITH {_CURRENT_BY_LABELER}, {_CURRENT_BY_CASE}, "
+            "chosen AS (SELECT * FROM current_by_case) ",
+            [],
+        )
+    return (
+        f"WITH {_CURRENT_BY_LABELER}, "
+        "chosen AS (SELECT * FROM current_by_labeler WHERE labeler = ?) ",
+        [labeler],
+    )
 
 
-class LabelVerbs:
-    """Triage verbs: add/undo labels, the queue, progress, false-positive counts, verdict changes.
-
-    Mixed into ``Store``: relies on its private ``_db``, ``_query`` and ``_write``.
-    """
+class LabelVerbs(EndpointModels):
+    """Mixin of :class:`storage.store.Store`: Triage's labels: add and undo them, the queue, the
+    progress bars and the counts behind the false-positive rates."""
 
     _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
 
@@ -160,11 +165,6 @@ class LabelVerbs:
             "ORDER BY cl.case_id, cl.labeler",
             params,
         )
-
-    def current_label(self, case_id: str, labeler: str | None = None) -> str | None:
-        """The case's current label (for one labeler, or the latest over all); None if none."""
-        rows = self.current_labels(labeler, case_ids=[case_id])
-        return rows[0]["label"] if rows else None
 
     def label_history(self, case_id: str) -> list[dict[str, Any]]:
         """Every entry for a case, oldest first, with ``cancelled`` = a later undo retracted it."""
@@ -336,20 +336,6 @@ class LabelVerbs:
             "relations": [row[0] for row in relations],
         }
 
-    def _chosen_labels(self, labeler: str | None) -> tuple[str, list[Any]]:
-        """A CTE prefix defining ``chosen`` = one current label per case (of ``labeler``)."""
-        if labeler is None:
-            return (
-                f"WITH {_CURRENT_BY_LABELER}, {_CURRENT_BY_CASE}, "
-                "chosen AS (SELECT * FROM current_by_case) ",
-                [],
-            )
-        return (
-            f"WITH {_CURRENT_BY_LABELER}, "
-            "chosen AS (SELECT * FROM current_by_labeler WHERE labeler = ?) ",
-            [labeler],
-        )
-
     def label_progress(
         self,
         run_ids: Iterable[str] | None = None,
@@ -372,7 +358,7 @@ class LabelVerbs:
             "GROUP BY c.relation_id ORDER BY c.relation_id",
             filter_params,
         )
-        prefix, params = self._chosen_labels(labeler)
+        prefix, params = chosen_labels(labeler)
         counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
         labeled = {
             row["relation_id"]: row
@@ -426,7 +412,7 @@ class LabelVerbs:
         )
         # Labels are few: count them from the labels side (cases joined by primary key;
         # CROSS JOIN makes SQLite keep that order).
-        prefix, params = self._chosen_labels(labeler)
+        prefix, params = chosen_labels(labeler)
         fail_where, fail_params = replace(flt, verdicts=("FAIL",)).where(alias="c")
         counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
         label_counts = {
@@ -442,161 +428,3 @@ class LabelVerbs:
         return [
             {**row, **label_counts.get((row["relation_id"], row["model"]), empty)} for row in rows
         ]
-
-    # ------------------------------------------------------------ thresholds & verdict changes
-
-    def set_threshold_override(self, relation_id: str, threshold: float) -> None:
-        with self._write():
-            self._db.execute(
-                "INSERT OR REPLACE INTO threshold_overrides (relation_id, threshold, created_at) "
-                "VALUES (?, ?, ?)",
-                [relation_id, float(threshold), label_timestamp()],
-            )
-
-    def threshold_cases(
-        self,
-        relation_id: str,
-        oracles: Iterable[str],
-        *,
-        numeric_tasks: Iterable[str] | None = None,
-    ) -> list[dict[str, Any]]:
-        """PASS/FAIL cases of a relation judged by one of ``oracles`` with a stored value.
-
-        ``numeric_tasks`` (when given) limits numeric_within cases to those tasks — the ones
-        whose ε is absolute, so the stored |Δ| compares with it directly.
-        Rows: id, oracle, value, verdict, reason.
-        """
-        oracles = list(oracles)
-        numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
-        flt = CaseFilter.make(relations=[relation_id], verdicts=["PASS", "FAIL"])
-        where, params = flt.where(
-            ["c.value IS NOT NULL", f"c.oracle IN ({','.join('?' * len(oracles))})"], alias="c"
-        )
-        return self._query(
-            "SELECT c.id, c.oracle, c.value, c.verdict, c.reason FROM cases c "
-            f"{where} {numeric_clause} ORDER BY c.id",
-            [*params, *oracles, *numeric_params],
-        )
-
-    def count_threshold_flips(
-        self,
-        relation_id: str,
-        oracle: str,
-        threshold: float,
-        *,
-        numeric_tasks: Iterable[str] | None = None,
-    ) -> int:
-        """How many stored PASS/FAIL verdicts of the relation a new threshold would flip."""
-        fails = threshold_rule(oracle).fail_sql("c.value")
-        numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
-        flt = CaseFilter.make(relations=[relation_id], verdicts=["PASS", "FAIL"])
-        where, params = flt.where(["c.oracle = ?", "c.value IS NOT NULL"], alias="c")
-        row = self._db.execute(
-            f"SELECT count(*) FROM cases c {where} "
-            f"{numeric_clause} AND (c.verdict = 'FAIL') != ({fails})",
-            [*params, oracle, *numeric_params, threshold],
-        ).fetchone()
-        return int(row[0])
-
-    def labeled_threshold_cases(
-        self,
-        oracles: Iterable[str],
-        run_ids: Iterable[str] | None = None,
-        *,
-        numeric_tasks: Iterable[str] | None = None,
-        labeler: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Cases labeled confirmed / fp_oracle whose oracle compares a value with a threshold
-        (``numeric_tasks`` as in ``threshold_cases``)."""
-        oracles = list(oracles)
-        prefix, params = self._chosen_labels(labeler)
-        flt = CaseFilter.make(run_ids=run_ids, verdicts=["PASS", "FAIL"])
-        clauses, filter_params = flt.conditions(alias="c")
-        numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
-        rows = self._query(
-            prefix
-            + "SELECT c.id, c.relation_id, c.oracle, c.value, c.verdict, c.details, ch.label "
-            f"FROM chosen ch CROSS JOIN cases c ON c.id = ch.case_id {_where(clauses)} "
-            "AND c.value IS NOT NULL AND ch.label IN ('confirmed', 'fp_oracle') "
-            f"AND c.oracle IN ({','.join('?' * len(oracles))}) {numeric_clause} "
-            "ORDER BY c.relation_id, c.oracle, c.value",
-            [*params, *filter_params, *oracles, *numeric_params],
-        )
-        return [decode_case_columns(row) for row in rows]
-
-    def recorded_thresholds(self, relation_id: str, oracle: str) -> list[float]:
-        """Thresholds the oracle wrote into this relation's ``details`` (most used first):
-        ``theta`` for similarity oracles, ``eps`` for numeric ones, or ``threshold``."""
-        recorded = (
-            "coalesce(json_extract(details, '$.theta'), json_extract(details, '$.eps'), "
-            "json_extract(details, '$.threshold'))"
-        )
-        rows = self._query(
-            f"SELECT {recorded} AS threshold, count(*) AS n FROM cases "
-            "WHERE verdict IN ('PASS', 'FAIL') AND relation_id = ? AND oracle = ? "
-            "AND json_valid(details) "
-            f"AND {recorded} IS NOT NULL GROUP BY 1 ORDER BY n DESC, 1",
-            [relation_id, oracle],
-        )
-        return [float(row["threshold"]) for row in rows]
-
-    def record_verdict_changes(
-        self, relation_id: str, threshold: float, changes: list[dict[str, Any]]
-    ) -> None:
-        """Write recomputed verdicts, log them, keep the first automatic verdict, set the override.
-
-        ``changes``: rows with id, old_verdict, new_verdict, old_reason, new_reason. One
-        transaction (part of the caller's, if any).
-        """
-        stamp = label_timestamp()
-        with self._write():
-            self._db.conn.executemany(
-                "UPDATE cases SET original_verdict = coalesce(original_verdict, verdict), "
-                "verdict = ?, reason = ? WHERE id = ?",
-                [(c["new_verdict"], c["new_reason"], c["id"]) for c in changes],
-            )
-            self._db.conn.executemany(
-                "INSERT INTO verdict_history (case_id, relation_id, old_verdict, new_verdict, "
-                "old_reason, new_reason, threshold, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        c["id"],
-                        relation_id,
-                        c["old_verdict"],
-                        c["new_verdict"],
-                        c["old_reason"] or "",
-                        c["new_reason"],
-                        float(threshold),
-                        stamp,
-                    )
-                    for c in changes
-                ],
-            )
-            self.set_threshold_override(relation_id, threshold)
-
-    def recompute_verdicts(
-        self,
-        relation_id: str,
-        oracles: Iterable[str],
-        threshold: float,
-        changes_for: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
-        *,
-        numeric_tasks: Iterable[str] | None = None,
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Read the relation's ``threshold_cases``, let ``changes_for`` decide the new verdicts,
-        and ``record_verdict_changes`` — all in one write transaction, so no other writer can
-        change the cases between the read and the write. An exception from ``changes_for``
-        writes nothing. Returns (the cases considered, the changes written).
-        """
-        with self._write():
-            rows = self.threshold_cases(relation_id, oracles, numeric_tasks=numeric_tasks)
-            changes = changes_for(rows)
-            self.record_verdict_changes(relation_id, threshold, changes)
-        return rows, changes
-
-    def verdict_history(self, case_id: str) -> list[dict[str, Any]]:
-        """Threshold-driven verdict changes of a case, oldest first."""
-        return self._query(
-            "SELECT * FROM verdict_history WHERE case_id = ? ORDER BY id",
-            [case_id],
-        )

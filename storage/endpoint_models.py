@@ -1,0 +1,63 @@
+"""How a model is named when two endpoints serve models of the same name.
+
+A run remembers both its endpoint and its model. Where one model name was served by two or more
+endpoints (a broken deployment beside a working one), the analysis, the lists and the filters
+name such a model "endpoint · model", so each endpoint is its own row; any other model keeps its
+plain name.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+# Model names that more than one endpoint served (runs remember both).
+SHARED_MODELS = (
+    "SELECT model FROM runs GROUP BY model HAVING count(DISTINCT coalesce(endpoint_name, '')) > 1"
+)
+# A case's model label: "endpoint · model" when its model name is shared, else the model name.
+ENDPOINT_MODEL = (
+    f"CASE WHEN c.model IN ({SHARED_MODELS}) THEN coalesce((SELECT r.endpoint_name FROM runs r "
+    "WHERE r.id = c.run_id), '?') || ' · ' || c.model ELSE c.model END"
+)
+# The same label computed from a bare ``model``/``run_id`` pair (filters on the cases table).
+MODEL_LABEL_OF_ROW = ENDPOINT_MODEL.replace("c.model", "{m}").replace("c.run_id", "{r}")
+
+
+def with_endpoint_label(row: dict[str, Any]) -> dict[str, Any]:
+    """Add ``endpoint`` = "endpoint-name · model" to a run row (runs are listed by endpoint)."""
+    row["endpoint"] = f"{row.get('endpoint_name') or '?'} · {row.get('model') or '?'}"
+    return row
+
+
+class EndpointModels:
+    """Mixin of :class:`storage.store.Store`: the cases as the analysis reads them, each model
+    named as above."""
+
+    _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
+
+    def _cases(self) -> str:
+        """The cases the analysis reads: the ``cases`` table itself, or — when one model name is
+        served by two or more endpoints — the same rows with ``model`` reading "endpoint · model"
+        for those models, so each endpoint is its own row (a broken endpoint's ERROR cases do not
+        merge into a working endpoint's). Unambiguous models keep their plain name."""
+        if not self._models_shared():
+            return "cases"
+        columns = [row["name"] for row in self._query("PRAGMA table_info(cases)")]
+        selected = ", ".join(
+            f"{ENDPOINT_MODEL} AS model" if column == "model" else f"c.{column}"
+            for column in columns
+        )
+        return f"(SELECT {selected} FROM cases c) AS cases"
+
+    def _models_shared(self) -> bool:
+        return bool(self._query(SHARED_MODELS + " LIMIT 1"))
+
+    def _model_column(self, alias: str) -> str:
+        """SQL for a case's model as the analysis names it (see ``_cases``), on ``alias``'s row
+        of the bare cases table."""
+        if not self._models_shared():
+            return f"{alias}.model"
+        return MODEL_LABEL_OF_ROW.format(m=f"{alias}.model", r=f"{alias}.run_id")
