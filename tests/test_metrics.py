@@ -8,9 +8,9 @@ from statistics import mean
 
 import pytest
 
-from app import reports
 from app.analysis import metrics, stats
 from app.engine.embedder import EmbeddingCache
+from app.reports.summary import report
 from core.types import Case, Endpoint, Sample
 from storage.analysis import CaseFilter
 from tests.conftest import BagOfWordsEmbedder
@@ -411,7 +411,7 @@ def test_noise_floor_is_per_task_and_counts_each_sample_repeat_once(store):
     (model,) = metrics.model_rows(store)
     assert model["noise_floor"] == pytest.approx(0.5)
     assert model["net_violation_rate"] == pytest.approx(0.0)
-    document = reports.report(store)
+    document = report(store)
     assert document["noise_floor"]["M"]["qa"]["n"] == 3
     assert set(document["noise_floor"]["M"]) == {"qa", "sentiment"}
 
