@@ -30,9 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app import reports
 from app.analysis import metrics, severity, stats
 from app.analysis.noise_floor import noise_floor
+from app.reports.html_report import render_html_report
+from app.reports.summary import report
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
 from storage.case_filter import CaseFilter
@@ -224,8 +225,8 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
     )
     timed("severity sample (2000)", lambda: severity.severity_table(store, everything), results)
     timed("compare two runs", lambda: metrics.compare_runs(store, "run-0", "run-3"), results)
-    timed("HTML report (all; not a page query)", lambda: reports.render_html_report(store), results)
-    timed("report --json (all; not a page query)", lambda: reports.report(store), results)
+    timed("HTML report (all; not a page query)", lambda: render_html_report(store), results)
+    timed("report --json (all; not a page query)", lambda: report(store), results)
     return results
 
 

@@ -452,7 +452,7 @@ def test_llmorph_import_checks_every_field_and_writes_nothing(store, tmp_path, m
     field) is refused as a whole with the item named; the first, valid item is not stored
     either. Before, `value: "abc"` was committed and Triage, Analysis and the HTML export
     crashed on it afterwards."""
-    from app.reports import import_llmorph
+    from app.reports.llmorph import import_llmorph
 
     path = write(tmp_path / "log.json", json.dumps(llmorph_log(morphscope)))
     with pytest.raises(ValueError, match=message):
@@ -461,7 +461,7 @@ def test_llmorph_import_checks_every_field_and_writes_nothing(store, tmp_path, m
 
 
 def test_llmorph_import_keeps_valid_morphscope_fields(store, tmp_path):
-    from app.reports import import_llmorph
+    from app.reports.llmorph import import_llmorph
 
     path = write(tmp_path / "log.json", json.dumps(llmorph_log({"value": 2, "oracle": "exact"})))
     run_id = import_llmorph(store, path)
@@ -546,7 +546,7 @@ def test_a_page_on_a_database_that_cannot_be_opened_shows_a_message(tmp_path, mo
 
 
 def test_llmorph_header_names_must_be_text(store, tmp_path):
-    from app.reports import import_llmorph
+    from app.reports.llmorph import import_llmorph
 
     log = {**llmorph_log({}), "llm_name": {"nested": "object"}}
     with pytest.raises(ValueError, match=r"model \(llm_name\) must be text, not dict"):

@@ -608,7 +608,8 @@ def test_cached_call_keys_are_found_in_chunks(tmp_path):
 def test_batch_export_takes_more_inputs_than_a_run(tmp_path, capsys, bow):
     """A run takes at most 5,000 inputs; a batch export (sweeps too large to run
     interactively) up to 50,000."""
-    from app.cli.main import BATCH_MAX_ROWS, main
+    from app.cli.batch import BATCH_MAX_ROWS
+    from app.cli.main import main
     from app.inputs.limits import MAX_ROWS
 
     inputs = tmp_path / "inputs.txt"

@@ -405,3 +405,38 @@ def test_a_command_closes_its_database_when_it_ends(
     code, _, err = _run(capsys, "report", "--db", str(db))
     assert code == 0, err
     assert not (tmp_path / "closed.db-wal").exists()
+
+
+def test_each_command_group_adds_its_commands_in_help_order():
+    from app.cli.main import build_parser
+
+    (commands,) = [a for a in build_parser()._actions if a.dest == "command"]
+    assert list(commands.choices) == [
+        "relations", "transform", "run", "delete-run", "report", "export", "import", "batch"
+    ]  # fmt: skip
+    (export_format,) = [a for a in commands.choices["export"]._actions if a.dest == "format"]
+    assert export_format.choices == ["csv", "jsonl", "llmorph", "html"]
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--repeats", "0"], "--repeats must be at least 1"),
+        (["--concurrency", "0"], "--concurrency must be at least 1"),
+        (["--tpm", "0"], "--tpm must be at least 1"),
+        (["--retries", "-1"], "--retries must be 0 or more"),
+        (["--timeout", "3601"], "--timeout must be between 0 and 3600 seconds"),
+        (["--stall-minutes", "0"], "--stall-minutes must be more than 0"),
+    ],
+)
+def test_run_numbers_no_run_could_use_are_refused_as_argparse_refuses(
+    capsys, tmp_path, option, message
+):
+    run = ["run", "--endpoint", "embedded", "--task", "sentiment", "--relations", "char.leet"]
+    with pytest.raises(SystemExit) as stopped:
+        main([*run, "--inputs", "in.csv", "--db", str(tmp_path / "m.db"), *option])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m app [-h] [--verbose]")
+    assert err.endswith(f"python -m app: error: {message}\n")
+    assert not (tmp_path / "m.db").exists()

@@ -12,7 +12,8 @@ from collections import deque
 
 import pytest
 
-from app.cli.main import StderrProgress, main
+from app.cli.main import main
+from app.cli.run import StderrProgress
 from app.clients import make_client
 from app.clients.limiter import (
     PROBE_MIN_WINDOW,

@@ -9,13 +9,13 @@ from statistics import mean
 
 import pytest
 
-from app import reports
 from app.analysis import metrics, severity, stats
 from app.analysis.noise_floor import noise_floor
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import net_of_floor, violation_rate
 from app.analysis.relation_roles import relation_roles
 from app.engine.embedder import EmbeddingCache
+from app.reports.summary import report
 from core.types import Case, Endpoint, Sample
 from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
@@ -419,7 +419,7 @@ def test_noise_floor_is_per_task_and_counts_each_sample_repeat_once(store):
     (model,) = metrics.model_rows(store)
     assert model["noise_floor"] == pytest.approx(0.5)
     assert model["net_violation_rate"] == pytest.approx(0.0)
-    document = reports.report(store)
+    document = report(store)
     assert document["noise_floor"]["M"]["qa"]["n"] == 3
     assert set(document["noise_floor"]["M"]) == {"qa", "sentiment"}
 

@@ -11,8 +11,9 @@ from collections import Counter
 
 import pytest
 
-from app import reports
 from app.analysis import figures
+from app.reports import exports, llmorph, summary
+from app.reports.formats import EXPORT_FORMATS, FORMATS
 from app.reports.html_report import filter_items, for_print, render_html_report
 from core.types import Endpoint
 from storage import Store
@@ -37,7 +38,7 @@ def verdict_counts(store) -> Counter:
 
 
 def test_report_has_the_spec_content(seeded):
-    doc = reports.report(seeded)
+    doc = summary.report(seeded)
     json.dumps(doc, allow_nan=False)  # strict JSON: no NaN
     assert doc["n_cases"] == len(ROWS)
     row = {(r["model"], r["relation_id"]): r for r in doc["rows"]}[("A", "si.paraphrase")]
@@ -69,16 +70,16 @@ def test_report_has_the_spec_content(seeded):
 
 
 def test_report_json_for_one_run(seeded):
-    doc = reports.report_json(seeded, "run-b")
+    doc = summary.report_json(seeded, "run-b")
     assert doc["filters"]["run_ids"] == ["run-b"]
     assert {r["model"] for r in doc["rows"]} == {"B"}
     assert doc["tests"]["mann_whitney"] == []
     with pytest.raises(ValueError, match="no run with id 'nope'"):
-        reports.report_json(seeded, "nope")
+        summary.report_json(seeded, "nope")
 
 
 def test_report_on_empty_db(store):
-    doc = reports.report(store)
+    doc = summary.report(store)
     assert doc["rows"] == [] and doc["n_cases"] == 0 and doc["noise_floor"] == {}
 
 
@@ -90,7 +91,7 @@ def test_csv_export_has_every_column_and_no_secrets(seeded, tmp_path):
         Endpoint(name="paid", base_url="https://api.example", model="m", api_key_env="MY_API_KEY")
     )
     out = tmp_path / "cases.csv"
-    assert reports.export_cases(seeded, "csv", out) == len(ROWS)
+    assert exports.export_cases(seeded, "csv", out) == len(ROWS)
     with out.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(ROWS)
@@ -106,7 +107,7 @@ def test_csv_export_has_every_column_and_no_secrets(seeded, tmp_path):
 
 def test_jsonl_export_decodes_json_columns(seeded, tmp_path):
     out = tmp_path / "b.jsonl"
-    assert reports.export_cases(seeded, "jsonl", out, run_ids=["run-b"]) == 3
+    assert exports.export_cases(seeded, "jsonl", out, run_ids=["run-b"]) == 3
     lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert len(lines) == 3
     problems = {line["source_input"]["problem"] for line in lines}  # decoded, not a string
@@ -117,13 +118,13 @@ def test_jsonl_export_decodes_json_columns(seeded, tmp_path):
 
 def test_export_rejects_bad_arguments(seeded, tmp_path):
     with pytest.raises(ValueError, match="unknown export format 'xml'"):
-        reports.export_cases(seeded, "xml", tmp_path / "x.xml")
+        exports.export_cases(seeded, "xml", tmp_path / "x.xml")
     with pytest.raises(ValueError, match="no run with id"):
-        reports.export_cases(seeded, "csv", tmp_path / "x.csv", run_ids=["missing"])
+        exports.export_cases(seeded, "csv", tmp_path / "x.csv", run_ids=["missing"])
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "other.txt").write_text("keep me")
     with pytest.raises(ValueError, match="not an empty directory"):
-        reports.export_cases(seeded, "llmorph", tmp_path / "full")
+        exports.export_cases(seeded, "llmorph", tmp_path / "full")
     assert not (tmp_path / "x.csv").exists()
 
 
@@ -132,7 +133,7 @@ def test_export_rejects_bad_arguments(seeded, tmp_path):
 
 def test_llmorph_zip_shape(seeded, tmp_path):
     out = tmp_path / "logs.zip"
-    assert reports.export_cases(seeded, "llmorph", out) == len(ROWS)
+    assert exports.export_cases(seeded, "llmorph", out) == len(ROWS)
     with zipfile.ZipFile(out) as archive:
         names = sorted(archive.namelist())
         assert names == [
@@ -163,22 +164,22 @@ def test_llmorph_zip_shape(seeded, tmp_path):
 @pytest.mark.parametrize("target", ["logs.zip", "logs_dir"])
 def test_llmorph_round_trip_keeps_verdict_counts(seeded, tmp_path, target):
     out = tmp_path / target
-    reports.export_cases(seeded, "llmorph", out)
+    exports.export_cases(seeded, "llmorph", out)
     fresh = Store(tmp_path / "fresh.db")
     try:
-        run_id = reports.import_llmorph(fresh, out)
+        run_id = llmorph.import_llmorph(fresh, out)
         assert verdict_counts(fresh) == verdict_counts(seeded)
         assert fresh.run(run_id)["status"] == "done"
         assert fresh.run(run_id)["model"] == "A, B"
         original = {
-            r["relation_id"]: r for r in reports.report(seeded)["rows"] if r["model"] == "A"
+            r["relation_id"]: r for r in summary.report(seeded)["rows"] if r["model"] == "A"
         }
-        again = {r["relation_id"]: r for r in reports.report(fresh)["rows"] if r["model"] == "A"}
+        again = {r["relation_id"]: r for r in summary.report(fresh)["rows"] if r["model"] == "A"}
         for relation_id, row in original.items():
             for key in ("violation_rate", "invalid_followup", "mean_delta", "stability"):
                 assert again[relation_id][key] == pytest.approx(row[key]), (relation_id, key)
         # importing the same logs again updates the same run instead of duplicating it
-        assert reports.import_llmorph(fresh, out) == run_id
+        assert llmorph.import_llmorph(fresh, out) == run_id
         assert fresh.count_cases() == len(ROWS)
     finally:
         fresh.close()
@@ -230,7 +231,7 @@ def _plain_llmorph_log() -> dict:
 def test_import_plain_llmorph_log(store, tmp_path):
     path = tmp_path / "log__gpt-test__question_answering__5__2025_01_01.json"
     path.write_text(json.dumps(_plain_llmorph_log()), "utf-8")
-    run_id = reports.import_llmorph(store, path)
+    run_id = llmorph.import_llmorph(store, path)
     cases = store._query("SELECT * FROM cases ORDER BY sample_id, followup_index")
     assert len(cases) == 5
     assert Counter(c["verdict"] for c in cases) == {"PASS": 2, "FAIL": 1, "SKIP": 1, "ERROR": 1}
@@ -256,9 +257,9 @@ def test_import_arguments_override_the_file(store, tmp_path):
     path = tmp_path / "results.json"
     path.write_text(json.dumps(log), "utf-8")
     with pytest.raises(ValueError, match="cannot tell the model"):
-        reports.import_llmorph(store, path)
+        llmorph.import_llmorph(store, path)
     assert store.runs() == []
-    reports.import_llmorph(store, path, model="m1", task_id="qa", relation_id="char.add_spaces")
+    llmorph.import_llmorph(store, path, model="m1", task_id="qa", relation_id="char.add_spaces")
     assert {r["model"] for r in store._query("SELECT DISTINCT model FROM cases")} == {"m1"}
 
 
@@ -284,13 +285,13 @@ def test_import_rejects_bad_input_and_writes_nothing(store, tmp_path, content, m
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     with pytest.raises(ValueError, match=message):
-        reports.import_llmorph(store, path)
+        llmorph.import_llmorph(store, path)
     assert store.runs() == [] and store.count_cases() == 0
 
 
 def test_import_missing_path(store, tmp_path):
     with pytest.raises(ValueError, match="no such file"):
-        reports.import_llmorph(store, tmp_path / "nothing.json")
+        llmorph.import_llmorph(store, tmp_path / "nothing.json")
 
 
 # ------------------------------------------------------------------ HTML report
@@ -301,7 +302,7 @@ def test_html_report_is_standalone_and_escaped(seeded, tmp_path):
     with seeded._write():
         seeded._db.execute("UPDATE cases SET model = ? WHERE model = 'B'", [hostile])
     out = tmp_path / "report.html"
-    assert reports.export_cases(seeded, "html", out) == len(ROWS)
+    assert exports.export_cases(seeded, "html", out) == len(ROWS)
     page = out.read_text("utf-8")
     assert page.startswith("<!DOCTYPE html>")
     assert "plotly.js" in page and "Plotly.newPlot" in page  # the library itself, inline
@@ -318,11 +319,27 @@ def test_html_report_is_standalone_and_escaped(seeded, tmp_path):
 
 
 def test_export_bytes_for_downloads(seeded):
-    data = reports.export_bytes(seeded, "llmorph", CaseFilter.make(models=["B"]))
+    data = exports.export_bytes(seeded, "llmorph", CaseFilter.make(models=["B"]))
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         assert archive.namelist() == ["log__B__reasoning__si.paraphrase.json"]
-    csv_text = reports.export_bytes(seeded, "csv", CaseFilter.make(models=["A"])).decode()
+    csv_text = exports.export_bytes(seeded, "csv", CaseFilter.make(models=["A"])).decode()
     assert len(csv_text.strip().splitlines()) == 1 + 18
+
+
+def test_the_report_download_is_the_report_and_not_a_file_export(seeded, tmp_path):
+    """One registry serves the download buttons and `export --format`: the JSON report is a
+    download only (the command line has `report --json`)."""
+    assert EXPORT_FORMATS == ("csv", "jsonl", "llmorph", "html")
+    assert list(FORMATS) == ["csv", "jsonl", "report", "llmorph", "html"]
+    flt = CaseFilter.make(models=["A"])
+    document = json.loads(exports.export_bytes(seeded, "report", flt))
+    assert {key: value for key, value in document.items() if key != "generated_at"} == {
+        key: value
+        for key, value in summary.report(seeded, flt=flt).items()
+        if key != "generated_at"
+    }
+    with pytest.raises(ValueError, match="choose csv, jsonl, llmorph, html"):
+        exports.export_cases(seeded, "report", tmp_path / "report.json")
 
 
 def test_html_report_shows_filters_as_text_and_prints(seeded):

@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from app.cli.main import build_parser, main, run_config_from_args
+from app.cli.main import build_parser, main
+from app.cli.plan import run_config_from_args
 from app.engine.run_setup import (
     RunSetupError,
     plan_run,

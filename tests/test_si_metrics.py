@@ -119,7 +119,8 @@ def test_outside_mad_relations_are_other_families_that_should_change(store):
 
 
 def _cli_endpoint(store, tmp_path, task_id: str, *options: str) -> Endpoint:
-    from app.cli.main import build_parser, run_config_from_args
+    from app.cli.main import build_parser
+    from app.cli.plan import run_config_from_args
 
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text('{"problem": "Add 2 and 3.", "text": "Fine."}\n')

@@ -1,4 +1,5 @@
-"""Exports of the filtered cases: csv | jsonl | llmorph | html, to a file or as bytes.
+"""Exports of the filtered cases in one of :data:`~app.reports.formats.FORMATS`, to a file or as
+bytes.
 
 Files are written atomically (a temporary file renamed into place, so a failure leaves nothing
 half-written). Cases hold no secrets (endpoints store only a key's variable *name*, and only in
@@ -8,22 +9,16 @@ the endpoints table, which is never exported).
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
-import json
 import os
 import secrets
-import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from app.reports.common import case_filter, json_safe
-from app.reports.html_report import render_html_report
+from app.reports.common import case_filter
+from app.reports.formats import EXPORT_FORMATS, export_format, llmorph_json
 from app.reports.llmorph import llmorph_logs
 from storage.case_filter import CaseFilter
-
-EXPORT_FORMATS = ("csv", "jsonl", "llmorph", "html")
-JSON_COLUMNS = ("source_input", "followup_input", "details")
 
 
 def export_cases(
@@ -39,8 +34,7 @@ def export_cases(
     ``llmorph`` writes a zip when ``out_path`` ends in ``.zip``, else a directory (which must not
     exist yet or be empty). Everything is built next to the target and renamed into place.
     """
-    if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"unknown export format {fmt!r} (choose {', '.join(EXPORT_FORMATS)})")
+    export = export_format(fmt, EXPORT_FORMATS)
     flt = case_filter(run_ids, flt)
     if flt.run_ids:
         missing = [r for r in flt.run_ids if store.run(r) is None]
@@ -56,7 +50,7 @@ def export_cases(
     tmp_name = out.with_name(f".{out.name}.{secrets.token_hex(6)}.tmp")
     try:
         with open(tmp_name, "xb") as fh:
-            count = write_export(store, fmt, fh, flt)
+            count = export.write(store, fh, flt)
         os.replace(tmp_name, out)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -67,57 +61,10 @@ def export_cases(
 
 def export_bytes(store, fmt: str, flt: CaseFilter | None = None) -> bytes:
     """The export as bytes (the page's download buttons); ``llmorph`` gives a zip."""
-    if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"unknown export format {fmt!r} (choose {', '.join(EXPORT_FORMATS)})")
+    export = export_format(fmt)
     buffer = io.BytesIO()
-    write_export(store, fmt, buffer, flt or CaseFilter())
+    export.write(store, buffer, flt or CaseFilter())
     return buffer.getvalue()
-
-
-def write_export(store, fmt: str, fh, flt: CaseFilter) -> int:
-    """Write one export format to a binary file object; returns the number of cases."""
-    if fmt == "csv":
-        return _write_csv(store, flt, fh)
-    if fmt == "jsonl":
-        return _write_jsonl(store, flt, fh)
-    if fmt == "llmorph":
-        count = 0
-        with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for name, document in llmorph_logs(store, flt):
-                archive.writestr(name, json.dumps(document, ensure_ascii=False, indent=1))
-                count += len(document["data"])
-        return count
-    if fmt == "html":
-        fh.write(render_html_report(store, flt).encode("utf-8"))
-        return store.count_cases(flt)
-    raise ValueError(f"unknown export format {fmt!r}")
-
-
-def _write_csv(store, flt: CaseFilter, fh) -> int:
-    text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
-    writer = None
-    count = 0
-    for row in store.iter_cases(flt, decoded=False):
-        if writer is None:
-            writer = csv.DictWriter(text, fieldnames=list(row))
-            writer.writeheader()
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
-        count += 1
-    if writer is None:  # no cases: still write the header
-        columns = store.case_column_names()
-        csv.writer(text).writerow(columns)
-    text.flush()
-    text.detach()
-    return count
-
-
-def _write_jsonl(store, flt: CaseFilter, fh) -> int:
-    count = 0
-    for row in store.iter_cases(flt):
-        line = json.dumps(json_safe(row), ensure_ascii=False)
-        fh.write(line.encode("utf-8") + b"\n")
-        count += 1
-    return count
 
 
 def _export_llmorph_dir(store, flt: CaseFilter, out: Path) -> int:
@@ -129,7 +76,7 @@ def _export_llmorph_dir(store, flt: CaseFilter, out: Path) -> int:
     try:
         count = 0
         for name, document in llmorph_logs(store, flt):
-            (tmp / name).write_text(json.dumps(document, ensure_ascii=False, indent=1), "utf-8")
+            (tmp / name).write_text(llmorph_json(document), "utf-8")
             count += len(document["data"])
         if out.exists():
             out.rmdir()

@@ -20,6 +20,7 @@ from app.analysis import figures, heatmaps
 from app.analysis.catalogue import definitions, tables
 from app.analysis.heatmap_grid import FEW_CASES, WIDE_INTERVAL, heatmap_cell_text
 from app.analysis.noise_floor import floor_rows
+from app.reports.formats import FORMATS
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.components import error_boundary, inert, shorten, show_table
@@ -372,15 +373,6 @@ def render_compare_runs(data: AnalysisView) -> None:
 
 # ---------------------------------------------------------------- downloads
 
-# (button label, export format, file name, MIME type)
-DOWNLOADS = (
-    ("Cases (CSV)", "csv", "morphscope_cases.csv", "text/csv"),
-    ("Cases (JSONL)", "jsonl", "morphscope_cases.jsonl", "application/jsonl"),
-    ("Report (JSON)", "report", "morphscope_report.json", "application/json"),
-    ("LLMorph logs (zip)", "llmorph", "morphscope_llmorph.zip", "application/zip"),
-    ("HTML report", "html", "morphscope_report.html", "text/html"),
-)
-
 
 def render_downloads(data: AnalysisView) -> None:
     """One download button per export; each file is built only when its button is clicked."""
@@ -388,14 +380,14 @@ def render_downloads(data: AnalysisView) -> None:
         f"Everything below covers the {data.summary['n_cases']:,} filtered cases; files are built "
         "when you click. Exports never contain API keys."
     )
-    grid = st.columns(len(DOWNLOADS))
-    for slot, (label, fmt, name, mime) in zip(grid, DOWNLOADS, strict=True):
+    grid = st.columns(len(FORMATS))
+    for slot, export in zip(grid, FORMATS.values(), strict=True):
         slot.download_button(
-            label,
-            data=view.export_data(data.path, fmt, data.flt),
-            file_name=name,
-            mime=mime,
-            key=f"analysis_download_{fmt}",
+            export.label,
+            data=view.export_data(data.path, export.key, data.flt),
+            file_name=export.file_name,
+            mime=export.mime,
+            key=f"analysis_download_{export.key}",
             on_click="ignore",
         )
 

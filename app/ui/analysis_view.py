@@ -27,6 +27,7 @@ from app.analysis.catalogue.formats import Unit, format_shown
 from app.analysis.catalogue.tables import Shown
 from app.analysis.triage.false_positives import false_positive_rates
 from app.engine.embedder import EmbeddingCache, default_embedder
+from app.reports.exports import export_bytes
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
 from storage import Store
@@ -265,12 +266,7 @@ def export_data(path: str, fmt: str, flt: CaseFilter) -> Callable[[], bytes]:
     """A callable for ``st.download_button``: builds the file only when it is clicked."""
 
     def build() -> bytes:
-        from app import reports  # with scipy and the HTML report: imported on first download
-
-        if fmt == "report":
-            document = _with_store(path, lambda s: reports.report(s, flt=flt))
-            return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
-        return _with_store(path, lambda s: reports.export_bytes(s, fmt, flt))
+        return _with_store(path, lambda s: export_bytes(s, fmt, flt))
 
     return build
 

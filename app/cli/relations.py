@@ -1,0 +1,138 @@
+"""`relations` (the catalogue, and `relations import FILE`) and `transform` (one follow-up)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from app.cli.common import CliError, open_store, read_text_file
+from app.cli.plan import check_key_is_set, endpoint_from_args
+from core.types import Sample
+
+
+def cmd_relations(args: argparse.Namespace) -> int:
+    from app.engine.workspace import all_relations, all_tasks
+
+    if args.action == "import":
+        return cmd_relations_import(args)
+    if args.file is not None:
+        raise CliError(f"unexpected argument {args.file!r} (did you mean `relations import FILE`?)")
+    store = open_store(args.db)
+    try:
+        relations = all_relations(store, args.task)
+    except KeyError as exc:
+        raise CliError(str(exc.args[0])) from None
+    known_tasks = list(all_tasks(store).values())
+    if args.json:
+        entries = [r.describe(known_tasks) for r in relations]
+        print(json.dumps(entries, indent=2, ensure_ascii=False))
+        return 0
+    for r in relations:
+        entry = r.describe(known_tasks)
+        tasks = ",".join(entry["tasks"])
+        flag = "" if entry["available"] else "  [unavailable]"
+        print(f"{r.id:32} {r.kind:8} {r.expectation:20} {tasks:28} {r.ref}{flag}")
+    return 0
+
+
+def cmd_relations_import(args: argparse.Namespace) -> int:
+    """Import custom relations from a JSON file (the Relations page's format): all or nothing."""
+    from relations.custom import import_specs
+
+    if args.file is None:
+        raise CliError("relations import needs a FILE (the Relations page's JSON export)")
+    text = read_text_file(args.file)
+    store = open_store(args.db)
+    try:
+        imported = import_specs(store, text)
+    except ValueError as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    print(f"imported {len(imported)} custom relation(s): {', '.join(imported)}")
+    return 0
+
+
+def cmd_transform(args: argparse.Namespace) -> int:
+    from app.engine.workspace import all_relations, get_task
+    from app.inputs.tasks import BUILTIN_TASKS
+    from relations.apply import SkippedFollowUp, generate_followups
+
+    check_key_is_set(args, args.endpoint)
+    store = open_store(args.db)
+    relations = {r.id: r for r in all_relations(store)}
+    if args.relation not in relations:
+        raise CliError(f"unknown relation {args.relation!r} (see `python -m app relations`)")
+    relation = relations[args.relation]
+    task_ids = relation.task_ids(BUILTIN_TASKS.values())
+    task_id = args.task or (task_ids[0] if task_ids else "sentiment")
+    task = get_task(store, task_id)
+    field = args.field or task.perturbable_fields[0]
+    if field not in task.fields:
+        raise CliError(f"task {task.id} has no field {field!r}; fields: {', '.join(task.fields)}")
+    fields = {f: "" for f in task.fields} | {field: args.text}
+    partners = [Sample({**fields, field: args.partner})] if args.partner is not None else []
+    rewrite = None
+    if args.endpoint or relation.kind == "llm":
+        # the model clients only when a model rewrites
+        from app.engine.calls import make_sync_rewriter
+
+        rewrite = make_sync_rewriter(store, endpoint_from_args(args, args.endpoint, args.model))
+    results = generate_followups(
+        relation, Sample(fields), task, [field], run_seed=args.seed, partners=partners,
+        rewrite=rewrite,
+    )  # fmt: skip
+    result = results[0] if results else SkippedFollowUp(field, "no follow-up")
+    if isinstance(result, SkippedFollowUp):
+        if args.json:
+            print(json.dumps({"relation": relation.id, "skipped": True, "reason": result.reason}))
+        else:
+            print(f"SKIP: {result.reason}", file=sys.stderr)
+        return 3
+    followup_text = result.fields.get(field, "")
+    prompt = f"{result.preamble.rstrip()}\n\n{followup_text}" if result.preamble else followup_text
+    if args.json:
+        payload: dict[str, Any] = {
+            "relation": relation.id,
+            "seed": args.seed,
+            "source": args.text,
+            "followup": prompt,
+            "fields": result.fields,
+            "target": result.target,
+        }
+        if result.transformed is not None:
+            payload["transformed"] = result.transformed
+        if result.companions:
+            payload["companions"] = result.companions
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(prompt)
+    return 0
+
+
+def add_commands(sub) -> None:
+    """`relations` and `transform`."""
+    p = sub.add_parser(
+        "relations",
+        help="list the relation catalog, or `relations import FILE` to add custom relations",
+    )
+    p.add_argument("action", nargs="?", choices=["import"], help="import custom relations")
+    p.add_argument("file", nargs="?", help="JSON file to import (the Relations page's format)")
+    p.add_argument("--task")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--db")
+    p.set_defaults(func=cmd_relations)
+
+    p = sub.add_parser("transform", help="print the follow-up a relation makes from a text")
+    p.add_argument("relation")
+    p.add_argument("--text", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--partner")
+    p.add_argument("--task")
+    p.add_argument("--field")
+    p.add_argument("--endpoint", help="transformation endpoint for LLM-prompted relations")
+    p.add_argument("--model")
+    p.add_argument("--api-key-env")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--db")
+    p.set_defaults(func=cmd_transform)

@@ -1,0 +1,183 @@
+"""`run` (relations over inputs against an endpoint, with a progress bar) and `delete-run`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.cli.common import EXIT_STOPPED, CliError, log, open_store
+from app.cli.plan import (
+    RETRIES_DEFAULT,
+    add_plan_options,
+    check_key_is_set,
+    check_run_options,
+    run_config_from_args,
+)
+from core.types import Endpoint
+
+
+class StderrProgress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet or not sys.stderr
+
+    def __call__(self, progress) -> None:
+        if self.quiet or not progress.total:
+            return
+        width = 30
+        filled = int(width * progress.done / progress.total)
+        bar = "#" * filled + "-" * (width - filled)
+        sys.stderr.write(
+            f"\r[{bar}] {progress.done}/{progress.total} cases · {progress.calls_made} calls · "
+            f"{progress.cache_hits} cached{_load_text(progress)}"
+        )
+        sys.stderr.flush()
+        if progress.done >= progress.total:
+            sys.stderr.write("\n")
+
+
+def _load_text(progress) -> str:
+    """`` · concurrency 8/24 · 75.2 calls/s`` while an adaptive client reports its load."""
+    load = getattr(progress, "load", None)
+    return f" · {load.describe()}" if load is not None else ""
+
+
+# Exit codes of `run`: 0 every case settled, 1 stopped early (resumable), 2 bad input or an
+# endpoint that failed its pre-flight check, 3 finished with ERROR cases (a rerun retries them).
+EXIT_ERRORS = 3
+
+
+def start_embedder():
+    """The embedder a run evaluates with, already loading: the model takes seconds to load in a
+    process of its own, so it starts before anything else and its load overlaps reading the
+    inputs, the pre-flight check, planning and the calls (not only the calls)."""
+    from app.engine import workspace
+
+    embedder = workspace.default_embedder()
+    load = getattr(embedder, "load", None)
+    if load is not None:
+        try:
+            load()
+        except Exception:  # the run's first embedding tries again and reports the failure
+            log.warning("could not start the embedding model", exc_info=True)
+    return embedder
+
+
+def stop_embedder(embedder) -> None:
+    """End the embedder's process when the command is done with it (a rerun that embeds nothing
+    must not leave a model loading behind it, nor wait for that load)."""
+    stop = getattr(embedder, "stop", None)
+    if stop is not None:
+        stop()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    check_run_options(args)
+    check_key_is_set(args, args.endpoint, args.transformation_endpoint)
+    embedder = start_embedder()
+    try:
+        return _run_command(args)
+    finally:
+        stop_embedder(embedder)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    from app.engine.run_setup import endpoint_problem
+    from app.engine.workspace import make_runner
+
+    store = open_store(args.db)
+    config, task, samples = run_config_from_args(args, store)
+    problem = endpoint_problem(config)
+    if problem:
+        raise CliError(f"{problem}; nothing was run")
+    runner = make_runner(store)  # with the default embedder, the one loading since the start
+    runner.stall_after_s = args.stall_minutes * 60
+    summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
+    # The error line comes first: a run whose every case failed must not look like a result.
+    if summary.error_line():
+        print(
+            f"warning: {summary.error_line()}; run the same command to retry them", file=sys.stderr
+        )
+    if summary.stop_reason:
+        print(f"warning: {summary.stop_reason}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items()))
+        retried = f", {summary.retried_errors} errored re-sent" if summary.retried_errors else ""
+        print(
+            f"run {summary.run_id}: {summary.cases} cases ({counts}); "
+            f"{summary.calls_made} calls, {summary.cache_hits} cache hits{retried}, "
+            f"{summary.elapsed_s:.1f} s"
+        )
+    if summary.status != "done":
+        return EXIT_STOPPED
+    return EXIT_ERRORS if summary.errors else 0
+
+
+def cmd_delete_run(args: argparse.Namespace) -> int:
+    store = open_store(args.db)
+    if store.run(args.run_id) is None:
+        raise CliError(f"no run {args.run_id!r} in {args.db}")
+    n_cases = store.delete_run(args.run_id)
+    print(f"deleted run {args.run_id} and its {n_cases} cases (with their labels)")
+    return 0
+
+
+def run_argument_problem(args: argparse.Namespace) -> str | None:
+    """The first number of a `run` that no run could use (argparse took it), or None."""
+    if args.repeats < 1:
+        return "--repeats must be at least 1"
+    if args.concurrency < 1:
+        return "--concurrency must be at least 1"
+    for flag in ("rpm", "tpm"):
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
+            return f"--{flag} must be at least 1"
+    if args.retries < 0:
+        return "--retries must be 0 or more"
+    if args.timeout is not None and not 0 < args.timeout <= 3600:
+        return "--timeout must be between 0 and 3600 seconds"
+    if not 0 < args.stall_minutes <= 24 * 60:
+        return "--stall-minutes must be more than 0"
+    return None
+
+
+def add_commands(sub) -> None:
+    """`run` and `delete-run`."""
+    p = sub.add_parser("run", help="run relations over inputs against an endpoint")
+    add_plan_options(p, endpoint_help="base URL, or 'embedded' for the local model")
+    p.add_argument("--concurrency", type=int, default=Endpoint.concurrency)
+    p.add_argument(
+        "--timeout", type=float, help="seconds one attempt of a call may take (default 60)"
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=RETRIES_DEFAULT,
+        help=f"retries of a failed call (default {RETRIES_DEFAULT}); "
+        "all attempts of one call together stop after 120 s or one --timeout",
+    )
+    p.add_argument(
+        "--rpm", type=int, help="requests per minute the endpoint allows (calls are paced)"
+    )
+    p.add_argument(
+        "--tpm",
+        type=int,
+        help="tokens per minute the endpoint allows (a call counts its prompt and max tokens)",
+    )
+    p.add_argument(
+        "--stall-minutes",
+        type=float,
+        default=5.0,
+        help="stop the run (resumable) when no case finished for this long (default 5)",
+    )
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_run, argument_problem=run_argument_problem)
+
+    p = sub.add_parser("delete-run", help="delete a run with its cases and their labels")
+    p.add_argument("run_id")
+    p.add_argument("--db", required=True)
+    p.set_defaults(func=cmd_delete_run)
