@@ -34,6 +34,7 @@ from core.identity import call_key
 from core.run_config import RunConfig
 from core.types import BATCH_KIND, CallRequest, Endpoint
 from storage import Store
+from storage.batch_verbs import BATCH_RUN_STATES
 from tests.fake_openai import batch_error_line, batch_output_line, chat_body
 from tests.test_batch import (
     ENDPOINT,
@@ -263,7 +264,7 @@ def test_a_partial_import_marks_the_run_partial_in_the_database(tmp_path):
     imported = _import(store, answer_file(export.files, tmp_path / "a.jsonl", skip={first}))
     assert imported.status == {export.run_id: "partial"}
     assert store.run(export.run_id)["status"] == "partial"
-    assert store.pending_batch_runs() == [export.run_id]
+    assert [r["id"] for r in store.runs() if r["status"] in BATCH_RUN_STATES] == [export.run_id]
     assert imported.describe()[-1].startswith(f"run {export.run_id}: partial, 4 cases (")
     assert imported.describe()[-1].endswith(
         "; 1 calls still missing (import their results to finish)"

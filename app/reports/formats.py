@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from storage.analysis import CaseFilter
+from storage.case_filter import CaseFilter
 
 from app.reports.common import json_safe
 
