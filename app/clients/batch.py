@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.clients.base import Messages, RetryPolicy, client_kind
+from app.clients.base import Messages, RetryPolicy
+from app.clients.kinds import client_kind
 from core.types import Completion, Endpoint, content_hash
 
 BATCH_KIND = "batch"
@@ -41,6 +42,10 @@ class BatchClient:
         return None
 
 
-@client_kind(BATCH_KIND)
+@client_kind(
+    BATCH_KIND,
+    label="Batch files (OpenAI Batch API, vLLM's offline runner)",
+    answered_offline_by="batch files (use `batch export`, then `batch import`)",
+)
 def batch_client(endpoint: Endpoint, retry: RetryPolicy | None = None) -> BatchClient:
     return BatchClient(endpoint)

@@ -22,9 +22,8 @@ from concurrent.futures import wait as wait_for_futures
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
+from app.clients import ClientFactory, ModelClient, RetryPolicy, endpoint_kind, make_client
 from app.clients.base import live_load
-from app.clients.batch import BATCH_KIND
 from app.clients.limiter import LiveLoad
 from app.engine.embedder import EmbeddingCache
 from app.inputs.tasks import Task
@@ -115,7 +114,7 @@ class RunConfig:
                     endpoint["base_url"] = "embedded://local"
                 # Answers from batch files are the same answers as online ones: a batch
                 # endpoint's run is the run of the OpenAI-compatible endpoint it stands for.
-                if endpoint.get("kind") == BATCH_KIND:
+                if "kind" in endpoint and not endpoint_kind(endpoint["kind"]).sends_calls:
                     del endpoint["kind"]
         identity["samples"] = [s.id for s in samples]
         return content_hash(identity)[:12]
