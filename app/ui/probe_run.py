@@ -147,7 +147,8 @@ def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
             "calls (answers already stored are not asked again)"
         )
     if not kind_of(choices.endpoint).sends_calls:
-        # Never called from here: its runs go out as batch files (the panel below).
+        # An endpoint answered offline is never called from here: its runs go out as batch
+        # files (the panel below).
         st.info(
             f"**{choices.endpoint.name}** is answered by batch files: export this run under "
             "**Batch mode** below, have the batch engine answer it, then import the results."
