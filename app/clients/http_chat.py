@@ -8,13 +8,19 @@ handshake when the ``h2`` package is installed, the system's trust store or ``SS
 ``SSL_CERT_DIR``, and an environment proxy (``HTTPS_PROXY``/``HTTP_PROXY``, ``NO_PROXY``).
 
 Why not a leaner hand-written path: ``bench/bench_engine.py`` (1,000 distinct calls, concurrency
-24, 100 ms server latency, 3 rounds, medians, both paths in one run on a 2-core machine at a load
-average of 3-5) measured the whole ``python -m app run`` at 0.94× a bare ``AsyncOpenAI`` client
-on httpx2 (rounds 0.94, 0.86, 0.97; engine 1.08×), against 1.21× (engine 1.37×) for a
-hand-written HTTP/1.1 path on httpcore2 with its own keep-alive pool. Hand-written code was to
-stay only if the library left the command below 0.85× the bare client;
-httpx2 clears that bar, so the library is used. (A second run at a load average of 17 put both
-below it, 0.67× and 0.73×: there start-up, not the call path, dominated.)
+24, 100 ms server latency, 3 rounds, medians; both paths in the same run, on a 2-core machine
+shared with other work) measured, as multiples of a bare ``AsyncOpenAI`` client's calls/s:
+
+    load average   whole ``python -m app run``      engine (``Runner``)
+                   httpx2   hand-written            httpx2   hand-written
+    3-5            0.94×    1.21×                   1.08×    1.37×
+    4-5            1.38×    1.50×                   1.30×    1.93×
+    17             0.67×    0.73×                   0.73×    0.99×
+
+"hand-written": an HTTP/1.1 path on httpcore2 with its own keep-alive pool. Hand-written code was
+to stay only if the library left the command below 0.85× the bare client; at a sane load httpx2
+clears that bar, so the library is used. (At a load average of 17 on 2 cores both fell below
+it, the hand-written path less far.)
 
 Errors are httpx2's exceptions (``TimeoutException``, ``NetworkError``, ``ProtocolError``); an
 HTTP error status is a normal ``ChatReply``: the caller decides what it means.
