@@ -61,8 +61,8 @@ class Endpoint:
     top_p: float = 1.0
     max_tokens: int = 256
     seed: int | None = None
-    # 24, not 8: the openai client costs ~4 ms of CPU per call on the event loop, so 8 in
-    # flight reach only ~9× a sequential loop at 100 ms latency; 24 reach 13–15× (≥ 12× target).
+    # 24, not 8: at 100 ms latency 8 calls in flight reach only ~9× a sequential loop; 24 reach
+    # 13–15× (≥ 12× target).
     concurrency: int = 24
     timeout_s: float = 60.0
     kind: str = OPENAI_KIND

@@ -17,12 +17,9 @@ from app.ui.batch_panel import render_batch_panel, render_pending_batches  # noq
 from app.ui.components import error_boundary  # noqa: E402
 from app.ui.data import get_store  # noqa: E402
 from app.ui.demo import render_demo_offer  # noqa: E402
-from app.ui.probe_view import (  # noqa: E402
-    render_interrupted_notice,
-    render_latest_results,
-    render_run,
-    render_run_form,
-)
+from app.ui.probe_form import render_run_form  # noqa: E402
+from app.ui.probe_results import render_latest_results  # noqa: E402
+from app.ui.probe_run import render_interrupted_notice, render_run  # noqa: E402
 
 store = get_store()
 if not store.runs():

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from app.cli.main import main
-from app.clients.endpoints import missing_key, validate_api_key_env
-from core.key_names import looks_like_secret
+from app.clients.endpoint_settings import missing_key
+from core.key_names import looks_like_secret, validate_api_key_env
 from core.types import Endpoint
 from storage import Store
 
@@ -161,12 +161,12 @@ def test_an_api_key_env_found_in_secrets_toml_runs(no_key, capsys, fake_server, 
 
 def test_the_preflight_refuses_a_saved_endpoint_whose_key_is_not_set(no_key, fake_server):
     """The check every run goes through (CLI and Probe page alike)."""
-    from app.clients.endpoints import preflight
+    from app.clients import kind_of
 
     endpoint = Endpoint(
         name="paid", base_url=fake_server.base_url, model="fake-model", api_key_env=UNSET
     )
-    problem = preflight(endpoint)
+    problem = kind_of(endpoint).preflight(endpoint)
     assert problem is not None and f"${UNSET}" in problem
     assert fake_server.stats.model_listings == 0
 
@@ -175,9 +175,10 @@ def test_a_key_saved_as_the_variable_name_before_the_rule_is_never_shown(no_key)
     """An endpoint stored by an older version, with a token where the name belongs: its status
     line and the pre-flight say what is wrong without repeating the token, and nothing is
     sent with it."""
-    from app.clients.endpoints import key_status, preflight
+    from app.clients import kind_of
+    from app.clients.endpoint_settings import key_status
 
     secret = SECRETS["Hugging Face"]
     endpoint = Endpoint(name="old", base_url="http://127.0.0.1:9/v1", model="m", api_key_env=secret)
-    for line in (key_status(endpoint), preflight(endpoint)):
+    for line in (key_status(endpoint), kind_of(endpoint).preflight(endpoint)):
         assert line and "holds a key" in line and secret not in line

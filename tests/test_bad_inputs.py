@@ -381,7 +381,7 @@ def raw_server():
 def test_connection_test_reports_malformed_bodies(raw_server, models_body, chat_body, message):
     """Test connection against bodies that are not OpenAI JSON: a failed report with a readable
     message, never an exception (a truncated chat body and a model without an id used to raise)."""
-    from app.clients.endpoints import test_connection
+    from app.clients.connection import test_connection
     from core.types import Endpoint
 
     raw_server.models_body, raw_server.chat_body = models_body, chat_body

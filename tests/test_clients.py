@@ -7,7 +7,16 @@ import json
 
 import pytest
 
-from app.clients import ModelClient, RetryPolicy, client_kind, client_kinds, make_client
+from app.clients import (
+    ModelClient,
+    RetryPolicy,
+    client_kind,
+    client_kinds,
+    endpoint_kind,
+    kind_of,
+    make_client,
+    offered_kinds,
+)
 from app.clients.mock import MockClient
 from app.clients.openai_compatible import OpenAIClient
 from app.engine.model_server import embedded_endpoint
@@ -143,6 +152,36 @@ def test_a_kind_cannot_be_registered_twice():
         client_kind("openai")(lambda endpoint, retry: MockClient())
 
 
+def test_the_endpoints_page_offers_online_calls_first_then_batch_files():
+    assert [(kind.name, kind.label) for kind in offered_kinds()] == [
+        ("openai", "Online calls (OpenAI-compatible API)"),
+        ("batch", "Batch files (OpenAI Batch API, vLLM's offline runner)"),
+    ]
+
+
+def test_only_the_batch_kind_sends_no_calls_and_says_what_answers_it():
+    batch = endpoint_kind("batch")
+    assert not batch.sends_calls and "`batch export`" in batch.answered_offline_by
+    assert all(endpoint_kind(name).sends_calls for name in ("openai", "embedded", "mock"))
+
+
+def test_only_the_openai_kind_has_a_pre_flight():
+    """The embedded model is checked as it starts, a mock needs none, and a batch endpoint is
+    never sent calls: their pre-flight passes without contacting anything."""
+    dead = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    for name in ("embedded", "mock", "batch", "other"):
+        assert endpoint_kind(name).preflight(Endpoint(name="x", kind=name, **dead)) is None
+    problem = kind_of(Endpoint(name="x", **dead)).preflight(Endpoint(name="x", **dead))
+    assert problem is not None and problem.startswith("cannot reach")
+
+
+def test_a_kind_no_module_registered_sends_calls_and_fails_where_its_client_is_made():
+    unknown = endpoint_kind("from-a-newer-build")
+    assert unknown.sends_calls and unknown.label is None
+    with pytest.raises(ValueError, match="unknown endpoint kind 'from-a-newer-build'"):
+        make_client(Endpoint(name="x", base_url="http://x/v1", model="m", kind=unknown.name))
+
+
 def test_the_openai_client_gets_the_runners_retry_policy():
     async def build() -> OpenAIClient:
         client = make_client(OPENAI, RetryPolicy(max_retries=1, base_delay_s=0.0))
@@ -200,7 +239,7 @@ def test_mock_echoes_by_default_and_counts_concurrency():
     assert unlimited.max_in_flight == 6
 
 
-# ------------------------------------------------------------ the lean call path (kind openai)
+# ------------------------------------------------------------ the call path (kind openai)
 
 
 class RecordingHTTP11Server:
@@ -381,11 +420,11 @@ def test_the_key_is_sent_only_when_one_is_set(http11, monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
-def test_the_models_list_is_a_get_with_the_key_on_the_lean_path(
+def test_the_models_list_is_a_get_with_the_key_on_the_calls_path(
     scheme, monkeypatch, tmp_path, tls_files
 ):
     """``list_models`` (the connection test and the pre-flight): GET {base}/models with the key,
-    over the same transports as the calls (our HTTP/1.1 pool; httpcore2's over TLS)."""
+    on the same HTTP path as the calls."""
     from app.clients.openai_compatible import ChatStatusError, list_models
 
     monkeypatch.chdir(tmp_path)
@@ -418,8 +457,8 @@ def test_calls_reuse_one_keep_alive_connection(http11):
 
 def test_a_kept_alive_connection_the_server_closed_is_not_a_failed_call(http11):
     """Regression: a reused connection that the server had closed failed the call ("Server
-    disconnected without sending a response") when the close was not yet seen; the request
-    now goes once more on a new connection, so no retry of the call's own is spent."""
+    disconnected without sending a response"); the pool drops an idle connection the server
+    has closed before it reuses one, so no retry of the call's own is spent."""
     http11.drop_idle = True
     endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
     completions = _calls(endpoint, *[f"p{i}" for i in range(4)])  # max_retries=0
@@ -479,7 +518,7 @@ def test_without_retry_after_the_backoff_respects_the_budget(http11):
 
 
 def test_an_https_endpoint_is_served_over_tls(tls_files, monkeypatch):
-    """The lean path's TLS handshake on asyncio streams, trusting SSL_CERT_FILE as httpx did."""
+    """TLS, trusting SSL_CERT_FILE as the SDK's httpx does."""
     monkeypatch.setenv("SSL_CERT_FILE", tls_files[0])
     server = RecordingHTTP11Server(tls=tls_files)
     try:
@@ -601,18 +640,19 @@ def test_usage_keeps_only_integer_token_counts():
     assert completion.usage == {"prompt_tokens": 3}
 
 
-def test_an_environment_proxy_is_used_unless_no_proxy_names_the_host(monkeypatch):
-    from app.clients.http_chat import _environment_proxy
-
+def test_no_proxy_names_the_hosts_that_are_called_directly(http11, monkeypatch):
+    """NO_PROXY exempts a host from HTTP_PROXY (here a proxy that refuses every connection,
+    named without a scheme): the call goes straight to the endpoint."""
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
-    assert _environment_proxy("https://api.example.com/v1/chat/completions") is None
-    monkeypatch.setenv("HTTPS_PROXY", "proxy.internal:3128")
+    monkeypatch.setenv("HTTP_PROXY", "127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
-    assert _environment_proxy("https://api.example.com/v1/x") == "http://proxy.internal:3128"
-    assert _environment_proxy("http://api.example.com/v1/x") is None  # no HTTP_PROXY
-    assert _environment_proxy("https://127.0.0.1:8000/v1/x") is None
+    endpoint = Endpoint(name="h", base_url=http11.base_url, model="m")
+    (completion,) = _calls(endpoint, "x")
+    assert completion.ok, completion.error
+    (request,) = http11.requests
+    assert request["path"] == "/v1/chat/completions"
 
 
 def test_calls_go_through_the_environments_proxy(http11, monkeypatch):
@@ -650,17 +690,18 @@ def test_the_call_path_does_not_import_the_openai_sdk():
 
 
 def test_the_connection_test_and_the_pre_flight_do_not_import_the_openai_sdk():
-    """Both list the models on the lean path: a run's start no longer pays the SDK's import
-    (≈ 0.45 s of CPU). Against a refused port, each still answers with its one-line message."""
+    """Both list the models on the calls' own HTTP path: a run's start does not pay the SDK's
+    import. Against a refused port, each still answers with its one-line message."""
     import subprocess
     import sys
 
     code = (
         "import sys\n"
-        "from app.clients.endpoints import preflight, test_connection\n"
+        "from app.clients import kind_of\n"
+        "from app.clients.connection import test_connection\n"
         "from core.types import Endpoint\n"
         "endpoint = Endpoint(name='n', base_url='http://127.0.0.1:9/v1', model='m')\n"
-        "print(preflight(endpoint))\n"
+        "print(kind_of(endpoint).preflight(endpoint))\n"
         "print(test_connection(endpoint).message)\n"
         "print('openai' in sys.modules)\n"
     )
@@ -669,36 +710,6 @@ def test_the_connection_test_and_the_pre_flight_do_not_import_the_openai_sdk():
     assert problem.startswith("cannot reach http://127.0.0.1:9/v1 (m) — connection failed")
     assert message.startswith("listing models failed — connection failed")
     assert imported == "False"
-
-
-def test_a_plain_http_request_is_sent_in_one_piece():
-    """HTTP/1.1 connections hold a request's writes (headers, then body) until its answer is
-    read, and send them as one write: one send per call instead of two."""
-    from app.clients.http_chat import RequestBufferingStream
-
-    class Writer:
-        def __init__(self) -> None:
-            self.writes: list[bytes] = []
-
-        def write(self, data: bytes) -> None:
-            self.writes.append(data)
-
-        async def drain(self) -> None:
-            pass
-
-    async def run() -> tuple[list[bytes], list[bytes], bytes]:
-        reader = asyncio.StreamReader()
-        reader.feed_data(b"HTTP/1.1 200 OK")
-        writer = Writer()
-        stream = RequestBufferingStream(reader, writer)
-        await stream.write(b"POST / HTTP/1.1\r\n\r\n")
-        await stream.write(b"{}")
-        before = list(writer.writes)
-        answer = await stream.read(100)
-        return before, writer.writes, answer
-
-    before, after, answer = asyncio.run(run())
-    assert before == [] and after == [b"POST / HTTP/1.1\r\n\r\n{}"] and answer == b"HTTP/1.1 200 OK"
 
 
 # ------------------------------------------------------------ the call cache's lookups

@@ -7,10 +7,17 @@ import time
 
 import pytest
 
-from app.clients.endpoints import NO_KEY, resolve_api_key, test_connection, validate_base_url
+from app.clients import kind_of
+from app.clients.connection import test_connection
+from app.clients.endpoint_settings import NO_KEY, resolve_api_key, validate_base_url
 from app.clients.openai_compatible import retry_after_seconds
 from core.types import Endpoint
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+
+def preflight(endpoint: Endpoint) -> str | None:
+    """A run's pre-flight: the one the endpoint's kind registered."""
+    return kind_of(endpoint).preflight(endpoint)
 
 
 def test_key_comes_from_env_then_secrets_file(tmp_path, monkeypatch):
@@ -105,16 +112,12 @@ def test_connection_to_nothing_is_a_message():
 )  # fmt: skip
 def test_preflight_stops_a_run_that_cannot_work(behaviour, model, message):
     """What would otherwise become a run of ERROR cases is one line before anything is sent."""
-    from app.clients.endpoints import preflight
-
     with FakeOpenAIServer(behaviour) as server:
         problem = preflight(Endpoint(name="p", base_url=server.base_url, model=model))
     assert problem and message in problem, problem
 
 
 def test_preflight_reports_a_refused_connection():
-    from app.clients.endpoints import preflight
-
     with FakeOpenAIServer() as server:
         pass
     problem = preflight(Endpoint(name="p", base_url=server.base_url, model="fake-model"))
@@ -127,8 +130,6 @@ def test_preflight_reports_a_refused_connection():
 )
 def test_preflight_lets_a_working_or_hiccuping_endpoint_run(behaviour):
     """No models list: one tiny chat decides. A 500 is a hiccup the run's retries handle."""
-    from app.clients.endpoints import preflight
-
     with FakeOpenAIServer(behaviour) as server:
         endpoint = Endpoint(name="p", base_url=server.base_url, model="fake-model")
         assert preflight(endpoint) is None

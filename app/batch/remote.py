@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import openai
 
-from app.clients.endpoints import resolve_api_key, validate_base_url
+from app.clients.endpoint_settings import resolve_api_key, validate_base_url
 from core.types import Endpoint
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,8 @@ def endpoint_from_args(args: argparse.Namespace, url: str | None, model: str | N
             raise CliError(f"the embedded model did not start: {status.message}")
         endpoint = server.endpoint()
         return replace(endpoint, model=model or endpoint.model) if model else endpoint
-    from app.clients.endpoints import validate_api_key_env, validate_base_url
+    from app.clients.endpoint_settings import validate_base_url
+    from core.key_names import validate_api_key_env
 
     try:
         base_url = validate_base_url(url)
@@ -85,7 +86,8 @@ def check_run_options(args: argparse.Namespace) -> None:
     """Sampling options and names that no run could use, refused before anything is opened."""
     import math
 
-    from app.clients.endpoints import validate_api_key_env, validate_base_url
+    from app.clients.endpoint_settings import validate_base_url
+    from core.key_names import validate_api_key_env
 
     if args.temperature is not None and not (
         math.isfinite(args.temperature) and 0 <= args.temperature <= 2
@@ -107,7 +109,8 @@ def check_key_is_set(args: argparse.Namespace, *urls: str | None) -> None:
     """A ``--api-key-env`` variable that is set neither in the environment nor in secrets.toml
     is refused before anything is opened or sent (the calls would go out without a key). Only
     where one of ``urls`` is a server's (the embedded model takes no key)."""
-    from app.clients.endpoints import missing_key, validate_api_key_env
+    from app.clients.endpoint_settings import missing_key
+    from core.key_names import validate_api_key_env
 
     name = getattr(args, "api_key_env", None)
     if not name or all(url in (None, "", "embedded") for url in urls):

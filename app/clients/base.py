@@ -1,8 +1,8 @@
-"""The model-client protocol and the registry of client factories, keyed by endpoint kind.
+"""The model-client protocol, the retry policy clients share, and the shape of a client factory.
 
 A client turns chat messages into a ``Completion``. Errors are data: ``complete`` never raises
-for a failed call; it returns a ``Completion`` whose ``error`` says what happened. Built-in kinds
-register through the same door (``client_kind``) as any new one.
+for a failed call; it returns a ``Completion`` whose ``error`` says what happened. Factories are
+registered per endpoint kind in ``app.clients.kinds``.
 """
 
 from __future__ import annotations
@@ -60,32 +60,3 @@ def live_load(client: ModelClient) -> LiveLoad | None:
 
 
 ClientFactory = Callable[[Endpoint, RetryPolicy | None], ModelClient]
-
-_FACTORIES: dict[str, ClientFactory] = {}
-
-
-def client_kind(kind: str) -> Callable[[ClientFactory], ClientFactory]:
-    """Decorator: register ``factory(endpoint, retry) -> ModelClient`` for endpoints of ``kind``."""
-
-    def register(factory: ClientFactory) -> ClientFactory:
-        if kind in _FACTORIES and _FACTORIES[kind] is not factory:
-            raise ValueError(f"endpoint kind {kind!r} registered twice")
-        _FACTORIES[kind] = factory
-        return factory
-
-    return register
-
-
-def client_kinds() -> tuple[str, ...]:
-    """The registered endpoint kinds, sorted."""
-    return tuple(sorted(_FACTORIES))
-
-
-def make_client(endpoint: Endpoint, retry: RetryPolicy | None = None) -> ModelClient:
-    """A client for ``endpoint``, built by the factory registered for its kind."""
-    try:
-        factory = _FACTORIES[endpoint.kind]
-    except KeyError:
-        known = ", ".join(client_kinds())
-        raise ValueError(f"unknown endpoint kind {endpoint.kind!r} (known: {known})") from None
-    return factory(endpoint, retry)

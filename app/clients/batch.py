@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.clients.base import Messages, RetryPolicy, client_kind
+from app.clients.base import Messages, RetryPolicy
+from app.clients.kinds import client_kind
 from core.types import BATCH_KIND, Completion, Endpoint, content_hash
 
 NOT_ANSWERED = "not answered in the batch results yet"
@@ -40,6 +41,10 @@ class BatchClient:
         return None
 
 
-@client_kind(BATCH_KIND)
+@client_kind(
+    BATCH_KIND,
+    label="Batch files (OpenAI Batch API, vLLM's offline runner)",
+    answered_offline_by="batch files (use `batch export`, then `batch import`)",
+)
 def batch_client(endpoint: Endpoint, retry: RetryPolicy | None = None) -> BatchClient:
     return BatchClient(endpoint)

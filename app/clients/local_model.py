@@ -7,7 +7,8 @@ the run id treat the kind apart, because that port changes with every start.
 
 from __future__ import annotations
 
-from app.clients.base import RetryPolicy, client_kind
+from app.clients.base import RetryPolicy
+from app.clients.kinds import client_kind
 from app.clients.openai_compatible import OpenAIClient
 from core.types import EMBEDDED_KIND, Endpoint
 

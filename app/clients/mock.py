@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.clients.base import Messages, RetryPolicy, client_kind
+from app.clients.base import Messages, RetryPolicy
+from app.clients.kinds import client_kind
 from core.types import Completion, Endpoint
 
 Answer = str | Completion | BaseException

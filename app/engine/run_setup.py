@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.clients import kind_of
 from app.engine.workspace import all_relations, get_task
 from app.inputs.errors import InputError
 from app.inputs.input_files import MAX_INPUT_BYTES, load_input_file
@@ -147,19 +148,17 @@ def with_sampling(
 def endpoint_problem(config: RunConfig) -> str | None:
     """The pre-flight check of a run's endpoints (the one under test and, when it differs, the
     transformation endpoint): None when they answer, else one line saying why not."""
-    from app.clients.endpoints import preflight
-    from core.types import BATCH_KIND
-
-    if config.endpoint.kind == BATCH_KIND:
+    kind = kind_of(config.endpoint)
+    if not kind.sends_calls:
         return (
-            f"{config.endpoint.name} is a batch endpoint: it answers only through batch files "
-            "(use `batch export`, then `batch import`)"
+            f"{config.endpoint.name} is a {kind.name} endpoint: it answers only through "
+            f"{kind.answered_offline_by}"
         )
     endpoints = [config.endpoint]
     if config.transformation_endpoint and config.transformation_endpoint != config.endpoint:
         endpoints.append(config.transformation_endpoint)
     for endpoint in endpoints:
-        problem = preflight(endpoint)
+        problem = kind_of(endpoint).preflight(endpoint)
         if problem:
             return problem
     return None

@@ -436,7 +436,7 @@ def render_flagged_runs(store: Store, runs: Sequence[dict[str, Any]]) -> None:
     (its answers come from the call cache; it runs in the background like a probe)."""
     if not runs:
         return
-    from app.ui.probe_view import rerun_stored
+    from app.ui.probe_run import rerun_stored
 
     listed = "\n".join(
         f"- `{run['run_id']}` ({inert(run['model'])}, {inert(run['task_id'])}): "

@@ -3,18 +3,18 @@ the form that adds one."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
-from app.clients.endpoints import (
-    key_status,
-    test_connection,
-    validate_api_key_env,
-    validate_base_url,
-)
+from app.clients import offered_kinds
+from app.clients.connection import test_connection
+from app.clients.endpoint_settings import key_status, validate_base_url
 from app.engine.model_server import get_server
 from app.ui.components import resolve_embedded
 from app.ui.data import data_changed
-from core.types import BATCH_KIND, OPENAI_KIND, Endpoint
+from core.key_names import validate_api_key_env
+from core.types import Endpoint
 from storage import Store
 
 PRESETS = {
@@ -23,14 +23,6 @@ PRESETS = {
     "Ollama": ("http://127.0.0.1:11434/v1", "llama3.2", ""),
     "llama.cpp server": ("http://127.0.0.1:8080/v1", "", ""),
     "Other OpenAI-compatible": ("", "", ""),
-}
-
-
-# How a saved endpoint is answered: online calls, or batch files (`batch export` / `import`,
-# `--submit`) — the kinds a user picks; the embedded model and the test mock are not saved here.
-ANSWERED_BY = {
-    OPENAI_KIND: "Online calls (OpenAI-compatible API)",
-    BATCH_KIND: "Batch files (OpenAI Batch API, vLLM's offline runner)",
 }
 
 _FLASH_KEY = "endpoints_flash"
@@ -44,6 +36,26 @@ def preset_of(endpoint: Endpoint) -> str:
         if url and url.rstrip("/") == wanted:
             return preset
     return "Other OpenAI-compatible"
+
+
+@dataclass(frozen=True)
+class TypedEndpoint:
+    """The endpoint form's fields as typed, before ``checked_endpoint`` reads them."""
+
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str
+    kind: str
+    temperature: float
+    top_p: float
+    max_tokens: int
+    seed_text: str
+    concurrency: int
+    timeout_s: float
+    retries: int
+    rpm_text: str
+    tpm_text: str
 
 
 def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
@@ -60,115 +72,145 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         key=f"{key}_preset",
         disabled=existing is not None,
     )
-    url, model, key_env = PRESETS[preset]
-    if existing is not None:
-        url, model, key_env = existing.base_url, existing.model, existing.api_key_env or ""
     with st.form(f"{key}_form_{preset}"):
-        name = st.text_input(
-            "Name", value=existing.name if existing else "", disabled=existing is not None
-        )
-        base_url = st.text_input("Base URL", value=url, placeholder="http://host:port/v1")
-        model_name = st.text_input("Model", value=model)
-        api_key_env = st.text_input(
-            "API key environment variable (name only)", value=key_env,
-            help="Morphscope reads the key from this variable or .streamlit/secrets.toml; the key "
-            "itself is never stored.",
-        )  # fmt: skip
-        base = existing or Endpoint(name="", base_url="", model="")
-        kinds = list(ANSWERED_BY)
-        kind = st.radio(
-            "Answered by",
-            kinds,
-            index=kinds.index(base.kind) if base.kind in kinds else 0,
-            format_func=ANSWERED_BY.get,
-            horizontal=True,
-            disabled=existing is not None,
-            help="Batch endpoints are never called from here: the Probe page and `python -m app "
-            "batch export` write their requests as files for a batch engine, and import the "
-            "results.",
-        )
-        cols = st.columns(3)
-        temperature = cols[0].number_input("Temperature", 0.0, 2.0, base.temperature, 0.1)
-        top_p = cols[1].number_input("top_p", 0.0, 1.0, base.top_p, 0.05)
-        max_tokens = cols[2].number_input("Max tokens", 1, 32768, base.max_tokens)
-        cols = st.columns(4)
-        seed_text = cols[0].text_input(
-            "Seed (optional)", value="" if base.seed is None else str(base.seed)
-        )
-        concurrency = cols[1].number_input("Concurrency", 1, 64, base.concurrency)
-        timeout_s = cols[2].number_input(
-            "Timeout (s)", 1.0, 600.0, float(base.timeout_s),
-            help="How long one attempt of a call may take",
-        )  # fmt: skip
-        retries = cols[3].number_input(
-            "Retries", 0, 10, int(base.retries),
-            help="Retries of a failed call (429, 5xx, timeouts); all attempts of one call stop "
-            "after 2 minutes, or one timeout if that is longer",
-        )  # fmt: skip
-        cols = st.columns(2)
-        rpm_text = cols[0].text_input(
-            "Requests per minute (optional)", value=_budget_text(base.rpm_limit),
-            help="The endpoint's request budget, as hosted APIs enforce it; calls are paced to "
-            "stay within it. Concurrency also adapts by itself to 429/503 answers and timeouts, "
-            "never above the value set here.",
-        )  # fmt: skip
-        tpm_text = cols[1].text_input(
-            "Tokens per minute (optional)", value=_budget_text(base.tpm_limit),
-            help="The endpoint's token budget: each call counts its prompt plus max tokens.",
-        )  # fmt: skip
+        typed = _form_fields(existing, preset)
         buttons = st.columns([1, 1, 3])
         save = buttons[0].form_submit_button("Save endpoint", type="primary")
         try_it = buttons[1].form_submit_button("Test connection", help="Contact it before saving")
     if not (save or try_it):
         return None
-    errors = []
-    name = (existing.name if existing else name).strip()
-    if not name:
-        errors.append("give the endpoint a name")
-    try:
-        base_url = validate_base_url(base_url)
-    except ValueError as exc:
-        errors.append(str(exc))
-    if not model_name.strip():
-        errors.append("the model name is empty")
-    try:  # the engine's rule, as the CLI and the store apply it
-        api_key_env = validate_api_key_env(api_key_env)
-    except ValueError as exc:
-        errors.append(str(exc))
-        api_key_env = None
-    seed = None
-    if seed_text.strip():
-        try:
-            seed = int(seed_text)
-        except ValueError:
-            errors.append("the seed must be a whole number")
-    rpm_limit, rpm_error = parse_budget(rpm_text, "requests per minute")
-    tpm_limit, tpm_error = parse_budget(tpm_text, "tokens per minute")
-    errors += [error for error in (rpm_error, tpm_error) if error]
-    if errors:
-        for error in errors:
-            st.error(error)
+    endpoint, errors = checked_endpoint(typed, existing)
+    for error in errors:
+        st.error(error)
+    if endpoint is None:
         return None
-    endpoint = Endpoint(
-        name=name,
-        base_url=base_url,
-        model=model_name.strip(),
-        api_key_env=api_key_env,
-        temperature=float(temperature),
-        top_p=float(top_p),
-        max_tokens=int(max_tokens),
-        seed=seed,
-        concurrency=int(concurrency),
-        timeout_s=float(timeout_s),
-        retries=int(retries),
-        kind=base.kind if existing is not None else kind,
-        rpm_limit=rpm_limit,
-        tpm_limit=tpm_limit,
-    )
     if try_it:
         show_connection_report(endpoint)
         return None
     return endpoint
+
+
+def _form_fields(existing: Endpoint | None, preset: str) -> TypedEndpoint:
+    """The form's fields: the preset's values for a new endpoint, the saved ones for an edit."""
+    url, model, key_env = PRESETS[preset]
+    if existing is not None:
+        url, model, key_env = existing.base_url, existing.model, existing.api_key_env or ""
+    name = st.text_input(
+        "Name", value=existing.name if existing else "", disabled=existing is not None
+    )
+    base_url = st.text_input("Base URL", value=url, placeholder="http://host:port/v1")
+    model_name = st.text_input("Model", value=model)
+    api_key_env = st.text_input(
+        "API key environment variable (name only)", value=key_env,
+        help="Morphscope reads the key from this variable or .streamlit/secrets.toml; the key "
+        "itself is never stored.",
+    )  # fmt: skip
+    base = existing or Endpoint(name="", base_url="", model="")
+    kind = _kind_field(base, disabled=existing is not None)
+    cols = st.columns(3)
+    temperature = cols[0].number_input("Temperature", 0.0, 2.0, base.temperature, 0.1)
+    top_p = cols[1].number_input("top_p", 0.0, 1.0, base.top_p, 0.05)
+    max_tokens = cols[2].number_input("Max tokens", 1, 32768, base.max_tokens)
+    cols = st.columns(4)
+    seed_text = cols[0].text_input(
+        "Seed (optional)", value="" if base.seed is None else str(base.seed)
+    )
+    concurrency = cols[1].number_input("Concurrency", 1, 64, base.concurrency)
+    timeout_s = cols[2].number_input(
+        "Timeout (s)", 1.0, 600.0, float(base.timeout_s),
+        help="How long one attempt of a call may take",
+    )  # fmt: skip
+    retries = cols[3].number_input(
+        "Retries", 0, 10, int(base.retries),
+        help="Retries of a failed call (429, 5xx, timeouts); all attempts of one call stop "
+        "after 2 minutes, or one timeout if that is longer",
+    )  # fmt: skip
+    cols = st.columns(2)
+    rpm_text = cols[0].text_input(
+        "Requests per minute (optional)", value=_budget_text(base.rpm_limit),
+        help="The endpoint's request budget, as hosted APIs enforce it; calls are paced to "
+        "stay within it. Concurrency also adapts by itself to 429/503 answers and timeouts, "
+        "never above the value set here.",
+    )  # fmt: skip
+    tpm_text = cols[1].text_input(
+        "Tokens per minute (optional)", value=_budget_text(base.tpm_limit),
+        help="The endpoint's token budget: each call counts its prompt plus max tokens.",
+    )  # fmt: skip
+    return TypedEndpoint(
+        name, base_url, model_name, api_key_env, kind, temperature, top_p, max_tokens,
+        seed_text, concurrency, timeout_s, retries, rpm_text, tpm_text,
+    )  # fmt: skip
+
+
+def _kind_field(base: Endpoint, disabled: bool) -> str:
+    """How the endpoint is answered, among the kinds a user saves (online calls, batch files)."""
+    offered = {kind.name: kind.label for kind in offered_kinds()}
+    names = list(offered)
+    return st.radio(
+        "Answered by",
+        names,
+        index=names.index(base.kind) if base.kind in names else 0,
+        format_func=offered.get,
+        horizontal=True,
+        disabled=disabled,
+        help="Batch endpoints are never called from here: the Probe page and `python -m app "
+        "batch export` write their requests as files for a batch engine, and import the "
+        "results.",
+    )
+
+
+def checked_endpoint(
+    typed: TypedEndpoint, existing: Endpoint | None
+) -> tuple[Endpoint | None, list[str]]:
+    """The endpoint the form describes, or None with what is wrong (one line per problem).
+
+    An edit keeps the saved endpoint's name and kind.
+    """
+    errors = []
+    name = (existing.name if existing else typed.name).strip()
+    if not name:
+        errors.append("give the endpoint a name")
+    base_url = typed.base_url
+    try:
+        base_url = validate_base_url(base_url)
+    except ValueError as exc:
+        errors.append(str(exc))
+    if not typed.model.strip():
+        errors.append("the model name is empty")
+    api_key_env: str | None
+    try:  # the engine's rule, as the CLI and the store apply it
+        api_key_env = validate_api_key_env(typed.api_key_env)
+    except ValueError as exc:
+        errors.append(str(exc))
+        api_key_env = None
+    seed = None
+    if typed.seed_text.strip():
+        try:
+            seed = int(typed.seed_text)
+        except ValueError:
+            errors.append("the seed must be a whole number")
+    rpm_limit, rpm_error = parse_budget(typed.rpm_text, "requests per minute")
+    tpm_limit, tpm_error = parse_budget(typed.tpm_text, "tokens per minute")
+    errors += [error for error in (rpm_error, tpm_error) if error]
+    if errors:
+        return None, errors
+    endpoint = Endpoint(
+        name=name,
+        base_url=base_url,
+        model=typed.model.strip(),
+        api_key_env=api_key_env,
+        temperature=float(typed.temperature),
+        top_p=float(typed.top_p),
+        max_tokens=int(typed.max_tokens),
+        seed=seed,
+        concurrency=int(typed.concurrency),
+        timeout_s=float(typed.timeout_s),
+        retries=int(typed.retries),
+        kind=existing.kind if existing is not None else typed.kind,
+        rpm_limit=rpm_limit,
+        tpm_limit=tpm_limit,
+    )
+    return endpoint, []
 
 
 def parse_budget(text: str, what: str) -> tuple[int | None, str | None]:

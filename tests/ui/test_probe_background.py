@@ -72,11 +72,8 @@ def test_a_failing_run_reports_one_line_not_a_traceback(db_path) -> None:
 
 def _watch_panel():
     from app.ui.data import get_store
-    from app.ui.probe_view import (
-        render_active_run,
-        render_interrupted_notice,
-        render_latest_results,
-    )
+    from app.ui.probe_results import render_latest_results
+    from app.ui.probe_run import render_active_run, render_interrupted_notice
 
     store = get_store()
     render_active_run(store, key="probe")
@@ -85,11 +82,11 @@ def _watch_panel():
 
 
 def test_the_page_reads_cancelled_at_once_and_offers_resume(db_path, monkeypatch) -> None:
-    from app.ui import probe_view
+    from app.ui import probe_run
 
     monkeypatch.setattr(
-        probe_view, "make_runner", functools.partial(
-            probe_view.make_runner, embedder_factory=BagOfWordsEmbedder
+        probe_run, "make_runner", functools.partial(
+            probe_run.make_runner, embedder_factory=BagOfWordsEmbedder
         ),
     )  # fmt: skip
     with FakeOpenAIServer(FakeBehaviour(latency_s=0.1)) as server:

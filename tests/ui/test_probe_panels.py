@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.inputs.tasks import BUILTIN_TASKS
-from app.ui.probe_view import ProbeChoices
+from app.ui.probe_form import ProbeChoices
 from core.types import Sample
 from storage import Store
 from tests.triage_data import make_case, save_runs
@@ -34,7 +34,8 @@ def test_run_panel_waits_for_choices_and_reports_a_bad_one(db_path) -> None:
 
 def _results_panels():
     from app.ui.data import get_store
-    from app.ui.probe_view import render_interrupted_notice, render_latest_results
+    from app.ui.probe_results import render_latest_results
+    from app.ui.probe_run import render_interrupted_notice
 
     store = get_store()
     render_interrupted_notice(store, key="probe")
@@ -139,7 +140,7 @@ def test_results_without_gate_rejections_show_no_gate_summary(db_path) -> None:
 
 
 def _results_panel(db, run_id):
-    from app.ui.probe_view import render_results
+    from app.ui.probe_results import render_results
     from storage import Store
 
     render_results(Store(db), run_id, key="probe")

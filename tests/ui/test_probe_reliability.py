@@ -6,7 +6,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from app.inputs.tasks import BUILTIN_TASKS
-from app.ui.probe_view import ProbeChoices
+from app.ui.probe_form import ProbeChoices
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.triage_data import make_case, save_runs
@@ -15,7 +15,8 @@ from tests.ui.panels import FAKE, run_panel
 
 def _results_panels():
     from app.ui.data import get_store
-    from app.ui.probe_view import render_interrupted_notice, render_latest_results
+    from app.ui.probe_results import render_latest_results
+    from app.ui.probe_run import render_interrupted_notice
 
     store = get_store()
     render_interrupted_notice(store, key="probe")
@@ -74,12 +75,12 @@ def _killed_run(db_path, server) -> str:
 def test_a_killed_run_reads_interrupted_and_resume_finishes_it(db_path, monkeypatch) -> None:
     import functools
 
-    from app.ui import probe_view
+    from app.ui import probe_run
     from tests.conftest import BagOfWordsEmbedder
     from tests.fake_openai import FakeOpenAIServer
 
-    fast = functools.partial(probe_view.make_runner, embedder_factory=BagOfWordsEmbedder)
-    monkeypatch.setattr(probe_view, "make_runner", fast)
+    fast = functools.partial(probe_run.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(probe_run, "make_runner", fast)
     with FakeOpenAIServer() as server:
         run_id = _killed_run(db_path, server)
         at = AppTest.from_function(_results_panels).run()
@@ -128,7 +129,7 @@ def test_the_summary_counts_resent_errors_instead_of_saying_nothing_was_sent() -
     """A rerun that re-sent errored cases (all answered from the cache here) no longer says
     "already stored: 0 model calls"; a run of ERRORs is announced above its results."""
     from app.engine.progress import RunSummary
-    from app.ui.probe_view import error_notice, summary_line
+    from app.ui.probe_results import error_notice, summary_line
 
     resent = RunSummary("r1", "done", 4, 2, 0, 2, {"PASS": 4}, 0.1, retried_errors=2)
     assert "2 errored case(s) sent again" in summary_line(resent)

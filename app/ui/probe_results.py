@@ -1,0 +1,226 @@
+"""The Probe page's results of the latest run: its summary line, the validity gate's
+rejections, its cases side by side, and deleting it."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from app.analysis.catalogue.formats import Unit, format_shown
+from app.engine.progress import RunSummary
+from app.engine.workspace import all_relations
+from app.ui.components import (
+    VERDICT_CELL_STYLES,
+    fields_text,
+    inert,
+    page_link,
+    shorten,
+    side_by_side,
+    verdict_badge,
+)
+from app.ui.data import data_changed
+from app.ui.probe_form import ProbeChoices
+from relations.base import RelationKind
+from storage import Store
+from storage.gate_verbs import GateCount
+
+MAX_SHOWN_CASES = 60
+
+
+def summary_line(summary: RunSummary) -> str:
+    """The verdict counts of a finished run and what it cost (calls, cache hits, time)."""
+    counts = " · ".join(f"{verdict_badge(k)} {v}" for k, v in sorted(summary.verdicts.items()))
+    head = f"Run `{summary.run_id}` — {summary.cases} cases: {counts}  \n"
+    if summary.new_cases == 0 and summary.calls_made == 0 and not summary.retried_errors:
+        return head + "Every case of this configuration was already stored: 0 model calls."
+    retried = (
+        f"{summary.retried_errors} errored case(s) sent again, " if summary.retried_errors else ""
+    )
+    return head + (
+        f"{retried}{summary.calls_made} model calls, {summary.cache_hits} answered from the "
+        f"cache, {summary.elapsed_s:.1f} s"
+    )
+
+
+def error_notice(summary: RunSummary) -> str | None:
+    """A warning for a run with ERROR cases (shown above its results), or None."""
+    line = summary.error_line()
+    if not line:
+        return None
+    # The error kinds quote server replies: shown as text, never as live Markdown.
+    text = markdown_literal(line[0].upper() + line[1:])
+    if summary.stop_reason:
+        text += f". {summary.stop_reason[0].upper()}{summary.stop_reason[1:]}"
+    return f"{text}. Press **Run probe** again with the same settings to retry them."
+
+
+def markdown_literal(text: str) -> str:
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", text)
+
+
+# Above this share of rejected follow-ups, the rewriter is the problem, not the inputs.
+GATE_HINT_SHARE = 0.5
+
+
+def render_gate_summary(counts: list[GateCount], llm_relation_ids: frozenset[str]) -> None:
+    """Per relation, how many follow-ups the validity gate rejected (nothing when none were).
+
+    When it rejected most follow-ups of an LLM-prompted relation, a hint: the transformation
+    endpoint's rewrites keep changing the meaning, so a stronger model should do them.
+    """
+    rejected = [count for count in counts if count.rejected]
+    if not rejected:
+        return
+    st.markdown("**Validity gate** — follow-ups SKIPped before sending, per relation")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "relation": [c.relation_id for c in rejected],
+                "follow-ups": [c.followups for c in rejected],
+                "rejected": [c.rejected for c in rejected],
+                "share rejected": [c.rejected_share for c in rejected],
+            }
+        ),
+        hide_index=True,
+        column_config={"share rejected": st.column_config.NumberColumn(format="percent")},
+    )
+    for count in rejected:
+        if count.relation_id in llm_relation_ids and count.rejected_share > GATE_HINT_SHARE:
+            st.warning(
+                f"The validity gate rejected {count.rejected} of {count.followups} follow-ups of "
+                f"{count.relation_id}: its rewrites often change the meaning or carry the "
+                "rewriter's own comments. Point the transformation endpoint at a stronger model "
+                "(**Transformation endpoint** in the run form)."
+            )
+
+
+def _llm_relation_ids(store: Store) -> frozenset[str]:
+    return frozenset(r.id for r in all_relations(store) if r.kind == RelationKind.LLM)
+
+
+def render_results(store, run_id: str, key: str) -> None:
+    """The side-by-side results of one run, with filters by verdict and relation."""
+    cases = store.cases_for([run_id])
+    if not cases:
+        st.info("This run has no cases yet.")
+        return
+    render_gate_summary(store.gate_counts(run_id), _llm_relation_ids(store))
+    frame = pd.DataFrame(cases)
+    cols = st.columns(2)
+    verdicts = cols[0].multiselect(
+        "Verdict", ["FAIL", "PASS", "SKIP", "ERROR"], default=[], key=f"{key}_verdicts",
+        placeholder="all verdicts",
+    )  # fmt: skip
+    relation_ids = sorted(frame["relation_id"].unique())
+    relations = cols[1].multiselect(
+        "Relation", relation_ids, default=[], key=f"{key}_relations", placeholder="all relations"
+    )
+    if verdicts:
+        frame = frame[frame["verdict"].isin(verdicts)]
+    if relations:
+        frame = frame[frame["relation_id"].isin(relations)]
+    # Text cells are shortened ("—" when missing; the expanders below show them whole), the value
+    # written as the Analysis tables write a decimal, and the verdict coloured.
+    table = pd.DataFrame(
+        {
+            "verdict": frame["verdict"].map(str),
+            "relation": frame["relation_id"],
+            "field": frame["target"],
+            "source input": frame["source_input"].map(fields_text).map(shorten),
+            "follow-up input": frame["followup_input"].map(fields_text).map(shorten),
+            "source answer": frame["source_answer"].map(shorten),
+            "follow-up answer": frame["followup_answer"].map(shorten),
+            "value": frame["value"].map(lambda v: format_shown(v, Unit.DECIMAL)),
+            "reason": frame["reason"].map(shorten),
+        }
+    )
+    styled = table.style.map(lambda v: VERDICT_CELL_STYLES.get(v, ""), subset=["verdict"])
+    st.dataframe(
+        styled,
+        hide_index=True,
+        column_config={
+            "value": st.column_config.TextColumn(
+                help="The oracle's measured value (cosine, |Δ|, 1/0 for labels); — when the case "
+                "was not judged (SKIP, ERROR)"
+            ),
+            "source input": st.column_config.TextColumn(width="medium"),
+            "follow-up input": st.column_config.TextColumn(width="medium"),
+        },
+    )
+    st.caption(
+        f"{len(frame)} case(s) shown. Expand a case for the full texts, differences highlighted."
+    )
+    order = {"FAIL": 0, "ERROR": 1, "PASS": 2, "SKIP": 3}
+    records = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    ranked = sorted(records, key=lambda c: order.get(c["verdict"], 9))
+    for case in ranked[:MAX_SHOWN_CASES]:
+        value = f" · value {case['value']:.3f}" if case.get("value") is not None else ""
+        title = f"{case['verdict']} · {case['relation_id']} · {case['target']}{value}"
+        with st.expander(inert(title, one_line=True)):
+            st.markdown(f"{verdict_badge(case['verdict'])} {inert(case['reason'] or '')}")
+            side_by_side(
+                "Source input", fields_text(case["source_input"]),
+                "Follow-up input", fields_text(case["followup_input"]),
+            )  # fmt: skip
+            if case.get("source_output") is not None or case.get("followup_output") is not None:
+                side_by_side(
+                    f"Source output → {case.get('source_answer')}", case.get("source_output"),
+                    f"Follow-up output → {case.get('followup_answer')}", case.get("followup_output"),
+                )  # fmt: skip
+    if len(ranked) > MAX_SHOWN_CASES:
+        st.caption(f"Showing the first {MAX_SHOWN_CASES}; filter to see others, or use Analysis.")
+
+
+def render_delete_run(store: Store, run_id: str, key: str) -> None:
+    """A Delete button that asks first; deleting removes the run, its cases and their labels."""
+    pending = f"{key}_confirm_{run_id}"
+    if not st.session_state.get(pending):
+        if st.button("Delete this run…", key=f"{key}_delete_{run_id}"):
+            st.session_state[pending] = True
+            st.rerun()
+        return
+    run = store.run(run_id)
+    n_cases = len(store.recorded_case_verdicts(run_id)) if run else 0
+    st.warning(
+        f"Delete run `{run_id}` with its {n_cases} cases and their labels? This cannot be undone."
+    )
+    cols = st.columns(2)
+    if cols[0].button("Yes, delete", type="primary", key=f"{key}_delete_yes_{run_id}"):
+        store.delete_run(run_id)
+        st.session_state.pop(pending, None)
+        for suffix in ("summary", "run_id"):
+            st.session_state.pop(f"{key}_{suffix}", None)
+        data_changed()
+        st.rerun()
+    if cols[1].button("Keep it", key=f"{key}_delete_no_{run_id}"):
+        st.session_state.pop(pending, None)
+        st.rerun()
+
+
+def render_latest_results(store: Store, key: str, choices: ProbeChoices | None = None) -> None:
+    """The summary line of this session's last run and its cases side by side; with the form's
+    ``choices``, only while the form still describes that run (a resumed run always shows)."""
+    asked_by = st.session_state.get(f"{key}_fingerprint")
+    if choices is not None and asked_by is not None and asked_by != choices.fingerprint:
+        st.caption(
+            "The form has changed since the last run: press **Run probe** for the results of "
+            "this configuration (answers already stored are reused)."
+        )
+        return
+    summary = st.session_state.get(f"{key}_summary")
+    if summary is not None:
+        notice = error_notice(summary)
+        if notice:
+            st.warning(notice)
+        st.markdown(summary_line(summary))
+    run_id = st.session_state.get(f"{key}_run_id")
+    if run_id and store.run(run_id) is not None:
+        page_link(
+            "pages/analysis.py", "Open Analysis", ":material/analytics:",
+            help="Rates, intervals and heatmaps of this run with the others",
+        )  # fmt: skip
+        st.subheader("Source and follow-up, side by side")
+        render_results(store, run_id, key=f"{key}_results")
+        render_delete_run(store, run_id, key=f"{key}_manage")
