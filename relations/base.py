@@ -199,36 +199,3 @@ class Relation:
         if self.gate is not None:
             return sorted(task.id for task in known_tasks if self.applies_to(task))
         return sorted(self.tasks) if self.tasks is not None else None
-
-    def describe(self, known_tasks: Iterable[TaskProfile] = ()) -> dict[str, Any]:
-        """The catalog entry, JSON-serialisable: what the Relations page and the CLI show.
-
-        ``known_tasks`` are the tasks to list for a relation gated by answer type or field.
-        """
-        task_ids = self.task_ids(known_tasks)
-        from relations.oracles import source_precondition_of
-        from relations.requirements import availability
-
-        available, why = availability(self.requires, quick=True)  # a listing: no NLTK import
-        source_precondition = source_precondition_of(self)
-        return {
-            "id": self.id,
-            "name": self.name,
-            "family": self.family,
-            "category": self.category,
-            "description": self.description,
-            "example": self.example,
-            "kind": str(self.kind),
-            "output_relation": str(self.expectation),
-            "preconditions": self.preconditions,
-            "source_precondition": source_precondition.description if source_precondition else None,
-            "tasks": task_ids if task_ids is not None else ["*"],
-            "fields": list(self.fields) if self.fields else None,
-            "kept_fields": sorted(self.kept_fields) or None,
-            "ref": self.ref,
-            "side": self.side,
-            "negative_control": self.negative_control,
-            "invertible": self.inverse is not None,
-            "available": available,
-            "unavailable_reason": why,
-        }

@@ -23,6 +23,7 @@ SUPPORT_MODULES = frozenset(
     {
         "apply",  # follow-up generation
         "base",  # the relation types
+        "catalog",  # a relation's catalog entry
         "custom",  # user-defined relations, loaded from the store by the app
         "english",  # the grammar engine of the word relations
         "llm_prompts",

@@ -308,7 +308,6 @@ def import_loops(graph: dict[str, set[str]]) -> list[list[str]]:
     return loops
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 in progress: loops through lazy imports remain")
 def test_no_import_loops_even_through_lazy_imports():
     assert import_loops(import_graph(project_files())) == []
 
@@ -335,6 +334,5 @@ def oversized(files: list[Path]) -> dict[str, int]:
     return {k: n for k, n in found.items() if k not in SIZE_EXCEPTIONS}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 in progress: long modules being split")
 def test_modules_and_functions_stay_small():
     assert oversized(project_files()) == {}

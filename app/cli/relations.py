@@ -14,6 +14,7 @@ from core.types import Sample
 
 def cmd_relations(args: argparse.Namespace) -> int:
     from app.engine.workspace import all_relations, all_tasks
+    from relations.catalog import describe_relation
 
     if args.action == "import":
         return cmd_relations_import(args)
@@ -26,11 +27,11 @@ def cmd_relations(args: argparse.Namespace) -> int:
         raise CliError(str(exc.args[0])) from None
     known_tasks = list(all_tasks(store).values())
     if args.json:
-        entries = [r.describe(known_tasks) for r in relations]
+        entries = [describe_relation(r, known_tasks) for r in relations]
         print(json.dumps(entries, indent=2, ensure_ascii=False))
         return 0
     for r in relations:
-        entry = r.describe(known_tasks)
+        entry = describe_relation(r, known_tasks)
         tasks = ",".join(entry["tasks"])
         flag = "" if entry["available"] else "  [unavailable]"
         print(f"{r.id:32} {r.kind:8} {r.expectation:20} {tasks:28} {r.ref}{flag}")

@@ -21,6 +21,7 @@ from app.ui.data import get_store
 from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter
+from relations.catalog import describe_relation
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ def catalog_frame(relations: Sequence[Relation]) -> pd.DataFrame:
     """One row per relation with the catalog columns the page shows."""
     rows = []
     for relation in relations:
-        entry = relation.describe(BUILTIN_TASKS.values())
+        entry = describe_relation(relation, BUILTIN_TASKS.values())
         rows.append(
             {
                 "id": entry["id"],
@@ -304,7 +305,7 @@ def render_catalog(relations: Sequence[Relation]) -> None:
 
 
 def render_detail(relation: Relation) -> None:
-    entry = relation.describe(BUILTIN_TASKS.values())
+    entry = describe_relation(relation, BUILTIN_TASKS.values())
     st.subheader(inert(relation.name, one_line=True))
     st.markdown(inert(relation.description))
     facts = {

@@ -19,6 +19,7 @@ from app.ui.relations_view import (
     filter_relations,
     try_relation,
 )
+from relations.catalog import describe_relation
 from relations.registry import get_relation, list_relations
 from storage import Store
 
@@ -178,7 +179,7 @@ def test_try_it_shows_a_followup(db_path, family):
     candidates = [
         r
         for r in list_relations()
-        if r.family == family and r.kind == "rule" and r.describe()["available"]
+        if r.family == family and r.kind == "rule" and describe_relation(r)["available"]
     ]
     if not candidates:
         pytest.skip(f"no rule relation registered in family {family!r} yet")

@@ -11,6 +11,7 @@ from app.inputs.tasks import BUILTIN_TASKS
 from relations.ad import DISTRACTORS, md5_rng
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import Expectation, FollowUp, RelationKind
+from relations.catalog import describe_relation
 from relations.registry import get_relation, list_relations
 from tests.relations.helpers import FOUR_FACTS, followups, make_ctx
 
@@ -32,7 +33,7 @@ def test_operators_are_split_into_meaning_and_presentation_sides():
         "ad.paraphrase",
         "ad.synonym",
     }
-    assert all(r.describe()["side"] == r.side for r in relations.values())
+    assert all(describe_relation(r)["side"] == r.side for r in relations.values())
 
 
 def test_format_lays_statements_out_as_bullets_and_the_question_last():

@@ -12,6 +12,7 @@ from core.types import Sample
 from relations import char
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import Expectation, NotApplicable, RelationKind, TransformContext
+from relations.catalog import describe_relation
 from relations.registry import get_relation
 
 TEXT = "The library opens at nine and closes after sunset."
@@ -62,7 +63,7 @@ def run(relation_id: str, text: str, seed: int = 0, **params: float) -> str:
 def test_catalog_entries_match_llmorph_numbers():
     for relation_id, ref in REFS.items():
         relation = get_relation(relation_id)
-        entry = relation.describe()
+        entry = describe_relation(relation)
         assert entry["ref"] == ref
         assert entry["family"] == "char"
         assert entry["category"] == "character"

@@ -9,6 +9,7 @@ import pytest
 from core.answers import AnswerType
 from core.thresholds import NUMERIC_WITHIN, SEMANTIC_DIFFERENT, SEMANTIC_SIMILAR
 from core.types import ParsedOutput, Verdict
+from relations.catalog import describe_relation
 from relations.oracles import (
     DECISIVE_SOURCE,
     evaluate,
@@ -164,7 +165,9 @@ def test_invariance_relations_have_no_source_precondition():
     assert source_precondition_of(get_relation(EQUIVALENT)) is None
     assert judge(EQUIVALENT, AnswerType.LABEL, "neutral", "neutral").verdict is Verdict.PASS
     assert source_precondition_of(get_relation(DIFFERENT)) is DECISIVE_SOURCE
-    assert get_relation(DIFFERENT).describe()["source_precondition"].startswith("The source")
+    assert describe_relation(get_relation(DIFFERENT))["source_precondition"].startswith(
+        "The source"
+    )
 
 
 def test_math_and_reasoning_answers_are_always_decided():

@@ -10,6 +10,7 @@ from app.inputs.tasks import BUILTIN_TASKS, custom_task
 from core.types import Sample
 from relations.apply import SkippedFollowUp, field_targets, generate_followups, transform_text
 from relations.base import Expectation, FollowUp, NotApplicable, RelationKind, TransformContext
+from relations.catalog import describe_relation
 from relations.english.categories import CATEGORY_LOOKUP, CATEGORY_OF
 from relations.english.nouns import pluralize, singularize
 from relations.english.tokens import split_sentences, tokenize
@@ -75,7 +76,7 @@ def test_catalog_entries():
         assert relation.requires == (("wordnet",) if wordnet_relation else ())
         assert relation.kind is (RelationKind.LIBRARY if wordnet_relation else RelationKind.RULE)
         if not wordnet_relation:  # describe() of a WordNet relation loads WordNet (slow)
-            entry = relation.describe()
+            entry = describe_relation(relation)
             assert entry["available"] is True and entry["output_relation"] == str(expectation)
 
 
@@ -112,7 +113,9 @@ def test_custom_tasks_get_tense_number_and_voice_like_built_in_ones():
         relation = get_relation(relation_id)
         [followup] = generate_followups(relation, Sample({"text": text}), task, task.fields)
         assert isinstance(followup, FollowUp) and followup.fields == {"text": expected}
-        assert "review_label" in relation.describe([*BUILTIN_TASKS.values(), task])["tasks"]
+        assert (
+            "review_label" in describe_relation(relation, [*BUILTIN_TASKS.values(), task])["tasks"]
+        )
     # The same gates as for the built-in tasks: no tense or voice change for scores …
     score = custom_task("review_score", "Review score", "Review: {text}\nScore:", "score")
     assert {r.id for r in list_relations(score)}.isdisjoint({"word.tense", "word.voice"})

@@ -13,6 +13,7 @@ from app.inputs.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations import wordnet
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
+from relations.catalog import describe_relation
 from relations.registry import get_relation
 from relations.requirements import availability, wordnet_status
 
@@ -131,7 +132,7 @@ def test_unavailable_wordnet_is_reported_not_raised(no_wordnet):
     assert "install wordnet-base wordnet-sense-index" in why
     for relation_id in ("word.synonym", "word.antonym"):
         relation = get_relation(relation_id)
-        entry = relation.describe()
+        entry = describe_relation(relation)
         assert entry["available"] is False
         assert "WordNet" in entry["unavailable_reason"]
         followups = generate_followups(
@@ -146,7 +147,7 @@ def test_unavailable_wordnet_is_reported_not_raised(no_wordnet):
             transform_text(relation, "A happy day.", task=BUILTIN_TASKS["qa"]), SkippedFollowUp
         )
     # Relations that do not need WordNet are unaffected.
-    assert get_relation("word.negation").describe()["available"] is True
+    assert describe_relation(get_relation("word.negation"))["available"] is True
 
 
 # A mix of adjectives, verbs, adverbs, nouns and inflected forms; most have several senses, so
