@@ -119,6 +119,7 @@ GROUPS = (
             "tests/test_metrics.py",
             "tests/test_si_metrics.py",
             "tests/test_mutation_kills.py",
+            "tests/test_metrics_survivors.py",
         ),
     ),
 )
