@@ -515,3 +515,15 @@ def test_a_conflict_between_an_answer_and_a_result_line_of_the_file(tmp_path):
         f"{results}: lines 1 and 9 answer the same request (custom_id {first[:16]}…) with "
         "different text; keep one of them and import again (nothing was imported)"
     )
+
+
+def test_a_lone_part_that_cannot_take_the_output_name_is_removed(tmp_path):
+    """``--out`` names a folder: finishing fails, and the numbered part is not left behind."""
+    from app.batch.formats import PartWriter
+
+    out = tmp_path / "requests.jsonl"
+    out.mkdir()
+    with pytest.raises(OSError), PartWriter(out) as writer:
+        writer.write({"custom_id": "a"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["requests.jsonl"]
+    assert writer.parts == []

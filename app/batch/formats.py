@@ -102,10 +102,15 @@ class PartWriter:
         self.lines_per_part = []
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
+        if exc_type is not None:
             self.discard()
+            return
+        try:
+            self.close()
+        except BaseException:
+            # Finishing failed (e.g. the lone part cannot take the output's name): no part is left.
+            self.discard()
+            raise
 
 
 @dataclass(frozen=True)
