@@ -25,6 +25,8 @@ import logging
 import math
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import regex
@@ -53,7 +55,6 @@ class SpecStore(Protocol):
 
 log = logging.getLogger(__name__)
 
-KINDS = ("llm_rewrite", "replace", "regex", "template")
 ID_PATTERN = re.compile(r"custom\.[a-z0-9][a-z0-9_]{0,47}")
 # Expectations a single-input relation can express; the others need companions and a check.
 SINGLE_INPUT_EXPECTATIONS = (
@@ -164,18 +165,7 @@ def validate_spec(spec: Any) -> dict[str, Any]:
     if example:
         normalised["example"] = example
 
-    if kind == "llm_rewrite":
-        instruction = _text(spec, "instruction").strip()
-        if not instruction:
-            raise ValueError("an llm_rewrite relation needs an instruction")
-        normalised["instruction"] = instruction
-    elif kind in ("replace", "regex"):
-        normalised["rules"] = _validate_rules(spec.get("rules"), is_regex=kind == "regex")
-    else:
-        prefix, suffix = _text(spec, "prefix"), _text(spec, "suffix")
-        if not prefix and not suffix:
-            raise ValueError("a template relation needs a prefix, a suffix or both")
-        normalised["prefix"], normalised["suffix"] = prefix, suffix
+    normalised |= CUSTOM_KINDS[kind].fields(spec)
     return normalised
 
 
@@ -334,17 +324,8 @@ def _llm_transform(instruction: str) -> TransformFn:
 def relation_from_spec(spec: dict[str, Any]) -> Relation:
     """Build a ``Relation`` (family ``custom``) from a spec; validates it first."""
     spec = validate_spec(spec)
-    kind = spec["kind"]
-    if kind == "llm_rewrite":
-        transform = _llm_transform(spec["instruction"])
-        how = f"LLM rewrite: {spec['instruction']}"
-    elif kind in ("replace", "regex"):
-        transform = _rules_transform(spec["rules"], regex_rules=kind == "regex")
-        rules = "; ".join(f"{r['find']!r} → {r['replace']!r}" for r in spec["rules"])
-        how = f"{'Regex' if kind == 'regex' else 'Find/replace'} rules: {rules}"
-    else:
-        transform = _template_transform(spec["prefix"], spec["suffix"])
-        how = f"Template: prefix {spec['prefix']!r}, suffix {spec['suffix']!r}"
+    kind = CUSTOM_KINDS[spec["kind"]]
+    transform, how = kind.build(spec)
     transform = _never_blank(transform)
     expectation = Expectation(spec["expectation"])
     check = None
@@ -352,13 +333,6 @@ def relation_from_spec(spec: dict[str, Any]) -> Relation:
         from relations.nli import no_polar_flip
 
         check = no_polar_flip
-    preconditions = (
-        "Needs a transformation endpoint."
-        if kind == "llm_rewrite"
-        else "SKIP when no rule changes the text."
-        if kind in ("replace", "regex")
-        else ""
-    )
     return Relation(
         id=spec["id"],
         name=spec["name"],
@@ -366,11 +340,11 @@ def relation_from_spec(spec: dict[str, Any]) -> Relation:
         category="custom",
         description=spec["description"] or how,
         example=spec.get("example") or DEFAULT_EXAMPLE,
-        kind=RelationKind.LLM if kind == "llm_rewrite" else RelationKind.RULE,
+        kind=kind.relation_kind,
         expectation=expectation,
         transform=transform,
         check=check,
-        preconditions=preconditions,
+        preconditions=kind.preconditions,
         ref="custom",
         threshold=spec["threshold"],
         params={"spec": spec},
@@ -447,3 +421,95 @@ def import_specs(store: SpecStore, text: str) -> list[str]:
     specs = parse_specs(text)
     store.save_custom_relations(specs)
     return [spec["id"] for spec in specs]
+
+
+# ---------------------------------------------------------------- the kinds of custom relation
+
+
+@dataclass(frozen=True)
+class CustomKind:
+    """One way a custom relation transforms a text: its own spec fields and how it is built.
+    A new kind is one entry in ``CUSTOM_KINDS`` (the editor lists them by ``label``)."""
+
+    name: str
+    label: str
+    relation_kind: RelationKind
+    preconditions: str
+    # The kind's own fields of a spec, validated and normalised (ValueError says what is wrong).
+    fields: Callable[[dict[str, Any]], dict[str, Any]]
+    # The transformation of a validated spec, and one line saying what it does.
+    build: Callable[[dict[str, Any]], tuple[TransformFn, str]]
+
+
+def _instruction_field(spec: dict[str, Any]) -> dict[str, Any]:
+    instruction = _text(spec, "instruction").strip()
+    if not instruction:
+        raise ValueError("an llm_rewrite relation needs an instruction")
+    return {"instruction": instruction}
+
+
+def _rules_fields(*, is_regex: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda spec: {"rules": _validate_rules(spec.get("rules"), is_regex=is_regex)}
+
+
+def _template_fields(spec: dict[str, Any]) -> dict[str, Any]:
+    prefix, suffix = _text(spec, "prefix"), _text(spec, "suffix")
+    if not prefix and not suffix:
+        raise ValueError("a template relation needs a prefix, a suffix or both")
+    return {"prefix": prefix, "suffix": suffix}
+
+
+def _rules_built(*, is_regex: bool) -> Callable[[dict[str, Any]], tuple[TransformFn, str]]:
+    def build(spec: dict[str, Any]) -> tuple[TransformFn, str]:
+        rules = "; ".join(f"{r['find']!r} → {r['replace']!r}" for r in spec["rules"])
+        how = f"{'Regex' if is_regex else 'Find/replace'} rules: {rules}"
+        return _rules_transform(spec["rules"], regex_rules=is_regex), how
+
+    return build
+
+
+_RULES_PRECONDITION = "SKIP when no rule changes the text."
+CUSTOM_KINDS: dict[str, CustomKind] = {
+    kind.name: kind
+    for kind in (
+        CustomKind(
+            "llm_rewrite",
+            "LLM rewrite (needs a transformation endpoint)",
+            RelationKind.LLM,
+            "Needs a transformation endpoint.",
+            _instruction_field,
+            lambda spec: (
+                _llm_transform(spec["instruction"]),
+                f"LLM rewrite: {spec['instruction']}",
+            ),
+        ),
+        CustomKind(
+            "replace",
+            "find / replace",
+            RelationKind.RULE,
+            _RULES_PRECONDITION,
+            _rules_fields(is_regex=False),
+            _rules_built(is_regex=False),
+        ),
+        CustomKind(
+            "regex",
+            "regular expression",
+            RelationKind.RULE,
+            _RULES_PRECONDITION,
+            _rules_fields(is_regex=True),
+            _rules_built(is_regex=True),
+        ),
+        CustomKind(
+            "template",
+            "prefix / suffix template",
+            RelationKind.RULE,
+            "",
+            _template_fields,
+            lambda spec: (
+                _template_transform(spec["prefix"], spec["suffix"]),
+                f"Template: prefix {spec['prefix']!r}, suffix {spec['suffix']!r}",
+            ),
+        ),
+    )
+}
+KINDS = tuple(CUSTOM_KINDS)

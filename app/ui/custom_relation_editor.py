@@ -15,6 +15,7 @@ import streamlit as st
 from app.ui.components import inert
 from app.ui.data import data_changed, get_store
 from relations.custom import (
+    CUSTOM_KINDS,
     KINDS,
     SINGLE_INPUT_EXPECTATIONS,
     export_specs,
@@ -24,12 +25,6 @@ from relations.custom import (
 )
 
 NEW_RELATION = "(new custom relation)"
-KIND_LABELS = {
-    "replace": "find / replace",
-    "regex": "regular expression",
-    "template": "prefix / suffix template",
-    "llm_rewrite": "LLM rewrite (needs a transformation endpoint)",
-}
 
 
 # ---------------------------------------------------------------- the form's values (pure)
@@ -120,7 +115,7 @@ def render_custom_editor() -> None:
         "Kind",
         list(KINDS),
         index=list(KINDS).index(editing.get("kind", "replace")),
-        format_func=lambda k: KIND_LABELS[k],
+        format_func=lambda k: CUSTOM_KINDS[k].label,
         key=f"relations_custom_kind_{suffix}",
     )
     submitted_form = _relation_form(editing, kind, suffix)
