@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from core.once import process_wide
 from core.types import text_hash
 
 if TYPE_CHECKING:
@@ -288,17 +289,10 @@ def serve() -> None:
         replies.flush()
 
 
-_DEFAULT: MiniLMProcessEmbedder | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
+@process_wide
 def default_embedder() -> MiniLMProcessEmbedder:
     """One MiniLM per app process, in its own helper process (loading it takes seconds)."""
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = MiniLMProcessEmbedder()
-        return _DEFAULT
+    return MiniLMProcessEmbedder()
 
 
 class EmbeddingCache:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from core.once import process_wide
 from core.settings import settings
 from core.types import EMBEDDED_KIND, Endpoint
 
@@ -290,17 +291,10 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-_SERVER: EmbeddedServer | None = None
-_SERVER_LOCK = threading.Lock()
-
-
+@process_wide
 def get_server() -> EmbeddedServer:
     """The process-wide server manager (shared by every Streamlit session and rerun)."""
-    global _SERVER
-    with _SERVER_LOCK:
-        if _SERVER is None:
-            _SERVER = EmbeddedServer()
-        return _SERVER
+    return EmbeddedServer()
 
 
 def server_env(environ: dict[str, str] | None = None) -> dict[str, str]:
