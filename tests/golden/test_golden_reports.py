@@ -1,4 +1,5 @@
-"""Golden outputs: `report --json`, the `report` table and the CSV/JSONL exports of a fixed DB.
+"""Golden outputs: `report --json`, the `report` table, the CSV/JSONL/HTML exports of a fixed DB,
+and `relations --json`.
 
 Refactors must not change a byte of what users read or export. The fixture DB is committed
 (``build_fixture.py`` made it); the expected outputs sit beside it. To accept an intended change,
@@ -8,6 +9,7 @@ run ``python -m tests.golden.test_golden_reports --update`` and review the diff.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import sys
@@ -24,13 +26,24 @@ GOLDEN = {
     "report.txt": ["report"],
     "export.csv": ["export", "--format", "csv"],
     "export.jsonl": ["export", "--format", "jsonl"],
+    "export.html": ["export", "--format", "html"],
+    "relations.json": ["relations", "--json"],
 }
+NEEDS_NO_DB = {"relations.json"}
+# The HTML report inlines plotly.js (4.8 MB of a pinned dependency) and names each figure's
+# <div> with a fresh UUID; both are left out of the comparison, as is the clock.
+_PLOTLY_BUNDLE = re.compile(r"<script>/\*\*\n\* plotly\.js v.*?</script>", re.S)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_CLOCK = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d)?([.+\-:\dZ]*| UTC)")
 
 
 def _normalise(name: str, text: str) -> str:
     if name == "report.json":  # byte for byte, less the one line that depends on the clock
         lines = text.splitlines(keepends=True)
         return "".join(line for line in lines if not line.lstrip().startswith('"generated_at"'))
+    if name == "export.html":
+        text = _PLOTLY_BUNDLE.sub("<script>/* plotly.js */</script>", text)
+        return _CLOCK.sub("TIME", _UUID.sub("UUID", text))
     return text
 
 
@@ -39,13 +52,13 @@ def produce(name: str, workdir: Path, capsys) -> str:
     db = workdir / "fixture.db"
     if not db.exists():
         shutil.copyfile(FIXTURE, db)
-    argv = [*GOLDEN[name], "--db", str(db)]
+    argv = [*GOLDEN[name]] if name in NEEDS_NO_DB else [*GOLDEN[name], "--db", str(db)]
     if argv[0] == "export":
         out = workdir / name
         argv += ["--out", str(out)]
         assert cli.main(argv) == 0
         capsys.readouterr()
-        return out.read_text(encoding="utf-8")
+        return _normalise(name, out.read_text(encoding="utf-8"))
     capsys.readouterr()
     assert cli.main(argv) == 0
     return _normalise(name, capsys.readouterr().out)
