@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.analysis import metrics, severity, stats
-from app.analysis.noise_floor import noise_floor
+from app.analysis import aggregates, metrics, severity, stats
+from app.analysis.relation_roles import relation_roles
 from app.reports.html_report import render_html_report
 from app.reports.summary import report
 from core.types import Case, Endpoint, Sample, Verdict
@@ -201,8 +201,9 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
         )
     timed("verdict counts model×relation", lambda: store.verdict_counts(everything), results)
     timed("cell stats model×relation", lambda: store.cell_stats(everything), results)
-    timed("noise floor", lambda: noise_floor(store, everything), results)
-    timed("AgentDiff gap", lambda: metrics.agentdiff_gap(store, everything), results)
+    roles = relation_roles(store)
+    timed("noise floor", lambda: aggregates.fetch_floors(store, everything, roles), results)
+    timed("AgentDiff gap", lambda: aggregates.agentdiff_gap(store, everything), results)
     timed("box stats Δ", lambda: metrics.box_stats(store, everything, "delta"), results)
     timed(
         "box stats similarity",
@@ -215,7 +216,7 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
     counts = store.verdict_counts(everything)  # the page reuses the summary's counts
     timed(
         "statistics (MWU + KW + BH)",
-        lambda: stats.run_tests(store, everything, counts=counts),
+        lambda: stats.run_tests(store, everything, counts=counts, roles=roles),
         results,
     )
     timed(

@@ -10,7 +10,7 @@ from statistics import mean
 import pytest
 
 from app.analysis import metrics, severity, stats
-from app.analysis.noise_floor import noise_floor
+from app.analysis.aggregates import agentdiff_gap, fetch_aggregates
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import net_of_floor, violation_rate
 from app.analysis.relation_roles import relation_roles
@@ -60,7 +60,10 @@ def test_rates_and_net_of_floor():
 
 
 def test_model_relation_rows_hand_values(seeded):
-    rows = {(r["model"], r["relation_id"]): r for r in metrics.model_relation_rows(seeded)}
+    rows = {
+        (r["model"], r["relation_id"]): r
+        for r in metrics.model_relation_rows(fetch_aggregates(seeded, CaseFilter()))
+    }
     para = rows[("A", "si.paraphrase")]
     assert (para["n"], para["pass"], para["fail"], para["skip"], para["error"]) == (7, 2, 2, 2, 1)
     assert para["invalid_followup"] == 1
@@ -82,7 +85,7 @@ def test_model_relation_rows_hand_values(seeded):
 
 
 def test_noise_floor_ignores_the_relation_filter(seeded):
-    floors = noise_floor(seeded, CaseFilter.make(relations=["si.paraphrase"]))
+    floors = fetch_aggregates(seeded, CaseFilter.make(relations=["si.paraphrase"])).floors
     assert set(floors) == {"A"} and set(floors["A"]) == {"reasoning"}
     floor = floors["A"]["reasoning"]
     assert (floor["n"], floor["pass"], floor["fail"]) == (4, 3, 1)
@@ -93,7 +96,7 @@ def test_noise_floor_ignores_the_relation_filter(seeded):
 
 
 def test_model_rows(seeded):
-    models = {r["model"]: r for r in metrics.model_rows(seeded)}
+    models = {r["model"]: r for r in metrics.model_rows(fetch_aggregates(seeded, CaseFilter()))}
     a = models["A"]
     # non-identity cases of A: paraphrase 2P/2F, ad.paraphrase 2P/2F, ad.format 1P/2F
     assert (a["pass"], a["fail"]) == (5, 6)
@@ -145,7 +148,7 @@ def _independent(rows):
 
 def test_every_row_matches_an_independent_computation(seeded):
     expected = _independent(ROWS)
-    rows = metrics.model_relation_rows(seeded)
+    rows = metrics.model_relation_rows(fetch_aggregates(seeded, CaseFilter()))
     assert len(rows) == len(expected)
     for row in rows:
         want = expected[(row["model"], row["relation_id"])]
@@ -157,7 +160,7 @@ def test_every_row_matches_an_independent_computation(seeded):
 
 
 def test_summarize_and_gap(seeded):
-    summary = metrics.summarize(seeded)
+    summary = metrics.summarize(seeded, CaseFilter())
     assert {r["model"] for r in summary["models"]} == {"A", "B"}
     (gap,) = summary["gap"]
     assert gap["model"] == "A"
@@ -345,7 +348,7 @@ def test_precondition_skips_feed_no_metric(store):
     base = {"model": "M", "task_id": "reasoning", "relation_id": "si.paraphrase"}
     _record(store, [{**base, **row} for row in [*judged, *skipped, ad_skip, *ad_cases]])
     only = CaseFilter.make(relations=["si.paraphrase"])
-    (row,) = metrics.model_relation_rows(store, only)
+    (row,) = metrics.model_relation_rows(fetch_aggregates(store, only))
     assert (row["pass"], row["fail"], row["skip"]) == (1, 1, 2)
     assert row["mad"] == pytest.approx(0.2)
     assert row["stability"] == 0.0
@@ -354,7 +357,8 @@ def test_precondition_skips_feed_no_metric(store):
     assert sorted(abs(d) for _, _, d in store.cell_deltas(only)) == pytest.approx([0.1, 0.3])
     values, _ = store.value_sample(only, column="output_similarity")
     assert sorted(v for _, _, v in values) == pytest.approx([0.5, 0.9])
-    tests = stats.run_tests(store, only)
+    summary = metrics.summarize(store, only)
+    tests = stats.run_tests(store, only, counts=summary["counts"], roles=summary["roles"])
     assert all(sum(t["sizes"]) <= 2 for t in tests["kruskal_wallis"])
     (gap,) = store.side_gap()  # the SKIPped meaning case (answer 4 → 9) is not inconsistent
     assert (gap["meaning_rate"], gap["presentation_rate"], gap["gap"]) == (0.0, 1.0, -1.0)
@@ -401,22 +405,20 @@ def test_noise_floor_is_per_task_and_counts_each_sample_repeat_once(store):
         {**antonym, "sample": "s2", "verdict": "FAIL"},
     ]
     _record(store, rows)
-    floors = noise_floor(store)
+    found = fetch_aggregates(store, CaseFilter(), by_task=True)
+    floors = found.floors
     qa, sentiment = floors["M"]["qa"], floors["M"]["sentiment"]
     assert (qa["n"], qa["pass"], qa["fail"]) == (3, 2, 1)
     assert qa["noise_floor"] == pytest.approx(1 / 3)
     assert (qa["ci_low"], qa["ci_high"]) == wilson_interval(1, 3)
     assert (sentiment["n"], sentiment["noise_floor"]) == (2, 1.0)
-    rows = {
-        (r["relation_id"], r["task_id"]): r
-        for r in metrics.model_relation_rows(store, by_task=True)
-    }
+    rows = {(r["relation_id"], r["task_id"]): r for r in metrics.model_relation_rows(found)}
     assert rows[("si.paraphrase", "qa")]["noise_floor"] == pytest.approx(1 / 3)
     assert rows[("si.paraphrase", "qa")]["net_violation_rate"] == pytest.approx(1 / 3)
     assert rows[("word.antonym", "qa")]["violation_rate"] == 1.0
     assert rows[("word.antonym", "qa")]["noise_floor"] is None
     assert rows[("word.antonym", "qa")]["net_violation_rate"] is None
-    (model,) = metrics.model_rows(store)
+    (model,) = metrics.model_rows(fetch_aggregates(store, CaseFilter()))
     assert model["noise_floor"] == pytest.approx(0.5)
     assert model["net_violation_rate"] == pytest.approx(0.0)
     document = report(store)
@@ -473,7 +475,7 @@ def test_agentdiff_gap_per_operator_over_its_originals(store):
     assert per_task["reasoning"]["meaning_rate"] == pytest.approx(5 / 12)
     assert per_task["reasoning"]["presentation_rate"] == pytest.approx(1 / 4)
     assert per_task["reasoning"]["n_originals"] == 3
-    (gap,) = metrics.agentdiff_gap(store)
+    (gap,) = agentdiff_gap(store)
     assert gap["gap"] == pytest.approx(7 / 12)
     assert gap["n_cells"] == 2
     assert gap["sd_gap"] == pytest.approx((5 / 6) / 2**0.5)

@@ -14,9 +14,11 @@ centre = (p + z²/2n) / (1 + z²/n), half = z·√(p(1−p)/n + z²/4n²) / (1 +
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from app.analysis import case_fields, metrics, noise_floor, relation_roles, severity
+from app.analysis import aggregates, case_fields, metrics, noise_floor, relation_roles, severity
 from core.types import Case, Endpoint, Sample
 from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
@@ -375,18 +377,19 @@ def test_noise_floor_under_a_run_filter_every_field(summary_store):
     """The floor's counts, interval, answers and Δ noise all come from the filtered runs, and
     its Δ noise from the floor relation alone (r1 also has paraphrase and antonym Δs)."""
     only_paraphrase = CaseFilter.make(run_ids=["r1", "r3", "r4"], relations=["si.paraphrase"])
+    roles = relation_roles.relation_roles(summary_store)
     for flt in (ONLY, only_paraphrase):  # the relation filter is ignored
-        assert noise_floor.noise_floor(summary_store, flt) == {"M": {"qa": FLOOR_M_QA}}
+        assert aggregates.fetch_floors(summary_store, flt, roles) == {"M": {"qa": FLOOR_M_QA}}
     # Unfiltered, r2's two PASSes join: 4 observations, 1 FAIL; |Δ| .25, 0, 0, 0.
-    every = noise_floor.noise_floor(summary_store)["M"]["qa"]
+    every = aggregates.fetch_floors(summary_store, CaseFilter(), roles)["M"]["qa"]
     assert (every["n"], every["fail"], every["noise_floor"]) == (4, 1, 0.25)
     assert every["mean_abs_delta"] == 0.0625
     assert every["stability"] == 0.75
 
 
 def test_noise_floor_without_floor_relations_is_empty(summary_store):
-    roles = metrics.RelationRoles(noise_floor=frozenset(), invariance=frozenset())
-    assert noise_floor.noise_floor(summary_store, roles=roles) == {}
+    roles = relation_roles.RelationRoles(noise_floor=frozenset(), invariance=frozenset())
+    assert aggregates.fetch_floors(summary_store, CaseFilter(), roles) == {}
 
 
 def test_floor_rows_sorted_by_model_then_task():
@@ -403,46 +406,49 @@ def test_floor_rows_sorted_by_model_then_task():
 
 
 def test_model_relation_rows_under_a_run_filter_every_field(summary_store):
-    assert metrics.model_relation_rows(summary_store, ONLY) == RELATION_ROWS
+    found = aggregates.fetch_aggregates(summary_store, ONLY)
+    assert metrics.model_relation_rows(found) == RELATION_ROWS
 
 
 def test_model_relation_rows_by_task(summary_store):
     """One task only (qa): the same rows with the task column, cells grouped by task too."""
     expected = [{**row, "task_id": "qa"} for row in RELATION_ROWS]
-    assert metrics.model_relation_rows(summary_store, ONLY, by_task=True) == expected
+    found = aggregates.fetch_aggregates(summary_store, ONLY, by_task=True)
+    assert metrics.model_relation_rows(found) == expected
 
 
 def test_model_relation_rows_take_the_floors_given(summary_store):
-    """Floors passed in are used as they are, not queried again: a 1/8 floor for M on qa gives
+    """The aggregates' floors are used as they are: a 1/8 floor for M on qa gives
     si.paraphrase (1 of 2 failed) a net rate of .5 − .125 = .375; no floors, no net."""
+    found = aggregates.fetch_aggregates(summary_store, ONLY)
     floors = {"M": {"qa": {"noise_floor": 0.125}}}
     rows = {
         r["relation_id"]: r
-        for r in metrics.model_relation_rows(summary_store, ONLY, floors=floors)
+        for r in metrics.model_relation_rows(replace(found, floors=floors))
         if r["model"] == "M"
     }
     assert rows["si.paraphrase"]["noise_floor"] == 0.125
     assert rows["si.paraphrase"]["net_violation_rate"] == 0.375
     assert rows["ad.paraphrase"]["net_violation_rate"] == 0.875  # 1 − .125
-    for row in metrics.model_relation_rows(summary_store, ONLY, floors={}):
+    for row in metrics.model_relation_rows(replace(found, floors={})):
         assert row["noise_floor"] is None and row["net_violation_rate"] is None
 
 
 def test_model_relation_rows_honour_the_roles_given(summary_store):
     """With roles naming no floor relation there is no floor to net against (si.identity's
     verdicts are then just another relation's)."""
-    roles = metrics.RelationRoles(
+    roles = relation_roles.RelationRoles(
         noise_floor=frozenset(), invariance=frozenset({"si.paraphrase", "si.identity"})
     )
-    rows = metrics.model_relation_rows(summary_store, ONLY, roles=roles)
+    floors = aggregates.fetch_floors(summary_store, ONLY, roles)
+    found = replace(aggregates.fetch_aggregates(summary_store, ONLY), roles=roles, floors=floors)
+    rows = metrics.model_relation_rows(found)
     assert [(r["model"], r["relation_id"]) for r in rows] == [
         (r["model"], r["relation_id"]) for r in RELATION_ROWS
     ]
     for row in rows:
         assert row["noise_floor"] is None and row["net_violation_rate"] is None
-    (model,) = [
-        m for m in metrics.model_rows(summary_store, ONLY, roles=roles) if m["model"] == "M"
-    ]
+    (model,) = [m for m in metrics.model_rows(found) if m["model"] == "M"]
     assert model["noise_floor"] is None and model["net_violation_rate"] is None
     # no floor relation: every relation of M counts, identity included: 9 cases, 2 + 1 PASS,
     # 3 + 1 FAIL → 4 / 7
@@ -450,24 +456,25 @@ def test_model_relation_rows_honour_the_roles_given(summary_store):
 
 
 def test_model_rows_under_a_run_filter_every_field(summary_store):
-    assert metrics.model_rows(summary_store, ONLY) == MODEL_ROWS
+    assert metrics.model_rows(aggregates.fetch_aggregates(summary_store, ONLY)) == MODEL_ROWS
 
 
 def test_model_rows_take_the_floors_given(summary_store):
     """M's invariance cases on qa (2 FAIL of 4) against a given floor of 1/8: net .375."""
+    found = aggregates.fetch_aggregates(summary_store, ONLY)
     floors = {"M": {"qa": {"noise_floor": 0.125}}}
-    (m, n, p) = metrics.model_rows(summary_store, ONLY, floors=floors)
+    (m, n, p) = metrics.model_rows(replace(found, floors=floors))
     assert (m["noise_floor"], m["net_violation_rate"]) == (0.125, 0.375)
     assert (n["noise_floor"], p["noise_floor"]) == (None, None)
-    for row in metrics.model_rows(summary_store, ONLY, floors={}):
+    for row in metrics.model_rows(replace(found, floors={})):
         assert row["noise_floor"] is None and row["net_violation_rate"] is None
 
 
 def test_agentdiff_gap_under_a_run_filter(summary_store):
     """A model with one side only is still listed (its cases are side cases); r2 left out:
     with it, M's s1 meaning share would be 1/2 and the gap .5."""
-    assert metrics.agentdiff_gap(summary_store, ONLY) == GAP_ROWS
-    (m, *_) = metrics.agentdiff_gap(summary_store)
+    assert aggregates.agentdiff_gap(summary_store, ONLY) == GAP_ROWS
+    (m, *_) = aggregates.agentdiff_gap(summary_store)
     assert (m["gap"], m["n_meaning"]) == (0.5, 2)
 
 
@@ -478,7 +485,7 @@ def test_step_scores_under_a_run_filter(summary_store):
         {"model": "M", "relation_id": "si.paraphrase", "n": 2, "step_score_source": 0.375,
          "step_score_followup": 0.5, "step_score_delta": 0.125},
     ]  # fmt: skip
-    assert metrics.step_scores(summary_store, ONLY) == expected
+    assert aggregates.step_scores(summary_store, ONLY) == expected
 
 
 def test_summarize_under_a_run_filter_every_part(summary_store):
@@ -513,7 +520,7 @@ def test_summarize_under_a_run_filter_every_part(summary_store):
 def test_summarize_without_step_scores_gives_an_empty_list(store):
     _record(store, {"r": ("M", "qa", "2026-11-02")},
             [{"run": "r", "rel": "si.paraphrase", "sample": "s1", "verdict": "PASS"}])  # fmt: skip
-    found = metrics.summarize(store)
+    found = metrics.summarize(store, CaseFilter())
     assert found["step_scores"] == []
     assert found["gap"] == []
     assert found["noise_floor"] == {}
@@ -610,8 +617,8 @@ def test_custom_relations_get_their_roles_in_every_summary(custom_store):
     MAD and stability. Model M: invariance = custom.same alone (1 FAIL) → net .5; MAD over
     custom.same's |Δ| .5 only; stability 1 of 3 observations (identity's 0)."""
     for rows in (
-        metrics.model_relation_rows(custom_store),
-        metrics.summarize(custom_store)["rows"],
+        metrics.model_relation_rows(aggregates.fetch_aggregates(custom_store, CaseFilter())),
+        metrics.summarize(custom_store, CaseFilter())["rows"],
     ):
         by_relation = {r["relation_id"]: r for r in rows}
         same, flip = by_relation["custom.same"], by_relation["custom.flip"]
@@ -620,7 +627,11 @@ def test_custom_relations_get_their_roles_in_every_summary(custom_store):
         assert (flip["noise_floor"], flip["net_violation_rate"]) == (None, None)
         assert (flip["mad"], flip["stability"], flip["n_observations"]) == (None, None, 0)
         assert (flip["mean_delta"], flip["n_cells"]) == (0.125, 1)
-    for models in (metrics.model_rows(custom_store), metrics.summarize(custom_store)["models"]):
+    everything = aggregates.fetch_aggregates(custom_store, CaseFilter())
+    for models in (
+        metrics.model_rows(everything),
+        metrics.summarize(custom_store, CaseFilter())["models"],
+    ):
         (model,) = models
         assert (model["noise_floor"], model["net_violation_rate"]) == (0.5, 0.5)
         assert model["mad"] == 0.5

@@ -12,8 +12,10 @@ from __future__ import annotations
 import pytest
 
 from app.analysis import metrics
+from app.analysis.aggregates import fetch_aggregates
 from app.analysis.relation_roles import outside_mad_relations
 from core.types import Case, Endpoint, Sample, Verdict
+from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 
 SI_RELATIONS = (
@@ -78,14 +80,17 @@ def test_paper_stability_121_of_152_and_mad_over_non_identity(store):
     cases += [_case("word.antonym", sample, -0.9) for sample in SAMPLES]
     _store_with(store, cases)
 
-    (row,) = metrics.model_rows(store)
+    (row,) = metrics.model_rows(fetch_aggregates(store, CaseFilter()))
     assert row["n_observations"] == 152
     assert row["stability"] == pytest.approx(121 / 152)
     assert round(100 * row["stability"], 1) == 79.6
     assert row["mad"] == pytest.approx(7.22 / 133)
     assert row["stability_excl_identity"] == pytest.approx(102 / 133)
 
-    rows = {r["relation_id"]: r for r in metrics.model_relation_rows(store)}
+    rows = {
+        r["relation_id"]: r
+        for r in metrics.model_relation_rows(fetch_aggregates(store, CaseFilter()))
+    }
     antonym = rows["word.antonym"]
     assert antonym["mean_delta"] == pytest.approx(-0.9)  # its Δ is still reported …
     assert antonym["mad"] is None and antonym["stability"] is None  # … but never as MAD
@@ -100,7 +105,7 @@ def test_repeats_count_as_observations_not_averaged_first(store):
         _case("si.paraphrase", sample, -0.1, repeat=1),
     ]
     _store_with(store, cases)
-    (row,) = metrics.model_rows(store)
+    (row,) = metrics.model_rows(fetch_aggregates(store, CaseFilter()))
     assert row["mean_delta"] == pytest.approx(0.0)  # the mean cell Δ still averages repeats
     assert row["mad"] == pytest.approx(0.1)
     assert row["stability"] == 0.0

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from app.analysis import stats
+from app.analysis import metrics, stats
+from storage.case_filter import CaseFilter
 from tests.test_analysis_queries import seed_dataset
 
 
@@ -105,7 +106,9 @@ def test_violation_fallback_without_delta():
 
 def test_run_tests_on_the_dataset(store):
     seed_dataset(store)
-    result = stats.run_tests(store)
+    everything = CaseFilter()
+    summary = metrics.summarize(store, everything)
+    result = stats.run_tests(store, everything, counts=summary["counts"], roles=summary["roles"])
     (mw,) = result["mann_whitney"]
     assert mw["subject"] == "A vs B" and mw["measure"] == "abs_delta"
     # cell |Δ| (non-identity): A = 0.1, 0.2, 0.03; B = 0.01, 0.01, 0.5

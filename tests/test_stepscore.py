@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.analysis import metrics
+from app.analysis.aggregates import step_scores
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.inputs.tasks import BUILTIN_TASKS
@@ -121,7 +121,7 @@ def test_runner_stores_step_scores_and_report_shows_them(store, embeddings):
     without = cases["What is 2 + 2?"]
     assert without.step_score_source is None and without.step_score_followup is None
 
-    (row,) = metrics.step_scores(store)
+    (row,) = step_scores(store)
     assert row["n"] == 1
     assert row["step_score_source"] == pytest.approx(with_steps.step_score_source)
     assert row["step_score_delta"] == pytest.approx(

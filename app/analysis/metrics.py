@@ -1,5 +1,5 @@
-"""The paper metrics per model × relation and per model, computed from SQL aggregates
-(``storage.analysis_verbs``).
+"""The paper metrics per model × relation and per model, computed from the SQL aggregates that
+``app.analysis.aggregates`` fetches once per filter (``storage.analysis_verbs``).
 
 Every number on the Analysis page, in ``report --json`` and in the HTML report comes from this
 module and the ones it builds on, so each is computed once: ``app.analysis.rates`` (counts,
@@ -65,43 +65,28 @@ from typing import Any
 
 import numpy as np
 
+from app.analysis.aggregates import MODEL_RELATION, Aggregates, fetch_aggregates
+from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.formats import MISSING_META, meta_value_order
-from app.analysis.noise_floor import Floors, net_violation, noise_floor
+from app.analysis.noise_floor import net_violation
 from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
-from app.analysis.relation_roles import RelationRoles, relation_roles
 from storage.analysis_verbs import IDENTITY_RELATION
 from storage.case_filter import CaseFilter
 
 
-def model_relation_rows(
-    store,
-    flt: CaseFilter | None = None,
-    *,
-    by_task: bool = False,
-    floors: Floors | None = None,
-    task_counts: list[dict[str, Any]] | None = None,
-    cells: list[dict[str, Any]] | None = None,
-    roles: RelationRoles | None = None,
-) -> list[dict[str, Any]]:
-    """One row per model × relation (× task): counts, violation rate + CI, Δ metrics, floor.
+def model_relation_rows(found: Aggregates) -> list[dict[str, Any]]:
+    """One row per model × relation (× task, when the cells were fetched by task): counts,
+    violation rate + CI, Δ metrics, floor.
 
     Columns: model, relation_id, [task_id], n, pass, fail, skip, error, invalid_followup,
     violation_rate, ci_low, ci_high, noise_floor, net_violation_rate, mean_delta, mad, stability,
     n_cells, mean_similarity, inconsistency_rate, n_answered (see the module docstring).
     ``noise_floor`` / ``net_violation_rate`` are set for invariance relations only.
-    ``task_counts`` is ``verdict_counts`` by model × relation × task (queried when absent).
     """
-    roles = roles or relation_roles(store)
-    by = ("model", "relation_id", "task_id") if by_task else ("model", "relation_id")
-    floors = noise_floor(store, flt, roles=roles) if floors is None else floors
-    if cells is None:
-        outside_mad = tuple(sorted(roles.outside_mad))
-        cells = store.cell_stats(flt, by=by, outside_mad=outside_mad)
-    cell_by_key = {tuple(r[c] for c in by): r for r in cells}
-    if task_counts is None:
-        task_counts = store.verdict_counts(flt, by=("model", "relation_id", "task_id"))
+    by = found.cells_by
+    cell_by_key = {tuple(r[c] for c in by): r for r in found.cells}
     per_task: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for row in task_counts:
+    for row in found.task_counts:
         per_task[tuple(row[c] for c in by)].append(row)
     rows = []
     for key, members in sorted(per_task.items()):
@@ -109,8 +94,8 @@ def model_relation_rows(
         cell = cell_by_key.get(key, {})
         rates = rates_row(counts)
         floor = net = None
-        if counts["relation_id"] in roles.invariance:
-            floor, net = net_violation(members, floors.get(counts["model"], {}))
+        if counts["relation_id"] in found.roles.invariance:
+            floor, net = net_violation(members, found.floors.get(counts["model"], {}))
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),
@@ -127,46 +112,27 @@ def model_relation_rows(
     return rows
 
 
-def model_rows(
-    store,
-    flt: CaseFilter | None = None,
-    *,
-    floors: Floors | None = None,
-    task_counts: list[dict[str, Any]] | None = None,
-    gaps: list[dict[str, Any]] | None = None,
-    cells: list[dict[str, Any]] | None = None,
-    roles: RelationRoles | None = None,
-) -> list[dict[str, Any]]:
+def model_rows(found: Aggregates) -> list[dict[str, Any]]:
     """One row per model: non-floor rates, MAD, stability (with / without identity), floor.
 
     Counts and rates sum the model's non-floor relations; ``noise_floor`` and
     ``net_violation_rate`` are over its invariance relations, task by task (see
     :func:`net_violation`); ``mad``, ``stability`` and ``stability_excl_identity`` come from the
-    model's cells. ``task_counts`` (``verdict_counts`` by model × relation × task), ``cells``
-    (``cell_stats`` by model × relation) and ``gaps`` (``side_gap`` by model) may be passed to
-    avoid re-querying.
+    model's cells; ``agentdiff_gap`` from its gap row.
     """
-    roles = roles or relation_roles(store)
-    floors = noise_floor(store, flt, roles=roles) if floors is None else floors
-    if task_counts is None:
-        task_counts = store.verdict_counts(flt, by=("model", "relation_id", "task_id"))
+    roles = found.roles
     by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in task_counts:
+    for row in found.task_counts:
         by_model[row["model"]].append(row)
-    if cells is None:
-        outside_mad = tuple(sorted(roles.outside_mad))
-        cells = store.cell_stats(flt, by=("model", "relation_id"), outside_mad=outside_mad)
-    cell_by_model = _model_cells(cells)
-    if gaps is None:
-        gaps = store.side_gap(flt, by=("model",))
-    gap_by_model = {r["model"]: r for r in gaps}
+    cell_by_model = _model_cells(found.cells)
+    gap_by_model = {r["model"]: r for r in found.gaps}
     out = []
     for model in sorted(by_model):
         rows = by_model[model]
         non_floor = [r for r in rows if r["relation_id"] not in roles.noise_floor]
         rates = rates_row(sum_counts(non_floor))
         invariance = [r for r in rows if r["relation_id"] in roles.invariance]
-        floor, net = net_violation(invariance, floors.get(model, {}))
+        floor, net = net_violation(invariance, found.floors.get(model, {}))
         cell = cell_by_model.get(model, {})
         gap = gap_by_model.get(model, {})
         out.append(
@@ -219,57 +185,28 @@ def _model_cells(relation_cells: list[dict[str, Any]]) -> dict[str, dict[str, An
     return out
 
 
-def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
-    """Per model with side-tagged cases: the AgentDiff gap, its spread and the pooled rates.
+def summarize(store, flt: CaseFilter) -> dict[str, Any]:
+    """Everything the Analysis overview needs, from one :func:`fetch_aggregates`.
 
-    Columns: model, gap (mean over the model's (model, task) cells of meaning − presentation
-    inconsistency, AgentDiff eqs. 1-2), sd_gap (over cells), n_cells, n_originals,
-    meaning_rate / presentation_rate (mean side rates) and n_meaning / n_presentation (judged
-    cases); see ``Store.side_gap``.
-    """
-    rows = store.side_gap(flt, by=("model",))
-    return [row for row in rows if row["n_meaning"] or row["n_presentation"]]
-
-
-def step_scores(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
-    """Per model × relation with step scores: AvgStepScore of source and follow-up outputs and
-    its change under the relation (``step_score_delta``), over n scored cases."""
-    return store.step_score_stats(flt, by=("model", "relation_id"))
-
-
-def summarize(store, flt: CaseFilter | None = None) -> dict[str, Any]:
-    """Everything the Analysis overview needs, each query run once.
-
-    Returns ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model, per
+    Returns ``n_cases`` (the cases matching ``flt``), ``rows`` (model × relation), ``models`` (per model), ``noise_floor`` (per model, per
     task), ``step_scores`` (model × relation AvgStepScore, where reference steps exist), ``gap``
-    (AgentDiff, per model) and ``counts`` (``verdict_counts`` by model × relation, which
-    ``app.analysis.stats.run_tests`` can reuse).
+    (AgentDiff, per model), and for ``app.analysis.stats.run_tests`` ``counts``
+    (``verdict_counts`` by model × relation) and ``roles`` (the relation roles counted with).
     """
-    roles = relation_roles(store)
-    outside_mad = tuple(sorted(roles.outside_mad))
-    # Independent scans: run them side by side on separate connections.
-    found = store.parallel_reads(
-        {
-            "task_counts": lambda s: s.verdict_counts(flt, by=("model", "relation_id", "task_id")),
-            "cells": lambda s: s.cell_stats(
-                flt, by=("model", "relation_id"), outside_mad=outside_mad
-            ),
-            "floors": lambda s: noise_floor(s, flt, roles=roles),
-            "gaps": lambda s: agentdiff_gap(s, flt),
-            "step_scores": lambda s: step_scores(s, flt),
-        }
-    )
-    floors, task_counts, cells, gaps = (
-        found[k] for k in ("floors", "task_counts", "cells", "gaps")
-    )
-    shared = {"floors": floors, "task_counts": task_counts, "cells": cells, "roles": roles}
+    return summary_of(fetch_aggregates(store, flt))
+
+
+def summary_of(found: Aggregates) -> dict[str, Any]:
+    """:func:`summarize`'s document computed from aggregates already fetched."""
     return {
-        "rows": model_relation_rows(store, flt, **shared),
-        "models": model_rows(store, flt, gaps=gaps, **shared),
-        "noise_floor": floors,
-        "gap": gaps,
-        "step_scores": found["step_scores"],
-        "counts": sum_by(task_counts, ("model", "relation_id")),
+        "n_cases": found.n_cases,
+        "rows": model_relation_rows(found),
+        "models": model_rows(found),
+        "noise_floor": found.floors,
+        "gap": found.gaps,
+        "step_scores": found.step_scores,
+        "counts": sum_by(found.task_counts, MODEL_RELATION),
+        "roles": found.roles,
     }
 
 
@@ -369,7 +306,7 @@ def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
         relation_id = counts["relation_id"]
         entry = results.setdefault(relation_id, {"relation_id": relation_id})
         entry[f"{tag}_n"] = rates["n"]
-        entry[f"{tag}_violation_rate"] = rates["violation_rate"]
+        entry[f"{tag}_{VIOLATION_RATE}"] = rates[VIOLATION_RATE]
         cell = cells.get((counts["run_id"], relation_id), {})
         entry[f"{tag}_mean_delta"] = cell.get("mean_delta")
         entry[f"{tag}_mean_similarity"] = rates["mean_similarity"]
@@ -377,9 +314,9 @@ def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
     for relation_id in sorted(results):
         entry = results[relation_id]
         for tag in ("a", "b"):
-            for key in ("n", "violation_rate", "mean_delta", "mean_similarity"):
+            for key in ("n", VIOLATION_RATE, "mean_delta", "mean_similarity"):
                 entry.setdefault(f"{tag}_{key}", 0 if key == "n" else None)
-        a, b = entry["a_violation_rate"], entry["b_violation_rate"]
+        a, b = entry[f"a_{VIOLATION_RATE}"], entry[f"b_{VIOLATION_RATE}"]
         entry["violation_rate_change"] = b - a if a is not None and b is not None else None
         out.append(entry)
     return out

@@ -11,47 +11,36 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import net_of_floor, ratio, violation_rate
-from app.analysis.relation_roles import RelationRoles, relation_roles
-from storage.case_filter import CaseFilter
 
-# model → task id → that task's floor row (see ``noise_floor``).
+# model → task id → that task's floor row (see ``floor_table``).
 Floors = dict[str, dict[str, dict[str, Any]]]
 
 
-def noise_floor(
-    store, flt: CaseFilter | None = None, *, roles: RelationRoles | None = None
-) -> Floors:
+def floor_table(counts: list[dict[str, Any]], cells: list[dict[str, Any]]) -> Floors:
     """Per model, per task: the noise-floor violation rate (Wilson interval) and its Δ noise.
 
-    ``{model: {task_id: {n, pass, fail, violation_rate, noise_floor, ci_low, ci_high,
-    inconsistency_rate, n_answered, mean_abs_delta, stability}}}``. ``n`` counts observations,
-    one per (sample, repeat): a multi-field task's per-field identity follow-ups are one
-    re-sample. The relation filter is ignored (the floor is a reference for every relation);
-    the other filters apply. Models and tasks without floor observations are absent.
+    ``counts`` are ``Store.noise_floor_counts`` rows and ``cells`` ``Store.cell_stats`` rows of
+    the floor relations, both by model × task. Returns ``{model: {task_id: {n, pass, fail,
+    violation_rate, noise_floor, ci_low, ci_high, inconsistency_rate, n_answered,
+    mean_abs_delta, stability}}}``. ``n`` counts observations, one per (sample, repeat): a
+    multi-field task's per-field identity follow-ups are one re-sample. Models and tasks without
+    floor observations are absent.
     """
-    roles = roles or relation_roles(store)
-    if not roles.noise_floor:
-        return {}
-    floor_ids = sorted(roles.noise_floor)
-    base = flt or CaseFilter()
-    by = ("model", "task_id")
-    cells = {
-        (r["model"], r["task_id"]): r
-        for r in store.cell_stats(base.with_relations(floor_ids), by=by)
-    }
+    cell_by_key = {(r["model"], r["task_id"]): r for r in cells}
     floors: Floors = {}
-    for row in store.noise_floor_counts(base, floor_ids, by=by):
+    for row in counts:
         n_pass, n_fail = row["n_pass"], row["n_fail"]
         low, high = wilson_interval(n_fail, n_pass + n_fail)
         rate = violation_rate(n_pass, n_fail)
-        cell = cells.get((row["model"], row["task_id"]), {})
+        cell = cell_by_key.get((row["model"], row["task_id"]), {})
         floors.setdefault(row["model"], {})[row["task_id"]] = {
             "n": row["n"],
             "pass": n_pass,
             "fail": n_fail,
-            "violation_rate": rate,
+            VIOLATION_RATE: rate,
             "noise_floor": rate,
             "ci_low": low,
             "ci_high": high,
@@ -64,7 +53,7 @@ def noise_floor(
 
 
 def floor_rows(floors: Floors) -> list[dict[str, Any]]:
-    """:func:`noise_floor`'s result as table rows (model, task_id, …), sorted."""
+    """:func:`floor_table`'s result as table rows (model, task_id, …), sorted."""
     return [
         {"model": model, "task_id": task_id, **floor}
         for model, tasks in sorted(floors.items())

@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.proportions import wilson_interval
 
 # The additive columns of a ``Store.verdict_counts`` aggregate row (see ``storage.analysis_verbs``).
@@ -61,7 +62,7 @@ def verdict_columns(counts: Mapping[str, Any]) -> dict[str, Any]:
         columns["invalid_followup"] = counts["n_invalid_followup"]
     return {
         **columns,
-        "violation_rate": violation_rate(n_pass, n_fail),
+        VIOLATION_RATE: violation_rate(n_pass, n_fail),
         "ci_low": low,
         "ci_high": high,
     }

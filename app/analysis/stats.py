@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
-from app.analysis.relation_roles import relation_roles
+from app.analysis.relation_roles import RelationRoles
 from storage.analysis_verbs import IDENTITY_RELATION
 from storage.case_filter import CaseFilter
 
@@ -149,13 +149,12 @@ def _violation_array(n_pass: int, n_fail: int) -> np.ndarray:
     return np.concatenate([np.ones(n_fail), np.zeros(n_pass)])
 
 
-def _collect(store, flt: CaseFilter | None, counts_rows: list[dict[str, Any]] | None = None):
-    """Cell |Δ| per model × relation and PASS/FAIL counts per model × relation."""
+def _collect(store, flt: CaseFilter, counts_rows: list[dict[str, Any]]):
+    """Cell |Δ| per model × relation (queried) and PASS/FAIL counts per model × relation (from
+    ``counts_rows``)."""
     abs_delta: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for model, relation_id, cell_delta in store.cell_deltas(flt):
         abs_delta[model][relation_id].append(abs(cell_delta))
-    if counts_rows is None:
-        counts_rows = store.verdict_counts(flt, by=("model", "relation_id"))
     counts: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
     for row in counts_rows:
         counts[row["model"]][row["relation_id"]] = (row["n_pass"], row["n_fail"])
@@ -281,16 +280,18 @@ def _finish(test: str, raw: list[dict[str, Any]], alpha: float) -> list[TestResu
 
 def run_tests(
     store,
-    flt: CaseFilter | None = None,
-    alpha: float = ALPHA,
+    flt: CaseFilter,
     *,
-    counts: list[dict[str, Any]] | None = None,
+    counts: list[dict[str, Any]],
+    roles: RelationRoles,
+    alpha: float = ALPHA,
 ) -> dict[str, Any]:
     """All tests for the filtered cases: ``{"alpha", "mann_whitney": [...], "kruskal_wallis":
     [...]}`` with each result as a JSON-friendly dict. ``counts`` (``verdict_counts`` by model ×
-    relation) may be passed to avoid re-querying."""
+    relation) and ``roles`` are those of ``app.analysis.metrics.summarize`` for the same filter;
+    only the cells' Δ are queried here."""
     abs_delta, per_model = _collect(store, flt, counts)
-    floor = relation_roles(store).noise_floor
+    floor = roles.noise_floor
     return {
         "alpha": alpha,
         "mann_whitney": [r.as_dict() for r in model_tests(abs_delta, per_model, alpha, floor)],

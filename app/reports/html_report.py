@@ -252,9 +252,9 @@ def render_html_report(
     """
     flt = flt or CaseFilter()
     summary = metrics.summarize(store, flt)
-    tests = stats.run_tests(store, flt, counts=summary["counts"])
+    tests = stats.run_tests(store, flt, counts=summary["counts"], roles=summary["roles"])
     doc = _Document()
-    _header(doc, title, flt, store.count_cases(flt))
+    _header(doc, title, flt, summary["n_cases"])
     doc.add("<h2>Summary per model</h2>", html_table(summary["models"], tables.REPORT_MODEL_TABLE))
     if summary["rows"]:
         _heatmaps(doc, summary["rows"])

@@ -72,13 +72,15 @@ def report(
         {
             "generated_at": now(),
             "filters": flt.as_dict(),
-            "n_cases": store.count_cases(flt),
+            "n_cases": summary["n_cases"],
             "rows": rows,
             "models": summary["models"],
             "noise_floor": floors,
             "agentdiff_gap": summary["gap"],
             "step_score": summary["step_scores"],
-            "tests": stats.run_tests(store, flt, alpha=alpha, counts=summary["counts"]),
+            "tests": stats.run_tests(
+                store, flt, counts=summary["counts"], roles=summary["roles"], alpha=alpha
+            ),
             "definitions": DEFINITIONS,
             # Runs whose cases a known defect of the engine that judged them made wrong.
             "known_defects": [

@@ -83,12 +83,8 @@ def options(path: str, version: Version) -> dict[str, Any]:
 
 @st.cache_data(show_spinner="Aggregating…", max_entries=64)
 def summary(path: str, version: Version, flt: CaseFilter) -> dict[str, Any]:
-    """``metrics.summarize`` plus the filtered case count."""
-
-    def run(store: Store) -> dict[str, Any]:
-        return {**metrics.summarize(store, flt), "n_cases": store.count_cases(flt)}
-
-    found = _with_store(path, run)
+    """``metrics.summarize``: every overview number, the filtered case count included."""
+    found = _with_store(path, lambda s: metrics.summarize(s, flt))
     _remember_aggregated((path, version, flt))
     return found
 
@@ -172,11 +168,14 @@ def _prefetch_default(path: str) -> None:
 
 @st.cache_data(show_spinner="Running tests…", max_entries=64)
 def tests(path: str, version: Version, flt: CaseFilter) -> dict[str, Any]:
-    """``stats.run_tests``, reusing the (cached) summary's verdict counts."""
+    """``stats.run_tests``, reusing the (cached) summary's verdict counts and relation roles."""
     from app.analysis import stats  # scipy: imported when the Statistics tab is first opened
 
-    counts = summary(path, version, flt)["counts"]
-    return _with_store(path, lambda s: stats.run_tests(s, flt, counts=counts))
+    found = summary(path, version, flt)
+    return _with_store(
+        path,
+        lambda s: stats.run_tests(s, flt, counts=found["counts"], roles=found["roles"]),
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

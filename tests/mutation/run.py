@@ -101,6 +101,7 @@ GROUPS = (
         "metrics",
         (
             "app/analysis/metrics.py",
+            "app/analysis/aggregates.py",
             "app/analysis/rates.py",
             "app/analysis/noise_floor.py",
             "app/analysis/relation_roles.py",
@@ -109,6 +110,7 @@ GROUPS = (
         ),
         (
             "app.analysis.metrics.*",
+            "app.analysis.aggregates.*",
             "app.analysis.rates.*",
             "app.analysis.noise_floor.*",
             "app.analysis.relation_roles.*",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.tables import FALSE_POSITIVE_RATES
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import violation_rate
@@ -54,7 +55,7 @@ def false_positive_rates(
                 "fp_rate": fp_rate,
                 "fp_ci_low": low,
                 "fp_ci_high": high,
-                "violation_rate": rate,
+                VIOLATION_RATE: rate,
                 "confirmed_violation_rate": confirmed,
             }
         )

@@ -1,0 +1,93 @@
+"""The SQL aggregates behind the Analysis overview, fetched once per filter.
+
+:func:`fetch_aggregates` is the one place the overview's numbers are read from the store
+(``storage.analysis_verbs``); ``app.analysis.metrics`` then computes every row from the
+:class:`Aggregates` it returns without touching the store again, so each aggregate is queried
+once and every table built from it agrees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.analysis.noise_floor import Floors, floor_table
+from app.analysis.relation_roles import RelationRoles, relation_roles
+from storage.case_filter import CaseFilter
+
+MODEL_RELATION = ("model", "relation_id")
+MODEL_RELATION_TASK = ("model", "relation_id", "task_id")
+# The noise floor is per model × task, never pooled across tasks.
+FLOOR_GROUPS = ("model", "task_id")
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    """What the store says about one filter's cases, as ``Store`` verbs return it.
+
+    ``n_cases``: how many cases match; ``task_counts``: ``verdict_counts`` by model × relation × task (so per-task floors can be
+    netted); ``cells``: ``cell_stats`` grouped by ``cells_by`` with the roles' ``outside_mad``
+    relations kept out of MAD and stability; ``floors``: :func:`fetch_floors`; ``gaps``:
+    :func:`agentdiff_gap`; ``step_scores``: :func:`step_scores`.
+    """
+
+    roles: RelationRoles
+    n_cases: int
+    task_counts: list[dict[str, Any]]
+    cells: list[dict[str, Any]]
+    floors: Floors
+    gaps: list[dict[str, Any]]
+    step_scores: list[dict[str, Any]]
+    cells_by: tuple[str, ...] = MODEL_RELATION
+
+
+def fetch_aggregates(store, flt: CaseFilter, *, by_task: bool = False) -> Aggregates:
+    """Every aggregate of the overview for ``flt``, each query run once.
+
+    ``by_task`` groups the cells by task too (a model × relation × task table)."""
+    roles = relation_roles(store)
+    cells_by = MODEL_RELATION_TASK if by_task else MODEL_RELATION
+    outside_mad = tuple(sorted(roles.outside_mad))
+    # Independent scans: run them side by side on separate connections.
+    found = store.parallel_reads(
+        {
+            "n_cases": lambda s: s.count_cases(flt),
+            "task_counts": lambda s: s.verdict_counts(flt, by=MODEL_RELATION_TASK),
+            "cells": lambda s: s.cell_stats(flt, by=cells_by, outside_mad=outside_mad),
+            "floors": lambda s: fetch_floors(s, flt, roles),
+            "gaps": lambda s: agentdiff_gap(s, flt),
+            "step_scores": lambda s: step_scores(s, flt),
+        }
+    )
+    return Aggregates(roles=roles, cells_by=cells_by, **found)
+
+
+def fetch_floors(store, flt: CaseFilter, roles: RelationRoles) -> Floors:
+    """The noise floor per model and task (see ``app.analysis.noise_floor.floor_table``).
+
+    The filter's relation list is replaced by the floor relations: the floor is the reference
+    for every relation, whichever are shown; the other filters apply."""
+    if not roles.noise_floor:
+        return {}
+    floor_ids = sorted(roles.noise_floor)
+    cells = store.cell_stats(flt.with_relations(floor_ids), by=FLOOR_GROUPS)
+    counts = store.noise_floor_counts(flt, floor_ids, by=FLOOR_GROUPS)
+    return floor_table(counts, cells)
+
+
+def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+    """Per model with side-tagged cases: the AgentDiff gap, its spread and the pooled rates.
+
+    Columns: model, gap (mean over the model's (model, task) cells of meaning − presentation
+    inconsistency, AgentDiff eqs. 1-2), sd_gap (over cells), n_cells, n_originals,
+    meaning_rate / presentation_rate (mean side rates) and n_meaning / n_presentation (judged
+    cases); see ``Store.side_gap``.
+    """
+    rows = store.side_gap(flt, by=("model",))
+    return [row for row in rows if row["n_meaning"] or row["n_presentation"]]
+
+
+def step_scores(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+    """Per model × relation with step scores: AvgStepScore of source and follow-up outputs and
+    its change under the relation (``step_score_delta``), over n scored cases."""
+    return store.step_score_stats(flt, by=MODEL_RELATION)
