@@ -58,6 +58,26 @@ _JUDGED = "verdict IN ('PASS', 'FAIL')"
 # of idx_cases_verdict, which would read every matching table row.
 _WHERE_JUDGED = "+verdict IN ('PASS', 'FAIL')"
 
+# The sums of a ``verdict_counts`` row, in its column order: name → the SQL that sums it per group.
+# Each is additive (a group's value is the sum of its parts'), so per-task rows pool exactly; a
+# name starting with ``n`` is a count (an integer, 0 when nothing was counted). Kept lean on
+# purpose: every one is evaluated for each of up to 500k rows.
+VERDICT_SUMS: dict[str, str] = {
+    "n": "count(*)",
+    "n_pass": "sum(verdict = 'PASS')",
+    "n_fail": "sum(verdict = 'FAIL')",
+    "n_error": "sum(verdict = 'ERROR')",
+    "n_similarity": f"count(CASE WHEN {_JUDGED} THEN output_similarity END)",
+    "sum_similarity": f"total(CASE WHEN {_JUDGED} THEN output_similarity END)",
+    "n_answered": f"sum({_JUDGED} AND {_ANSWERED})",
+    "n_changed": f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END)",
+}
+# Counted apart from ``VERDICT_SUMS``: SKIPs are the cases no other verdict counts, and the
+# invalid follow-ups a separate query over the verdict index.
+_DERIVED_COUNTS = ("n_skip", "n_invalid_followup")
+VERDICT_COUNT_KEYS: tuple[str, ...] = (*VERDICT_SUMS, *_DERIVED_COUNTS)
+"""The additive columns of a ``verdict_counts`` row (what pooling rows adds up)."""
+
 # The columns the drill-down table needs (everything but the prompts).
 DRILLDOWN_COLUMNS = (
     "id, run_id, sample_id, relation_id, family, side, target, followup_index, repeat_index, "
@@ -157,27 +177,18 @@ class AnalysisVerbs(EndpointModels):
     ) -> list[dict[str, Any]]:
         """Per group: case counts by verdict, output-similarity sums and answer changes.
 
-        Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_skip``, ``n_error``,
-        ``n_invalid_followup``, ``n_similarity`` / ``sum_similarity`` (judged cases with an output
+        Columns: the group columns, then ``VERDICT_COUNT_KEYS``: ``n``, ``n_pass``, ``n_fail``,
+        ``n_error``, ``n_similarity`` / ``sum_similarity`` (judged cases with an output
         similarity), ``n_answered`` / ``n_changed`` (judged cases with both answers / whose answer
-        changed). Δ statistics are per cell: see :meth:`cell_stats`.
+        changed), ``n_skip``, ``n_invalid_followup``. Δ statistics are per cell: see
+        :meth:`cell_stats`.
         """
         flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
         where, params = flt.where()
-        # Kept lean on purpose: every aggregate here is evaluated for each of up to 500k rows.
-        rows = self._query(
-            f"SELECT {select}count(*) AS n, "
-            "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
-            "sum(verdict = 'ERROR') AS n_error, "
-            f"count(CASE WHEN {_JUDGED} THEN output_similarity END) AS n_similarity, "
-            f"total(CASE WHEN {_JUDGED} THEN output_similarity END) AS sum_similarity, "
-            f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered, "
-            f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END) AS n_changed "
-            f"FROM {self._cases()} {where} {group}",
-            params,
-        )
+        sums = ", ".join(f"{sql} AS {name}" for name, sql in VERDICT_SUMS.items())
+        rows = self._query(f"SELECT {select}{sums} FROM {self._cases()} {where} {group}", params)
         # invalid_followup SKIPs are rare: count them with a separate query that walks the
         # verdict index instead of reading every row's reason.
         where_skip, params_skip = flt.where(["verdict = 'SKIP'", "reason LIKE 'invalid_followup%'"])
@@ -188,11 +199,11 @@ class AnalysisVerbs(EndpointModels):
                 params_skip,
             )
         }
+        counts = [name for name in VERDICT_SUMS if name.startswith("n")]
         for row in rows:
-            for key in ("n_pass", "n_fail", "n_error", "n_answered"):
+            for key in counts:
                 row[key] = int(row[key] or 0)
             row["n_skip"] = row["n"] - row["n_pass"] - row["n_fail"] - row["n_error"]
-            row["n_changed"] = int(row["n_changed"] or 0)
             row["n_invalid_followup"] = invalid.get(tuple(row[c] for c in by), 0)
         return [row for row in rows if row["n"]]
 

@@ -10,22 +10,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from app.analysis.catalogue.definitions import VIOLATION_RATE
+from app.analysis.catalogue.definitions import COUNTED_METRICS, VIOLATION_RATE
 from app.analysis.proportions import wilson_interval
+from storage.analysis_verbs import VERDICT_COUNT_KEYS
 
-# The additive columns of a ``Store.verdict_counts`` aggregate row (see ``storage.analysis_verbs``).
-COUNT_KEYS: tuple[str, ...] = (
-    "n",
-    "n_pass",
-    "n_fail",
-    "n_skip",
-    "n_error",
-    "n_invalid_followup",
-    "n_similarity",
-    "sum_similarity",
-    "n_answered",
-    "n_changed",
-)
+# The additive columns of a ``Store.verdict_counts`` aggregate row, which pooled rows add up.
+COUNT_KEYS: tuple[str, ...] = VERDICT_COUNT_KEYS
 
 
 def ratio(numerator: float, denominator: float) -> float | None:
@@ -70,12 +60,14 @@ def verdict_columns(counts: Mapping[str, Any]) -> dict[str, Any]:
 
 def rates_row(counts: Mapping[str, Any]) -> dict[str, Any]:
     """The public count/rate columns of one ``verdict_counts`` aggregate row: the verdict columns,
-    mean similarity and the inconsistency rate over the cases with both answers."""
+    mean similarity, the inconsistency rate over the cases with both answers, then every
+    metric the catalogue computes from the counts (``COUNTED_METRICS``)."""
     return {
         **verdict_columns(counts),
         "mean_similarity": ratio(counts["sum_similarity"], counts["n_similarity"]),
         "inconsistency_rate": ratio(counts["n_changed"], counts["n_answered"]),
         "n_answered": counts["n_answered"],
+        **{metric.key: metric.from_counts.of(counts) for metric in COUNTED_METRICS},
     }
 
 

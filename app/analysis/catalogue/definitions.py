@@ -7,13 +7,18 @@ out in :mod:`app.analysis.catalogue.tables`), the heatmaps (``app.analysis.heatm
 the SQL that computes them; other code names them through the constants and choices below.
 
 Adding a metric to Analysis = one :class:`Metric` entry here (and its key in the tables and
-choices that should show it) + the code in ``app.analysis.metrics`` that computes it.
+choices that should show it) + the code in ``app.analysis.metrics`` that computes it. A metric
+that is a ratio of ``Store.verdict_counts`` sums needs no code: its entry says which
+(``from_counts``), and it is computed and shown in every model × relation row by itself — so a new
+one is its sum in ``storage.analysis_verbs.VERDICT_SUMS`` and its entry here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from app.analysis.catalogue.formats import MISSING, Unit
 
@@ -46,6 +51,21 @@ class HeatmapScale:
 
 
 @dataclass(frozen=True)
+class CountRatio:
+    """A metric computed from a ``Store.verdict_counts`` row (``storage.analysis_verbs``): the
+    ``numerator`` column over the sum of the ``denominator`` columns. Both are sums, so the ratio
+    of pooled rows (per model, over tasks) is exact."""
+
+    numerator: str
+    denominator: tuple[str, ...]
+
+    def of(self, counts: Mapping[str, Any]) -> float | None:
+        """The ratio for one row of counts; None when the denominator is 0 (nothing measured)."""
+        denominator = sum(counts[column] for column in self.denominator)
+        return counts[self.numerator] / denominator if denominator else None
+
+
+@dataclass(frozen=True)
 class Metric:
     """One metric or column.
 
@@ -53,7 +73,9 @@ class Metric:
     the HTML report, ``title`` the chart title (heatmaps, axes). ``definition`` (one line) is
     published in ``report --json`` under ``definition_key`` (default: the key). ``formula`` is the
     exact formula and ``source`` the paper (and section) it follows; the Analysis "Definitions"
-    panel and the HTML report list every metric that has a formula.
+    panel and the HTML report list every metric that has a formula. ``from_counts``: how the
+    metric is computed from the verdict counts, for one that is a column of every model ×
+    relation row (the Analysis and HTML report tables, ``report --json``).
     """
 
     key: str
@@ -66,6 +88,7 @@ class Metric:
     definition_key: str = ""
     formula: str = ""
     source: str = ""
+    from_counts: CountRatio | None = None
 
     @property
     def long_label(self) -> str:
@@ -320,6 +343,10 @@ DEFINITIONS: dict[str, str] = {
     if metric.definition
 }
 """Metric → one-line definition, as published in ``report --json`` and the HTML report."""
+
+COUNTED_METRICS: tuple[Metric, ...] = tuple(m for m in _CATALOGUE if m.from_counts is not None)
+"""The metrics computed from the verdict counts (``from_counts``), in catalogue order: the last
+columns of every model × relation row."""
 
 FORMULAS: tuple[Metric, ...] = tuple(metric for metric in _CATALOGUE if metric.formula)
 """The metrics with an exact formula and a source, in catalogue order (the Definitions panel)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.analysis.catalogue.definitions import metric
+from app.analysis.catalogue.definitions import COUNTED_METRICS, metric
 from app.analysis.catalogue.formats import Unit
 
 
@@ -43,6 +43,9 @@ def table(*entries: Entry, report: bool = False) -> tuple[Shown, ...]:
     return tuple(shown)
 
 
+# The metrics computed from the verdict counts end every model × relation row.
+_COUNTED = tuple(m.key for m in COUNTED_METRICS)
+
 # Analysis page tables.
 MODEL_RELATION_TABLE = table(
     "model",
@@ -62,6 +65,7 @@ MODEL_RELATION_TABLE = table(
     "stability",
     "mean_similarity",
     "inconsistency_rate",
+    *_COUNTED,
 )
 MODEL_TABLE = table(
     "model",
@@ -232,6 +236,7 @@ REPORT_ROW_KEYS = (
     "invalid_followup",
     "net_violation_rate",
     "inconsistency_rate",
+    *_COUNTED,
 )
 """The keys of one model × relation row of ``report --json``, in order."""
 
