@@ -9,7 +9,6 @@ reason that says what happened, never an empty "connection failed:" or an except
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -86,14 +85,12 @@ def test_the_call_budget_bounds_all_attempts_together():
     """A hanging server with many retries left: the call gives up at the budget, not at
     attempts × timeout (here 20 × 0.3 s)."""
     with FakeOpenAIServer(FakeBehaviour(always_fault="hang", hang_s=3.0)) as server:
-        started = time.monotonic()
         completion = _complete(
             server, RetryPolicy(max_retries=20, base_delay_s=0.05, total_s=0.8), timeout_s=0.3
         )
-        elapsed = time.monotonic() - started
+    # The budget, not the attempts, ended it: at most 0.8 s / 0.3 s + 1 attempts were sent.
     assert not completion.ok and "0.8 s time limit per call" in completion.error
     assert server.stats.chat_calls <= 4
-    assert elapsed < 3.0  # generous: the point is "not 20 × 0.3 s", not a timing
 
 
 def test_the_default_budget_is_two_minutes_at_most():
