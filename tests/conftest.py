@@ -78,3 +78,29 @@ def _streamlit_components_scanned_once():
         scan = manifest_scanner.scan_component_manifests
         if not hasattr(scan, "cache_info"):
             manifest_scanner.scan_component_manifests = functools.cache(scan)
+
+
+# AppTest's own default is 3 s per script run; on these shared 2-core machines a page's first
+# run takes longer under load, and a timeout there says nothing about the page. Every AppTest
+# waits up to APPTEST_TIMEOUT_S unless a test asks for more.
+APPTEST_TIMEOUT_S = 60
+
+
+@pytest.fixture(autouse=True)
+def _patient_app_tests():
+    if "streamlit" in sys.modules:
+        from streamlit.testing.v1 import AppTest
+
+        init = AppTest.__init__
+        if not getattr(init, "_patient", False):
+
+            def patient_init(self, script_path, *, default_timeout, **kwargs):
+                init(
+                    self,
+                    script_path,
+                    default_timeout=max(default_timeout, APPTEST_TIMEOUT_S),
+                    **kwargs,
+                )
+
+            patient_init._patient = True
+            AppTest.__init__ = patient_init
