@@ -344,7 +344,7 @@ def _kill_and_resume(
     stored_first = _stored_calls(db, servers)
     # Its process is gone: a run it had started reads "interrupted" (planning had not stored it).
     with contextlib.closing(Store(db)) as store:
-        assert {run["status"] for run in store.runs()} <= {"interrupted"}
+        assert {run.status for run in store.runs()} <= {"interrupted"}
     assert len(_cases(db)) < len(reference.cases)
     servers.release()  # the calls held in flight are answered to a dead process
     _wait_until(

@@ -618,10 +618,10 @@ def test_a_batch_export_stores_its_run_stamped_with_dataset_and_plan(tmp_path) -
             store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
         )
         run = store.run(export.run_id)
-        assert run["engine_version"] == ENGINE_VERSION
-        assert run["dataset"] == "demo-set"
-        assert run["n_planned"] == export.cases == 8
-        assert run["status"] == "awaiting_batch"
+        assert run.engine_version == ENGINE_VERSION
+        assert run.dataset == "demo-set"
+        assert run.n_planned == export.cases == 8
+        assert run.status == "awaiting_batch"
         # 4 sources + 4 follow-ups of test.add_good; test.same's cases are SKIPped, never asked.
         assert export.requests == 8
     finally:

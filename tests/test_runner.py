@@ -180,7 +180,7 @@ def test_cancel_then_resume_repeats_no_finished_call(store, embeddings):
         assert server.stats.chat_calls - calls_after_first == 24 - cached_after_first
         assert second.calls_made == 24 - cached_after_first
         assert store.count_calls() == 24
-    assert store.run(first.run_id)["status"] == "done"
+    assert store.run(first.run_id).status == "done"
 
 
 def test_same_seed_same_followups(tmp_path, embeddings, fake_endpoint):

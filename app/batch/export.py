@@ -267,7 +267,7 @@ def judge_from_cache(
     stored = store.run(run_id)
     if stored is None:
         raise ValueError(f"no run {run_id!r} in this database")
-    config = RunConfig.from_dict(stored["config"])
+    config = RunConfig.from_dict(stored.config)
     samples = store.run_samples(run_id)
     task = get_task(store, config.task_id)
     runner = runner_factory(store)

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import openai
 
 from app.clients.endpoint_settings import resolve_api_key, validate_base_url
+from core.records import Run
 from core.types import Endpoint
 
 log = logging.getLogger(__name__)
@@ -499,10 +500,10 @@ def stored_jobs(store: Any, run_id: str) -> list[RemoteJob]:
     )
 
 
-def endpoint_for_run(run: dict[str, Any], stage: str = "calls") -> Endpoint:
+def endpoint_for_run(run: Run, stage: str = "calls") -> Endpoint:
     """The endpoint a run's batches go to: its model's, or for the rewrites stage, the
     transformation endpoint's (when it has one)."""
-    config = run["config"]
+    config = run.config
     if stage == "rewrites" and config.get("transformation_endpoint"):
         return Endpoint.from_dict(config["transformation_endpoint"])
     return Endpoint.from_dict(config["endpoint"])

@@ -106,7 +106,7 @@ def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server
     with pytest.raises(KeyboardInterrupt):
         runner.run_sync(config, BUILTIN_TASKS["sentiment"], samples, progress=interrupt)
     (run,) = store.runs()
-    assert run["status"] == "interrupted" and run["n_cases"] < 30
+    assert run.status == "interrupted" and run.n_cases < 30
     at = open_page("pages/probe.py")
     assert not at.exception
     assert any("was interrupted" in w.value for w in at.warning)

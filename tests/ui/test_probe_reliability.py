@@ -89,7 +89,7 @@ def test_a_killed_run_reads_interrupted_and_resume_finishes_it(db_path, monkeypa
         at.button(key=f"probe_resume_{run_id}").click().run(timeout=60)
         assert not at.exception, at.exception
     run = Store(db_path).run(run_id)
-    assert run["status"] == "done"
+    assert run.status == "done"
     assert len(Store(db_path).cases_for([run_id])) == 4
 
 
