@@ -21,8 +21,8 @@ from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.run_setup import endpoint_problem
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import BATCH_KIND, Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 from storage import Store

@@ -50,8 +50,8 @@ import pytest
 from app.engine.embedder import EmbeddingCache
 from app.engine.run_setup import samples_from_file
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

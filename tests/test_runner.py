@@ -8,8 +8,8 @@ import pytest
 
 from app.clients import RetryPolicy
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, NotApplicable, Relation, RelationKind
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer

@@ -11,8 +11,8 @@ import threading
 from app.clients.mock import MockClient
 from app.engine.calls import make_sync_rewriter
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 

@@ -34,8 +34,8 @@ from app.engine.calls import TransformationError
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.inputs.datasets import load_dataset
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Completion, Endpoint
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import RelationKind

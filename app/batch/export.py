@@ -20,10 +20,10 @@ from app.clients.batch import BatchClient
 from app.engine.calls import TRANSFORM_PARAMS, case_calls
 from app.engine.progress import RunSummary
 from app.engine.runner import Runner
-from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION
 from core.identity import call_key
 from core.run_config import RunConfig
+from core.tasks import Task
 from core.types import BATCH_KIND, CallRequest, Endpoint, Sample
 from storage import Store
 from storage.batch_verbs import AWAITING_BATCH

@@ -30,9 +30,9 @@ from app.engine.plan import PlannedCase, PlannedRun, plan_cases
 from app.engine.progress import Progress, ProgressCallback, RunSummary, error_kinds
 from app.engine.send import STALL_AFTER_S, SendLoop
 from app.engine.write import RunWorkers
-from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION, defects_touching
 from core.run_config import RunConfig
+from core.tasks import Task
 from core.types import Sample, Verdict
 from relations.base import Relation
 from storage import Store

@@ -20,12 +20,12 @@ import streamlit as st
 
 from app.engine.run_setup import RunSetupError, plan_run
 from app.inputs.datasets import DATASETS
-from app.inputs.tasks import Task
 from app.ui.components import inert, page_link
 from app.ui.data import data_changed
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_results import render_results
 from app.ui.probe_run import probe_run_config
+from core.tasks import Task
 from core.types import Endpoint, Sample
 from storage import Store
 from storage.batch_verbs import BATCH_RUN_STATES

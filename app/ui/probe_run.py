@@ -14,13 +14,13 @@ from app.clients import kind_of
 from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
 from app.engine.run_setup import RunSetupError, endpoint_problem, plan_run, require_samples
 from app.engine.workspace import make_runner
-from app.inputs.tasks import Task
 from app.ui.components import inert, resolve_embedded
 from app.ui.data import data_changed
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_results import markdown_literal
 from core.records import Run
 from core.run_config import RunConfig
+from core.tasks import Task
 from storage import Store
 
 # How often a page looks at a background run; also how soon a click interrupts the watching.

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from app.batch.export import export_batch
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.analysis_tabs import TABS
 from app.ui.batch_panel import import_uploaded
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

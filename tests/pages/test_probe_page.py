@@ -88,8 +88,8 @@ def test_custom_task_validation_error_is_shown(app_db):
 def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server):
     from app.engine.embedder import EmbeddingCache
     from app.engine.runner import Runner
-    from app.inputs.tasks import BUILTIN_TASKS
     from core.run_config import RunConfig
+    from core.tasks import BUILTIN_TASKS
     from core.types import Sample
     from tests.conftest import BagOfWordsEmbedder
 

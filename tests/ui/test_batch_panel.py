@@ -19,10 +19,10 @@ from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.inputs.datasets import DATASETS
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.batch_panel import cli_export_command, export_for_download, import_uploaded
 from app.ui.probe_form import ProbeChoices
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from app.engine import background
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
