@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.analysis import metrics
+from core.case_filter import CaseFilter
 from core.types import Endpoint, Verdict
-from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 from tests.test_analysis_queries import SAMPLES, seed_cases, seed_dataset
 

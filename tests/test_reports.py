@@ -15,9 +15,9 @@ from app.analysis import figures
 from app.reports import exports, llmorph, summary
 from app.reports.formats import EXPORT_FORMATS, FORMATS
 from app.reports.html_report import filter_items, for_print, render_html_report
+from core.case_filter import CaseFilter
 from core.types import Endpoint
 from storage import Store
-from storage.case_filter import CaseFilter
 from tests.test_analysis_queries import ROWS, seed_dataset
 
 

@@ -69,8 +69,8 @@ from app.analysis.catalogue.formats import MISSING_META, meta_value_order
 from app.analysis.noise_floor import Floors, net_violation, noise_floor
 from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
 from app.analysis.relation_roles import RelationRoles, relation_roles
+from core.case_filter import CaseFilter
 from storage.analysis_verbs import IDENTITY_RELATION
-from storage.case_filter import CaseFilter
 
 
 def model_relation_rows(

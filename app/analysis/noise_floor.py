@@ -14,7 +14,7 @@ from typing import Any
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import net_of_floor, ratio, violation_rate
 from app.analysis.relation_roles import RelationRoles, relation_roles
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 # model → task id → that task's floor row (see ``noise_floor``).
 Floors = dict[str, dict[str, dict[str, Any]]]

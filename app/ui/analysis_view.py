@@ -29,8 +29,8 @@ from app.engine.embedder import EmbeddingCache, default_embedder
 from app.reports.exports import export_bytes
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
+from core.case_filter import CaseFilter
 from storage import Store
-from storage.case_filter import CaseFilter
 
 _LOG = logging.getLogger(__name__)
 
