@@ -204,8 +204,8 @@ def _summarise(visits: list[dict[str, Any]]) -> dict[str, Any]:
 def baseline_spec(db_path: Path) -> dict[str, Any]:
     """The heatmap the Analysis page first shows (same rows, same spec) for the bare page."""
     from app.analysis import heatmaps, metrics
+    from core.case_filter import CaseFilter
     from storage import Store
-    from storage.case_filter import CaseFilter
 
     store = Store(db_path)
     try:

@@ -34,9 +34,9 @@ from app.analysis import aggregates, metrics, severity, stats
 from app.analysis.relation_roles import relation_roles
 from app.reports.html_report import render_html_report
 from app.reports.summary import report
+from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample, Verdict
 from storage import Store
-from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 
 MODELS = ["model-alpha-7b", "model-beta-70b", "model-gamma-mini", "model-delta-405b"]

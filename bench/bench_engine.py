@@ -50,7 +50,7 @@ def _inputs() -> list[str]:
 
 def _prompts() -> list[list[dict[str, str]]]:
     """The messages the engine sends: each input's source prompt and its follow-up's."""
-    from app.inputs.tasks import BUILTIN_TASKS
+    from core.tasks import BUILTIN_TASKS
     from core.types import Sample
     from relations.apply import generate_followups
     from relations.registry import get_relation
@@ -106,8 +106,8 @@ def sequential(base_url: str, prompts, params: dict) -> float:
 def engine_child(base_url: str, db: str) -> None:
     """In a fresh process (so the model loads as in a real run): time one run, print JSON."""
     from app.engine.workspace import make_runner
-    from app.inputs.tasks import BUILTIN_TASKS
     from core.run_config import RunConfig
+    from core.tasks import BUILTIN_TASKS
     from core.types import Endpoint, Sample
     from storage import Store
 

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.engine.workspace import make_runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

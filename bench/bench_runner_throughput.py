@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.apply import generate_followups
 from relations.registry import get_relation

@@ -1,6 +1,6 @@
 """Answer types and the readers every layer shares: how a task's answer is typed and compared.
 
-The task parsers (``app.inputs.tasks``) and the oracles (``relations.oracles``) both read answers with
+The task parsers (``core.tasks``) and the oracles (``relations.oracles``) both read answers with
 these functions, so a number or a free-text answer means the same thing to both.
 """
 
@@ -24,7 +24,7 @@ class AnswerType(StrEnum):
 class TaskProfile(Protocol):
     """What a relation may know about a task: enough to decide whether it applies.
 
-    ``app.inputs.tasks.Task`` (built-in and custom tasks alike) satisfies it.
+    ``core.tasks.Task`` (built-in and custom tasks alike) satisfies it.
     """
 
     @property

@@ -34,9 +34,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from core.case_filter import CaseFilter
 from core.types import decode_case_columns
 from storage.agentdiff_gap import gap_rows
-from storage.case_filter import CaseFilter
+from storage.case_filter import case_where
 from storage.endpoint_models import EndpointModels, with_endpoint_label
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ class AnalysisVerbs(EndpointModels):
 
     def count_cases(self, flt: CaseFilter | None = None) -> int:
         """Number of cases matching the filter."""
-        where, params = (flt or CaseFilter()).where()
+        where, params = case_where(flt or CaseFilter())
         return self._db.execute(f"SELECT count(*) FROM {self._cases()} {where}", params).fetchone()[
             0
         ]
@@ -186,12 +187,14 @@ class AnalysisVerbs(EndpointModels):
         flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
-        where, params = flt.where()
+        where, params = case_where(flt)
         sums = ", ".join(f"{sql} AS {name}" for name, sql in VERDICT_SUMS.items())
         rows = self._query(f"SELECT {select}{sums} FROM {self._cases()} {where} {group}", params)
         # invalid_followup SKIPs are rare: count them with a separate query that walks the
         # verdict index instead of reading every row's reason.
-        where_skip, params_skip = flt.where(["verdict = 'SKIP'", "reason LIKE 'invalid_followup%'"])
+        where_skip, params_skip = case_where(
+            flt, ["verdict = 'SKIP'", "reason LIKE 'invalid_followup%'"]
+        )
         invalid = {
             tuple(r[c] for c in by): r["n"]
             for r in self._query(
@@ -238,7 +241,7 @@ class AnalysisVerbs(EndpointModels):
         outside = tuple(dict.fromkeys(outside_mad))
         select, group = _select_group(by)
         cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
-        where, params = flt.where(["delta IS NOT NULL", _WHERE_JUDGED])
+        where, params = case_where(flt, ["delta IS NOT NULL", _WHERE_JUDGED])
         # GROUP BY in the order of idx_cases_analysis so SQLite walks the index without sorting.
         sql = (
             f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
@@ -298,12 +301,13 @@ class AnalysisVerbs(EndpointModels):
         flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
-        where, params = flt.where(
+        where, params = case_where(
+            flt,
             [
                 _WHERE_JUDGED,
                 "step_score_source IS NOT NULL",
                 "step_score_followup IS NOT NULL",
-            ]
+            ],
         )
         rows = self._query(
             f"SELECT {select}count(*) AS n, avg(step_score_source) AS step_score_source, "
@@ -316,7 +320,7 @@ class AnalysisVerbs(EndpointModels):
 
     def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
         """(model, relation_id, cell Δ) for every cell with a judged Δ (the statistical tests)."""
-        where, params = (flt or CaseFilter()).where(["delta IS NOT NULL", _WHERE_JUDGED])
+        where, params = case_where(flt or CaseFilter(), ["delta IS NOT NULL", _WHERE_JUDGED])
         return self._db.execute(
             f"SELECT model, relation_id, avg(delta) FROM {self._cases()} "
             f"{where} GROUP BY model, relation_id, task_id, sample_id",
@@ -334,14 +338,14 @@ class AnalysisVerbs(EndpointModels):
         if column not in ("delta", "output_similarity", "value", "trace_sim"):
             raise ValueError(f"no distribution for column {column!r}")
         flt = flt or CaseFilter()
-        where, params = flt.where([f"{column} IS NOT NULL", _WHERE_JUDGED])
+        where, params = case_where(flt, [f"{column} IS NOT NULL", _WHERE_JUDGED])
         total = self._db.execute(
             f"SELECT count(*) FROM {self._cases()} {where}", params
         ).fetchone()[0]
         stride = max(1, -(-total // max_rows)) if max_rows else 1
         extra = [f"{column} IS NOT NULL", _WHERE_JUDGED]
         extra += [f"rowid % {stride} = 0"] if stride > 1 else []
-        where, params = flt.where(extra)
+        where, params = case_where(flt, extra)
         rows = self._db.execute(
             f"SELECT model, relation_id, {column} FROM {self._cases()} {where}", params
         ).fetchall()
@@ -376,7 +380,7 @@ class AnalysisVerbs(EndpointModels):
             if column not in ("model", "task_id"):
                 raise ValueError(f"the gap cannot be grouped by {column!r}")
         # side IN (...) lets SQLite use the small partial index idx_cases_side (m002).
-        where, params = flt.where(["side IN ('meaning', 'presentation')", _WHERE_JUDGED])
+        where, params = case_where(flt, ["side IN ('meaning', 'presentation')", _WHERE_JUDGED])
         per_original = self._query(
             "SELECT model, task_id, relation_id, side, sample_id, count(*) AS n, "
             "sum(verdict = 'FAIL') AS n_fail "
@@ -401,7 +405,7 @@ class AnalysisVerbs(EndpointModels):
         """
         by = _group(by)
         select, group = _select_group(by)
-        where, params = (flt or CaseFilter()).with_relations(relations).where([_WHERE_JUDGED])
+        where, params = case_where((flt or CaseFilter()).with_relations(relations), [_WHERE_JUDGED])
         rows = self._query(
             "WITH observations AS (SELECT model, task_id, relation_id, run_id, verdict, "
             f"{_ANSWERED} AS answered, {_CHANGED} AS changed, row_number() OVER ("
@@ -442,7 +446,7 @@ class AnalysisVerbs(EndpointModels):
             raise ValueError(f"not a metadata key: {key!r}")
         flt = flt or CaseFilter()
         by = _group(by)
-        where, params = flt.where()
+        where, params = case_where(flt)
         group = ", ".join([f"c.{col}" for col in by] + ["v.value"])
         # Sum per cell first (in idx_cases_analysis order: no sort over every case), then join
         # each cell to its sample's value, read once per sample into a materialised table.
@@ -497,8 +501,8 @@ class AnalysisVerbs(EndpointModels):
                 return []
             extra.append(f"verdict IN ({','.join('?' * len(verdicts))})")
             params_extra.extend(verdicts)
-        # where() appends the extra clauses last, so their parameters follow the filter's.
-        where, params = (flt or CaseFilter()).where(extra)
+        # case_where appends the extra clauses last, so their parameters follow the filter's.
+        where, params = case_where(flt or CaseFilter(), extra)
         order = (
             "CASE verdict WHEN 'FAIL' THEN 0 WHEN 'ERROR' THEN 1 WHEN 'SKIP' THEN 2 ELSE 3 END, "
             "sample_id, followup_index, repeat_index, id"
@@ -515,7 +519,9 @@ class AnalysisVerbs(EndpointModels):
 
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
-        where, params = (flt or CaseFilter()).where(["followup_input IS NOT NULL", _WHERE_JUDGED])
+        where, params = case_where(
+            flt or CaseFilter(), ["followup_input IS NOT NULL", _WHERE_JUDGED]
+        )
         rows = self._query(
             "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
             "source_answer, followup_answer, delta, output_similarity, details "
@@ -536,7 +542,7 @@ class AnalysisVerbs(EndpointModels):
 
         JSON columns come decoded, unless ``decoded=False`` (the stored text, for a CSV export).
         """
-        where, params = (flt or CaseFilter()).where()
+        where, params = case_where(flt or CaseFilter())
         cursor = self._db.conn.execute(
             f"SELECT {columns} FROM {self._cases()} {where} "
             "ORDER BY model, task_id, relation_id, sample_id, followup_index, repeat_index, id",

@@ -11,9 +11,10 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from core.case_filter import CaseFilter
 from core.types import Case
 from storage.busy import retry_when_busy
-from storage.case_filter import CaseFilter
+from storage.case_filter import case_where
 from storage.errors import RunDeletedError
 from storage.sql_helpers import chunks, now
 
@@ -156,7 +157,7 @@ class CaseVerbs:
         flt = CaseFilter.make(
             run_ids=run_ids, models=models, relations=relation_ids, verdicts=verdicts
         )
-        where, params = flt.where()
+        where, params = case_where(flt)
         sql = f"SELECT * FROM cases {where} ORDER BY {_CASE_ORDER}"
         if limit is not None:
             sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"

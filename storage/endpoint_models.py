@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.records import endpoint_label
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
@@ -28,7 +30,7 @@ MODEL_LABEL_OF_ROW = ENDPOINT_MODEL.replace("c.model", "{m}").replace("c.run_id"
 
 def with_endpoint_label(row: dict[str, Any]) -> dict[str, Any]:
     """Add ``endpoint`` = "endpoint-name · model" to a run row (runs are listed by endpoint)."""
-    row["endpoint"] = f"{row.get('endpoint_name') or '?'} · {row.get('model') or '?'}"
+    row["endpoint"] = endpoint_label(row.get("endpoint_name"), row.get("model"))
     return row
 
 

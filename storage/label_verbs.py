@@ -15,8 +15,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from core.case_filter import CaseFilter
 from core.types import Label
-from storage.case_filter import CaseFilter
+from storage.case_filter import case_conditions, case_where
 from storage.endpoint_models import EndpointModels
 
 if TYPE_CHECKING:
@@ -155,7 +156,9 @@ class LabelVerbs(EndpointModels):
         Rows: id, case_id, labeler, label, note, created_at.
         """
         source = "current_by_labeler" if (per_labeler or labeler is not None) else "current_by_case"
-        clauses, params = CaseFilter.make(run_ids=run_ids, case_ids=case_ids).conditions(alias="c")
+        clauses, params = case_conditions(
+            CaseFilter.make(run_ids=run_ids, case_ids=case_ids), alias="c"
+        )
         if labeler is not None:
             clauses.append("cl.labeler = ?")
             params.append(labeler)
@@ -201,7 +204,7 @@ class LabelVerbs(EndpointModels):
         A retraction carries ``retracts_created_at``: the time of the label it cancels, which
         identifies that label across databases (ids do not).
         """
-        clauses, params = CaseFilter.make(run_ids=run_ids).conditions(alias="c")
+        clauses, params = case_conditions(CaseFilter.make(run_ids=run_ids), alias="c")
         return self._query(
             "SELECT l.case_id, c.run_id, c.model, c.relation_id, l.labeler, l.label, l.note, "
             "l.created_at, t.created_at AS retracts_created_at "
@@ -263,7 +266,7 @@ class LabelVerbs(EndpointModels):
         flt = CaseFilter.make(
             run_ids=run_ids, models=models, tasks=tasks, relations=relation_ids, verdicts=["FAIL"]
         )
-        clauses, params = flt.conditions(alias="c")
+        clauses, params = case_conditions(flt, alias="c")
         return " AND ".join(clauses), params
 
     def triage_queue(
@@ -396,7 +399,7 @@ class LabelVerbs(EndpointModels):
         the engine's (``app.analysis.triage.false_positives.false_positive_rates``).
         """
         flt = CaseFilter.make(run_ids=run_ids, models=models, relations=relation_ids)
-        where, filter_params = flt.where(alias="c")
+        where, filter_params = case_where(flt, alias="c")
         model = self._model_column("c")  # "endpoint · model" where endpoints share a model name
         group = f"{model}, c.relation_id" if by_model else "c.relation_id"
         model_column = model if by_model else "NULL"
@@ -413,7 +416,7 @@ class LabelVerbs(EndpointModels):
         # Labels are few: count them from the labels side (cases joined by primary key;
         # CROSS JOIN makes SQLite keep that order).
         prefix, params = chosen_labels(labeler)
-        fail_where, fail_params = replace(flt, verdicts=("FAIL",)).where(alias="c")
+        fail_where, fail_params = case_where(replace(flt, verdicts=("FAIL",)), alias="c")
         counts = ", ".join(f"coalesce(sum(ch.label = '{label}'), 0) AS {label}" for label in LABELS)
         label_counts = {
             (row["relation_id"], row["model"]): row

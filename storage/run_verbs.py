@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from core.engine_version import ENGINE_VERSION
+from core.records import Run
 from core.types import Endpoint, Sample, json_text
 from storage.busy import retry_when_busy
-from storage.endpoint_models import with_endpoint_label
 from storage.errors import RunDeletedError
 from storage.sql_helpers import now
 
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 RUN_OWNER = f"{socket.gethostname()}:{os.getpid()}"
 HEARTBEAT_EVERY_S = 5.0
 STALE_AFTER_S = 120.0
+# A run's row with how many cases it has (``_run_record`` reads it).
+_RUN_ROWS = (
+    "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS n_cases FROM runs r"
+)
 
 
 @dataclass(frozen=True)
@@ -155,23 +159,14 @@ class RunVerbs:
         if not updated:
             raise RunDeletedError(run_id)
 
-    def runs(self) -> list[dict[str, Any]]:
-        """Every run, newest first, with ``n_cases`` and ``endpoint`` ("endpoint · model", what
-        lists show: two endpoints may serve models of the same name); a dead "running" run reads
-        "interrupted"."""
-        rows = self._query(
-            "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS n_cases "
-            "FROM runs r ORDER BY r.created_at DESC, r.id"
-        )
-        return [with_endpoint_label(_with_live_status(row)) for row in rows]
+    def runs(self) -> list[Run]:
+        """Every run, newest first."""
+        rows = self._query(f"{_RUN_ROWS} ORDER BY r.created_at DESC, r.id")
+        return [_run_record(row) for row in rows]
 
-    def run(self, run_id: str) -> dict[str, Any] | None:
-        rows = self._query("SELECT * FROM runs WHERE id = ?", [run_id])
-        if not rows:
-            return None
-        row = _with_live_status(rows[0])
-        row["config"] = json.loads(row["config"])
-        return row
+    def run(self, run_id: str) -> Run | None:
+        rows = self._query(f"{_RUN_ROWS} WHERE r.id = ?", [run_id])
+        return _run_record(rows[0]) if rows else None
 
     def run_samples(self, run_id: str) -> list[Sample]:
         """The run's samples in their original order (to resume or repeat it)."""
@@ -247,7 +242,25 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _with_live_status(row: dict[str, Any]) -> dict[str, Any]:
-    if run_is_stale(row):
-        row["status"] = "interrupted"
-    return row
+def _run_record(row: dict[str, Any]) -> Run:
+    """The row as a ``Run``: its config decoded, a dead "running" run read "interrupted"."""
+    try:
+        config = json.loads(row["config"] or "{}")
+    except ValueError:
+        config = {}  # a row another tool wrote badly: the run still lists, with no settings
+    return Run(
+        id=row["id"],
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+        status="interrupted" if run_is_stale(row) else row["status"],
+        endpoint_name=row["endpoint_name"],
+        model=row["model"],
+        task_id=row["task_id"],
+        dataset=row["dataset"],
+        config=config if isinstance(config, dict) else {},
+        n_planned=row["n_planned"],
+        n_cases=row["n_cases"],
+        owner=row.get("owner"),
+        heartbeat_at=row.get("heartbeat_at"),
+        engine_version=row.get("engine_version"),
+    )

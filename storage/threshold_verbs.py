@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from core.case_filter import CaseFilter
 from core.thresholds import threshold_rule
 from core.types import decode_case_columns
-from storage.case_filter import CaseFilter
+from storage.case_filter import case_where
 from storage.label_verbs import chosen_labels, label_timestamp
 
 if TYPE_CHECKING:
@@ -62,8 +63,8 @@ class ThresholdVerbs:
         oracles = list(oracles)
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
         flt = CaseFilter.make(relations=[relation_id], verdicts=["PASS", "FAIL"])
-        where, params = flt.where(
-            ["c.value IS NOT NULL", f"c.oracle IN ({','.join('?' * len(oracles))})"], alias="c"
+        where, params = case_where(
+            flt, ["c.value IS NOT NULL", f"c.oracle IN ({','.join('?' * len(oracles))})"], alias="c"
         )
         return self._query(
             "SELECT c.id, c.oracle, c.value, c.verdict, c.reason FROM cases c "
@@ -83,7 +84,7 @@ class ThresholdVerbs:
         fails = threshold_rule(oracle).fail_sql("c.value")
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
         flt = CaseFilter.make(relations=[relation_id], verdicts=["PASS", "FAIL"])
-        where, params = flt.where(["c.oracle = ?", "c.value IS NOT NULL"], alias="c")
+        where, params = case_where(flt, ["c.oracle = ?", "c.value IS NOT NULL"], alias="c")
         row = self._db.execute(
             f"SELECT count(*) FROM cases c {where} "
             f"{numeric_clause} AND (c.verdict = 'FAIL') != ({fails})",
@@ -104,7 +105,7 @@ class ThresholdVerbs:
         oracles = list(oracles)
         prefix, params = chosen_labels(labeler)
         flt = CaseFilter.make(run_ids=run_ids, verdicts=["PASS", "FAIL"])
-        where, filter_params = flt.where(alias="c")  # never empty: it names the verdicts
+        where, filter_params = case_where(flt, alias="c")  # never empty: it names the verdicts
         numeric_clause, numeric_params = _numeric_tasks_clause(numeric_tasks)
         rows = self._query(
             prefix

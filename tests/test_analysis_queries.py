@@ -10,8 +10,9 @@ from collections import Counter
 
 import pytest
 
+from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample
-from storage.case_filter import CaseFilter
+from storage.case_filter import case_where
 from storage.run_verbs import RunDefinition
 
 PROBLEMS = {
@@ -246,7 +247,7 @@ def test_filters_runs_models_relations_dates(seeded):
     assert seeded.count_cases(CaseFilter.make(date_to="2026-11-02")) == len(ROWS) - 3
     assert seeded.count_cases(CaseFilter.make(date_from="2026-11-02", date_to="2026-11-05")) == 21
     with pytest.raises(ValueError, match="not a date"):
-        CaseFilter.make(date_from="yesterday").where()
+        case_where(CaseFilter.make(date_from="yesterday"))
 
 
 def test_cell_cases_fail_first(seeded):

@@ -215,7 +215,7 @@ def test_relation_modules_are_small():
         ),
         ("app/inputs/x.py", "def f():\n    from app.engine import runner\n", "app.inputs imports"),
         ("app/analysis/x.py", "import app.cli.main\n", "app.analysis imports app.cli.main"),
-        ("app/engine/x.py", "from app.inputs.tasks import Task\n", None),
+        ("app/engine/x.py", "from app.inputs.datasets import load_dataset\n", None),
     ],
 )
 def test_checker_catches_each_kind_of_violation(rel_path, source, expected):

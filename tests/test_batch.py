@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,8 @@ from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.run_setup import endpoint_problem
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import BATCH_KIND, Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 from storage import Store
@@ -147,8 +148,8 @@ def test_export_answer_import_equals_an_online_run(tmp_path, task, relation_ids,
     assert export.run_id == online.run_id
     assert export.stage == CALLS
     assert export.requests > 0 and export.files == [tmp_path / "requests.jsonl"]
-    assert store.run(export.run_id)["status"] == "awaiting_batch"
-    assert store.run(export.run_id)["config"]["endpoint"]["kind"] == BATCH_KIND
+    assert store.run(export.run_id).status == "awaiting_batch"
+    assert store.run(export.run_id).config["endpoint"]["kind"] == BATCH_KIND
     # One line per distinct call: the online run sent exactly these calls.
     assert export.requests == online.calls_made
 
@@ -167,7 +168,7 @@ def test_export_answer_import_equals_an_online_run(tmp_path, task, relation_ids,
         assert "SKIP" in verdicts  # test.same, gated
         assert any(row["relation_id"] == "si.identity" for row in batch_rows)
         assert {row["repeat_index"] for row in batch_rows} == {0, 1}
-    assert store.run(online.run_id)["status"] == "done"
+    assert store.run(online.run_id).status == "done"
 
     again = export_batch(
         store, config, task, SAMPLES, tmp_path / "again.jsonl", runner_factory=runner_factory
@@ -175,7 +176,7 @@ def test_export_answer_import_equals_an_online_run(tmp_path, task, relation_ids,
     assert again.requests == 0 and again.files == []
     assert again.cached == export.requests
     assert not (tmp_path / "again.jsonl").exists()
-    assert store.run(online.run_id)["status"] == "done"
+    assert store.run(online.run_id).status == "done"
 
 
 def _exported_add_good(tmp_path) -> tuple[Store, BatchExport]:
@@ -293,7 +294,7 @@ def test_llm_prompted_relations_export_their_rewrites_first(tmp_path):
         runner_factory=runner_factory,
     )
     assert imported.rewrites_answered == [stage1.run_id]
-    assert store.run(stage1.run_id)["status"] == "awaiting_batch"
+    assert store.run(stage1.run_id).status == "awaiting_batch"
     stage2 = export_batch(
         store, config, SENTIMENT, SAMPLES, tmp_path / "calls.jsonl", runner_factory=runner_factory
     )
@@ -466,9 +467,9 @@ def test_batch_states_show_where_runs_are_listed(tmp_path, capsys):
     with store._write():  # its owner process is long gone and its heartbeat is old
         store._db.execute("UPDATE runs SET owner = 'nohost:1', heartbeat_at = '2020-01-01'")
     [row] = store.runs()
-    assert row["status"] == "awaiting_batch"
-    assert row["id"] == export.run_id
-    assert run_label(row).endswith("awaiting batch results")
+    assert row.status == "awaiting_batch"
+    assert row.id == export.run_id
+    assert run_label(asdict(row)).endswith("awaiting batch results")
     assert main(["report", "--db", str(tmp_path / "b.db"), "--run", export.run_id]) == 0
     assert "awaiting_batch" in capsys.readouterr().err
 
@@ -683,7 +684,7 @@ def test_cli_export_submit_waits_imports_and_status_reports(capsys, tmp_path, fa
 
 def _nothing_imported(store: Store, export: BatchExport) -> None:
     assert store.count_calls() == 0
-    assert store.run(export.run_id)["status"] == "awaiting_batch"
+    assert store.run(export.run_id).status == "awaiting_batch"
     assert store.cases_for([export.run_id]) == []
 
 

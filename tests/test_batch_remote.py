@@ -30,6 +30,7 @@ from app.batch.remote_cli import (
     submit_export,
     wait_and_import,
 )
+from core.records import Run
 from core.types import Endpoint
 from tests.fake_openai import BatchApiError, FakeBehaviour, FakeOpenAIServer
 
@@ -425,16 +426,25 @@ def test_the_api_key_is_never_in_a_message_a_saved_job_or_the_log(
 # ---------------------------------------------------------------- store glue and the commands
 
 
-class FakeJobStore:
-    """The store verbs ``--submit`` and ``batch status`` use, kept in memory (``counts`` kept
-    as JSON text, as a table column keeps it)."""
+def stored_run(config: dict) -> Run:
+    """Run "run-1" as the store would hand it out, made with ``config``."""
+    return Run(
+        id="run-1", created_at="2026-01-01T00:00:00", finished_at=None, status="awaiting_batch",
+        endpoint_name="m", model="target", task_id="sentiment", dataset=None, config=config,
+        n_planned=0, n_cases=0,
+    )  # fmt: skip
 
-    def __init__(self, runs: dict[str, dict]) -> None:
+
+class FakeJobStore:
+    """The store verbs ``--submit`` and ``batch status`` use, kept in memory (``counts``
+    decoded, as ``Store.batch_jobs`` hands them out)."""
+
+    def __init__(self, runs: dict[str, Run]) -> None:
         self.runs = runs
         self.rows: dict[tuple[str, int], dict] = {}
         self.recorded: list[tuple[str, int]] = []
 
-    def run(self, run_id: str) -> dict | None:
+    def run(self, run_id: str) -> Run | None:
         return self.runs.get(run_id)
 
     def record_batch_job(self, run_id, part, *, stage, remote_batch_id, input_file_id, status):
@@ -449,12 +459,10 @@ class FakeJobStore:
             "status": status,
             "output_file_id": None,
             "error_file_id": None,
-            "counts": "{}",
+            "counts": {},
         }
 
     def update_batch_job(self, run_id, part, **fields):
-        if "counts" in fields:
-            fields["counts"] = json.dumps(fields["counts"])
         self.rows[(run_id, part)].update(fields)
 
     def batch_jobs(self, run_id: str) -> list[dict]:
@@ -483,7 +491,7 @@ def test_submit_saves_each_job_and_status_picks_them_up_again(tmp_path, two_part
     """`batch export --submit` that stops waiting keeps its jobs; `batch status RUN` shows
     them as the server has them now; `batch status RUN --wait` finishes and imports."""
     with serve(batch_steps=3) as server:
-        run = {"id": "run-1", "config": {"endpoint": endpoint_of(server).to_dict()}}
+        run = stored_run({"endpoint": endpoint_of(server).to_dict()})
         store = FakeJobStore({"run-1": run})
         export = argparse.Namespace(run_id="run-1", stage="calls", files=two_parts)
         lines: list[str] = []
@@ -536,7 +544,7 @@ def test_submit_saves_each_job_and_status_picks_them_up_again(tmp_path, two_part
 
 
 def test_status_of_an_unknown_run_or_a_run_with_no_batches(tmp_path):
-    store = FakeJobStore({"run-1": {"id": "run-1", "config": {}}})
+    store = FakeJobStore({"run-1": stored_run({})})
     lines: list[str] = []
     unknown = command_args("status", ["nope"])
     assert batch_status_command(unknown, store=store, import_results=print, on_line=lines.append) == 2  # fmt: skip
@@ -552,7 +560,7 @@ def test_status_shows_the_stored_jobs_when_the_server_cannot_be_reached(two_part
         endpoint = endpoint_of(server)
         jobs = remote.submit_parts(endpoint, two_parts[:1], sleep=no_sleep)
     # the server is gone now
-    store = FakeJobStore({"run-1": {"id": "run-1", "config": {"endpoint": endpoint.to_dict()}}})
+    store = FakeJobStore({"run-1": stored_run({"endpoint": endpoint.to_dict()})})
     remote.store_saver(store, "run-1")(jobs[0])
     lines: list[str] = []
     args = command_args("status", ["run-1"])
@@ -566,10 +574,10 @@ def test_status_shows_the_stored_jobs_when_the_server_cannot_be_reached(two_part
 def test_a_rewrites_stage_goes_to_the_transformation_endpoint():
     main = Endpoint(name="m", base_url="http://a/v1", model="target")
     transform = Endpoint(name="t", base_url="http://b/v1", model="rewriter")
-    run = {"config": {"endpoint": main.to_dict(), "transformation_endpoint": transform.to_dict()}}
+    run = stored_run({"endpoint": main.to_dict(), "transformation_endpoint": transform.to_dict()})
     assert remote.endpoint_for_run(run, "rewrites").base_url == "http://b/v1"
     assert remote.endpoint_for_run(run, "calls").base_url == "http://a/v1"
-    assert remote.endpoint_for_run({"config": {"endpoint": main.to_dict()}}, "rewrites") == main
+    assert remote.endpoint_for_run(stored_run({"endpoint": main.to_dict()}), "rewrites") == main
 
 
 def test_a_job_survives_the_round_trip_through_a_stored_row():
@@ -585,7 +593,6 @@ def test_a_job_survives_the_round_trip_through_a_stored_row():
     )
     row = {"part": 2, **job.stored_fields()}
     assert RemoteJob.from_row(row) == job
-    assert RemoteJob.from_row({**row, "counts": json.dumps(row["counts"])}) == job
 
 
 def test_wait_and_import_with_nothing_left_running_downloads_at_once(tmp_path, two_parts):

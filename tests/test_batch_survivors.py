@@ -85,7 +85,7 @@ def test_a_run_exported_again_keeps_its_engine_stamp(tmp_path):
     """A new run is stamped with the engine version; one stored already keeps its own (the
     import's judging decides whether to repair it), however often it is exported."""
     store, export = _exported_add_good(tmp_path)
-    assert store.run(export.run_id)["engine_version"] == ENGINE_VERSION
+    assert store.run(export.run_id).engine_version == ENGINE_VERSION
     with store._write():
         store._db.execute("UPDATE runs SET engine_version = 1 WHERE id = ?", [export.run_id])
     again = export_batch(
@@ -93,8 +93,8 @@ def test_a_run_exported_again_keeps_its_engine_stamp(tmp_path):
     )
     assert again.run_id == export.run_id
     run = store.run(export.run_id)
-    assert run["engine_version"] == 1
-    assert run["status"] == "awaiting_batch"
+    assert run.engine_version == 1
+    assert run.status == "awaiting_batch"
 
 
 def test_a_stored_export_awaits_a_batch_only_when_it_wrote_requests(tmp_path):
@@ -104,11 +104,11 @@ def test_a_stored_export_awaits_a_batch_only_when_it_wrote_requests(tmp_path):
     request = CallRequest("k1", "http://127.0.0.1:9/v1", "m-1", {}, [{"role": "user"}], 0)
     plan = SimpleNamespace(run_id="r-none", cases=[])
     _store_export(store, ADD_GOOD, SENTIMENT, SAMPLES, plan, CALLS, [])
-    assert store.run("r-none")["status"] == "running"
+    assert store.run("r-none").status == "running"
     assert store.batch_request_keys("r-none") == []
     plan = SimpleNamespace(run_id="r-some", cases=[])
     _store_export(store, ADD_GOOD, SENTIMENT, SAMPLES, plan, CALLS, [request])
-    assert store.run("r-some")["status"] == "awaiting_batch"
+    assert store.run("r-some").status == "awaiting_batch"
     assert store.batch_request_keys("r-some", CALLS) == ["k1"]
 
 
@@ -124,7 +124,7 @@ def test_rewrites_are_exported_for_the_batch_transformation_endpoint_as_repeat_0
         store, config, SENTIMENT, SAMPLES, tmp_path / "rw.jsonl", runner_factory=runner_factory
     )
     assert stage1.stage == REWRITES
-    stored = store.run(stage1.run_id)["config"]
+    stored = store.run(stage1.run_id).config
     assert stored["transformation_endpoint"]["kind"] == BATCH_KIND
     assert stored["transformation_endpoint"]["model"] == "rewriter"
     assert stored["endpoint"]["kind"] == BATCH_KIND
@@ -263,8 +263,8 @@ def test_a_partial_import_marks_the_run_partial_in_the_database(tmp_path):
     first = _keys(export.files[0])[0]
     imported = _import(store, answer_file(export.files, tmp_path / "a.jsonl", skip={first}))
     assert imported.status == {export.run_id: "partial"}
-    assert store.run(export.run_id)["status"] == "partial"
-    assert [r["id"] for r in store.runs() if r["status"] in BATCH_RUN_STATES] == [export.run_id]
+    assert store.run(export.run_id).status == "partial"
+    assert [r.id for r in store.runs() if r.status in BATCH_RUN_STATES] == [export.run_id]
     assert imported.describe()[-1].startswith(f"run {export.run_id}: partial, 4 cases (")
     assert imported.describe()[-1].endswith(
         "; 1 calls still missing (import their results to finish)"
@@ -285,7 +285,7 @@ def test_a_new_answer_to_a_partial_run_judges_it_again(tmp_path):
     assert imported.status == {export.run_id: "partial"}
     assert imported.missing == {export.run_id: [last]}
     assert _errors(store, export.run_id) == 1
-    assert store.run(export.run_id)["status"] == "partial"
+    assert store.run(export.run_id).status == "partial"
 
 
 def test_a_done_run_is_not_judged_again_by_the_same_file(tmp_path):
@@ -314,7 +314,7 @@ def test_an_interrupted_run_with_calls_missing_is_judged_again(tmp_path):
     again = _import(store, results)
     assert list(again.summaries) == [export.run_id]
     assert again.status == {export.run_id: "partial"}
-    assert store.run(export.run_id)["status"] == "partial"
+    assert store.run(export.run_id).status == "partial"
 
 
 def test_the_same_error_line_again_changes_nothing(tmp_path):
@@ -412,7 +412,7 @@ def test_a_file_with_no_result_line_is_refused_by_name(tmp_path):
     assert _refused(store, ["{broken", "not json either"]) == (
         "the results: no result lines in it (2 unreadable lines); nothing was imported"
     )
-    assert store.run(export.run_id)["status"] == "awaiting_batch"
+    assert store.run(export.run_id).status == "awaiting_batch"
 
 
 def test_a_request_file_given_as_results_is_refused_in_full(tmp_path):

@@ -86,8 +86,8 @@ def test_export_download_answer_upload_and_the_run_is_done(dashboard, tmp_path):
         requests = tmp_path / download_info.value.suggested_filename
         download_info.value.save_as(requests)
         (run,) = Store(db).runs()
-        assert run["status"] == "awaiting_batch"
-        assert run["id"] in requests.name
+        assert run.status == "awaiting_batch"
+        assert run.id in requests.name
 
         results = tmp_path / "results.jsonl"
         written = answer(requests, results)
@@ -96,10 +96,10 @@ def test_export_download_answer_upload_and_the_run_is_done(dashboard, tmp_path):
         page.locator("input[type=file]").set_input_files(str(results))
         expect(page.get_by_text("results.jsonl")).to_be_visible(timeout=30_000)
         page.get_by_role("button", name="Import batch results").click()
-        expect(page.get_by_text(f"Run {run['id']} is done.")).to_be_visible(timeout=120_000)
-        expect(page.get_by_text(f"Batch run {run['id']}")).to_be_visible()
+        expect(page.get_by_text(f"Run {run.id} is done.")).to_be_visible(timeout=120_000)
+        expect(page.get_by_text(f"Batch run {run.id}")).to_be_visible()
         assert_no_traceback(page, "Probe after the import")
         _shot(page, "02-imported")
         browser.close()
     (run,) = Store(db).runs()
-    assert run["status"] == "done" and run["n_cases"] == run["n_planned"] > 0
+    assert run.status == "done" and run.n_cases == run.n_planned > 0

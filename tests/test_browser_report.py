@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from app.reports.html_report import render_html_report
+from core.case_filter import CaseFilter
 from storage import Store
-from storage.case_filter import CaseFilter
 from tests.browser_support import CHROMIUM, CHROMIUM_FLAGS, ROOT
 
 pytestmark = pytest.mark.slow

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.identity import call_key
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder

@@ -141,7 +141,7 @@ def test_four_cli_runs_write_one_database_at_once(tmp_path, inputs, monkeypatch)
         run_ids.append(json.loads(out)["run_id"])
     store = Store(db)
     runs = store.runs()
-    assert len(runs) == 4 and {r["status"] for r in runs} == {"done"}
+    assert len(runs) == 4 and {r.status for r in runs} == {"done"}
     assert store.cases_for(verdicts=["ERROR"]) == []
     for seed, run_id in enumerate(run_ids):
         shared = _cases_by_id(db, run_id)
@@ -166,22 +166,22 @@ def test_a_run_killed_with_kill_9_reads_interrupted_and_resumes(tmp_path, inputs
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             time.sleep(0.2)
-            if db.exists() and any(r["n_cases"] for r in Store(db).runs()):
+            if db.exists() and any(r.n_cases for r in Store(db).runs()):
                 break
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
         (run,) = Store(db).runs()
-        assert 0 < run["n_cases"] < 30 and run["status"] == "interrupted"
+        assert 0 < run.n_cases < 30 and run.status == "interrupted"
         resumed = _cli(*args)
         out, err = resumed.communicate(timeout=120)
         clean = tmp_path / "clean.db"
         _clean_run(monkeypatch, args, clean)
     assert resumed.returncode == 0, err
     summary = json.loads(out)
-    assert summary["run_id"] == run["id"] and summary["cases"] == 30
-    assert Store(db).run(run["id"])["status"] == "done"
-    resumed_cases = _cases_by_id(db, run["id"])
-    assert len(resumed_cases) == 30 and resumed_cases == _cases_by_id(clean, run["id"])
+    assert summary["run_id"] == run.id and summary["cases"] == 30
+    assert Store(db).run(run.id).status == "done"
+    resumed_cases = _cases_by_id(db, run.id)
+    assert len(resumed_cases) == 30 and resumed_cases == _cases_by_id(clean, run.id)
 
 
 def test_a_running_run_is_stale_without_a_live_owner_or_a_recent_heartbeat():

@@ -18,8 +18,8 @@ from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.inputs.datasets import load_dataset
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Verdict
 from relations import wordnet
 from storage import Store

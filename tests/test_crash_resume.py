@@ -50,8 +50,8 @@ import pytest
 from app.engine.embedder import EmbeddingCache
 from app.engine.run_setup import samples_from_file
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
@@ -344,7 +344,7 @@ def _kill_and_resume(
     stored_first = _stored_calls(db, servers)
     # Its process is gone: a run it had started reads "interrupted" (planning had not stored it).
     with contextlib.closing(Store(db)) as store:
-        assert {run["status"] for run in store.runs()} <= {"interrupted"}
+        assert {run.status for run in store.runs()} <= {"interrupted"}
     assert len(_cases(db)) < len(reference.cases)
     servers.release()  # the calls held in flight are answered to a dead process
     _wait_until(

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from app.inputs.datasets import DATASETS, datasets_for_task, load_dataset, read_rows
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 
 CATEGORIES = (
     "Physics",

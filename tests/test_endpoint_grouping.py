@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.analysis import metrics
+from core.case_filter import CaseFilter
 from core.types import Endpoint, Verdict
-from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 from tests.test_analysis_queries import SAMPLES, seed_cases, seed_dataset
 
@@ -79,7 +79,7 @@ def test_unshared_model_names_stay_plain(store):
 def test_runs_are_listed_by_endpoint(store):
     seed_dataset(store)
     _add_broken_endpoint_run(store)
-    listed = {run["id"]: run["endpoint"] for run in store.runs()}
+    listed = {run.id: run.endpoint for run in store.runs()}
     assert listed == {"run-a": "ep-A · A", "run-b": "ep-B · B", "run-broken": "ep-broken · A"}
     options = {run["id"]: run["endpoint"] for run in store.filter_options()["runs"]}
     assert options == listed

@@ -33,8 +33,8 @@ def test_key_comes_from_env_then_secrets_file(tmp_path, monkeypatch):
 
 def test_api_key_is_never_written_to_the_database(store, monkeypatch, fake_server, embeddings):
     from app.engine.runner import Runner
-    from app.inputs.tasks import BUILTIN_TASKS
     from core.run_config import RunConfig
+    from core.tasks import BUILTIN_TASKS
     from core.types import Sample
 
     monkeypatch.setenv("MS_SECRET_KEY", "sk-very-secret-123")

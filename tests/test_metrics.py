@@ -16,8 +16,8 @@ from app.analysis.rates import net_of_floor, violation_rate
 from app.analysis.relation_roles import relation_roles
 from app.engine.embedder import EmbeddingCache
 from app.reports.summary import report
+from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample
-from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 from tests.conftest import BagOfWordsEmbedder
 from tests.test_analysis_queries import ROWS, seed_dataset

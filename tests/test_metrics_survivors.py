@@ -19,8 +19,8 @@ from dataclasses import replace
 import pytest
 
 from app.analysis import aggregates, case_fields, metrics, noise_floor, relation_roles, severity
+from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample
-from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 
 WILSON = {

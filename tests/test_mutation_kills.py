@@ -120,7 +120,7 @@ def _planned(followup, repeat_index: int, source_fields: dict[str, str]):
 
 def test_case_calls_key_each_call_by_its_own_prompt_and_repeat() -> None:
     from app.engine.calls import case_calls
-    from app.inputs.tasks import BUILTIN_TASKS
+    from core.tasks import BUILTIN_TASKS
     from relations.base import FollowUp
 
     task = BUILTIN_TASKS["sentiment"]
@@ -297,8 +297,8 @@ def test_planned_cases_have_their_ids_sources_and_reasons(tmp_path) -> None:
     from app.clients.mock import MockClient
     from app.engine.embedder import EmbeddingCache
     from app.engine.runner import Runner
-    from app.inputs.tasks import BUILTIN_TASKS
     from core.run_config import RunConfig
+    from core.tasks import BUILTIN_TASKS
     from core.types import Endpoint, Sample, content_hash
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
@@ -434,8 +434,8 @@ def test_an_empty_rewrite_is_skipped_as_empty(tmp_path) -> None:
     from app.clients.mock import MockClient
     from app.engine.embedder import EmbeddingCache
     from app.engine.runner import Runner
-    from app.inputs.tasks import BUILTIN_TASKS
     from core.run_config import RunConfig
+    from core.tasks import BUILTIN_TASKS
     from core.types import Endpoint, Sample
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
@@ -618,10 +618,10 @@ def test_a_batch_export_stores_its_run_stamped_with_dataset_and_plan(tmp_path) -
             store, config, SENTIMENT, SAMPLES, tmp_path / "r.jsonl", runner_factory=runner_factory
         )
         run = store.run(export.run_id)
-        assert run["engine_version"] == ENGINE_VERSION
-        assert run["dataset"] == "demo-set"
-        assert run["n_planned"] == export.cases == 8
-        assert run["status"] == "awaiting_batch"
+        assert run.engine_version == ENGINE_VERSION
+        assert run.dataset == "demo-set"
+        assert run.n_planned == export.cases == 8
+        assert run.status == "awaiting_batch"
         # 4 sources + 4 follow-ups of test.add_good; test.same's cases are SKIPped, never asked.
         assert export.requests == 8
     finally:

@@ -20,11 +20,11 @@ from app.clients.endpoint_settings import validate_base_url
 from app.inputs.errors import InputError
 from app.inputs.pasted import samples_from_pasted
 from app.inputs.samples import auto_samples
-from app.inputs.tasks import BUILTIN_TASKS, check_template, custom_task
 from app.inputs.uploads import read_upload
 from app.reports.diffing import diff_html
 from app.ui.components import inert
 from core.key_names import validate_api_key_env
+from core.tasks import BUILTIN_TASKS, check_template, custom_task
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import FollowUp
 from relations.custom import relation_from_spec, validate_spec

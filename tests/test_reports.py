@@ -15,9 +15,9 @@ from app.analysis import figures
 from app.reports import exports, llmorph, summary
 from app.reports.formats import EXPORT_FORMATS, FORMATS
 from app.reports.html_report import filter_items, for_print, render_html_report
+from core.case_filter import CaseFilter
 from core.types import Endpoint
 from storage import Store
-from storage.case_filter import CaseFilter
 from tests.test_analysis_queries import ROWS, seed_dataset
 
 
@@ -169,8 +169,8 @@ def test_llmorph_round_trip_keeps_verdict_counts(seeded, tmp_path, target):
     try:
         run_id = llmorph.import_llmorph(fresh, out)
         assert verdict_counts(fresh) == verdict_counts(seeded)
-        assert fresh.run(run_id)["status"] == "done"
-        assert fresh.run(run_id)["model"] == "A, B"
+        assert fresh.run(run_id).status == "done"
+        assert fresh.run(run_id).model == "A, B"
         original = {
             r["relation_id"]: r for r in summary.report(seeded)["rows"] if r["model"] == "A"
         }
@@ -248,7 +248,7 @@ def test_import_plain_llmorph_log(store, tmp_path):
     assert targets == ["context", "context+question", "question"]
     skip = next(c for c in cases if c["verdict"] == "SKIP")
     assert skip["reason"].startswith("precondition: LLMorph source-input")
-    assert store.run(run_id)["task_id"] == "qa"
+    assert store.run(run_id).task_id == "qa"
 
 
 def test_import_arguments_override_the_file(store, tmp_path):

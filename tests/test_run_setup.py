@@ -19,10 +19,10 @@ from app.engine.run_setup import (
     with_sampling,
 )
 from app.inputs.input_files import load_input_file
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_run import probe_run_config
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import EMBEDDED_KIND, Endpoint, Sample
 from storage import Store
 

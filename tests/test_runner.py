@@ -8,8 +8,8 @@ import pytest
 
 from app.clients import RetryPolicy
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, NotApplicable, Relation, RelationKind
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
@@ -180,7 +180,7 @@ def test_cancel_then_resume_repeats_no_finished_call(store, embeddings):
         assert server.stats.chat_calls - calls_after_first == 24 - cached_after_first
         assert second.calls_made == 24 - cached_after_first
         assert store.count_calls() == 24
-    assert store.run(first.run_id)["status"] == "done"
+    assert store.run(first.run_id).status == "done"
 
 
 def test_same_seed_same_followups(tmp_path, embeddings, fake_endpoint):

@@ -17,8 +17,8 @@ from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.engine.send import FLUSH_EVERY
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 from storage.run_verbs import RunDefinition
@@ -153,7 +153,7 @@ def test_a_run_torn_down_from_outside_keeps_what_finished(store, embeddings):
     asyncio.run(cancel_midway())
     run_id = CONFIG.run_id(samples)
     saved = len(store.recorded_case_verdicts(run_id))
-    assert saved > 0 and store.run(run_id)["status"] == "interrupted"
+    assert saved > 0 and store.run(run_id).status == "interrupted"
     cached = store.count_calls()
     assert cached >= 2 * saved
     again = MockClient(model)  # a semaphore is bound to its event loop: a new client
@@ -303,5 +303,5 @@ def test_saving_a_run_writes_its_samples_in_a_few_statements(store):
     finally:
         store._db.conn.set_trace_callback(None)
     assert len(statements) < 200, len(statements)
-    assert store.run("run-1")["id"] == "run-1"
+    assert store.run("run-1").id == "run-1"
     assert len(store._query("SELECT id FROM samples")) == 500

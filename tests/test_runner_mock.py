@@ -11,8 +11,8 @@ import threading
 from app.clients.mock import MockClient
 from app.engine.calls import make_sync_rewriter
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from relations.base import Expectation, Relation, RelationKind
 
@@ -133,14 +133,14 @@ def test_cancel_keeps_finished_cases_and_a_resume_sends_only_what_is_missing(sto
         store, embeddings, slow, samples=samples, progress=stop_after_first_case, cancel=cancel
     )
     assert first.status == "cancelled" and 0 < first.cases < 12
-    assert store.run(first.run_id)["status"] == "cancelled"
+    assert store.run(first.run_id).status == "cancelled"
     answered = store.count_calls()
     resumed = MockClient(sentiment_model)
     second = _run(store, embeddings, resumed, samples=samples)
     assert second.run_id == first.run_id and second.status == "done" and second.cases == 12
     assert len(resumed.calls) == second.calls_made == 24 - answered
     assert store.count_calls() == 24
-    assert store.run(first.run_id)["status"] == "done"
+    assert store.run(first.run_id).status == "done"
 
 
 def test_the_transformation_endpoint_gets_its_own_client(store, embeddings):
@@ -214,7 +214,7 @@ def test_a_run_with_no_progress_stops_as_interrupted(store, embeddings):
         RunConfig(ENDPOINT, "sentiment", ("test.add_good",)), SENTIMENT, SAMPLES
     )
     assert summary.status == "interrupted" and "no case finished for" in summary.stop_reason
-    assert store.run(summary.run_id)["status"] == "interrupted"
+    assert store.run(summary.run_id).status == "interrupted"
 
 
 def test_time_limits_do_not_change_the_run_id():

@@ -14,8 +14,8 @@ import pytest
 from streamlit.runtime.pages_manager import PagesManager
 
 from app.ui import analysis_view, serve
+from core.case_filter import CaseFilter
 from storage import Store
-from storage.case_filter import CaseFilter
 from tests.browser_support import ROOT, free_port
 from tests.test_analysis_queries import seed_dataset
 

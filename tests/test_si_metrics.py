@@ -14,8 +14,8 @@ import pytest
 from app.analysis import metrics
 from app.analysis.aggregates import fetch_aggregates
 from app.analysis.relation_roles import outside_mad_relations
+from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample, Verdict
-from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 
 SI_RELATIONS = (
@@ -150,7 +150,7 @@ def test_reasoning_runs_sample_as_the_paper_unless_told(store, tmp_path):
 
 def test_probe_sampling_keeps_the_papers_top_p():
     from app.engine.run_setup import with_sampling
-    from app.inputs.tasks import BUILTIN_TASKS
+    from core.tasks import BUILTIN_TASKS
 
     endpoint = Endpoint(name="e", base_url="http://127.0.0.1:9/v1", model="m")
     # The Probe form passes the temperature and max tokens it shows; top-p comes from the task.

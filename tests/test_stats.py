@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from app.analysis import metrics, stats
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 from tests.test_analysis_queries import seed_dataset
 
 

@@ -14,9 +14,9 @@ import pytest
 from app.analysis.aggregates import step_scores
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from app.reports.summary import report
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.analysis.noise_floor import Floors, floor_table
 from app.analysis.relation_roles import RelationRoles, relation_roles
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 MODEL_RELATION = ("model", "relation_id")
 MODEL_RELATION_TASK = ("model", "relation_id", "task_id")

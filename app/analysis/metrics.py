@@ -70,8 +70,8 @@ from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.formats import MISSING_META, meta_value_order
 from app.analysis.noise_floor import net_violation
 from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
+from core.case_filter import CaseFilter
 from storage.analysis_verbs import IDENTITY_RELATION
-from storage.case_filter import CaseFilter
 
 
 def model_relation_rows(found: Aggregates) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from app.analysis.case_fields import input_texts
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

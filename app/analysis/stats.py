@@ -27,8 +27,8 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from app.analysis.relation_roles import RelationRoles
+from core.case_filter import CaseFilter
 from storage.analysis_verbs import IDENTITY_RELATION
-from storage.case_filter import CaseFilter
 
 ALPHA = 0.05
 MEASURE_LABELS = {"abs_delta": "|Δ|", "violation": "violation rate"}

@@ -20,10 +20,10 @@ from app.clients.batch import BatchClient
 from app.engine.calls import TRANSFORM_PARAMS, case_calls
 from app.engine.progress import RunSummary
 from app.engine.runner import Runner
-from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION
 from core.identity import call_key
 from core.run_config import RunConfig
+from core.tasks import Task
 from core.types import BATCH_KIND, CallRequest, Endpoint, Sample
 from storage import Store
 from storage.batch_verbs import AWAITING_BATCH
@@ -267,7 +267,7 @@ def judge_from_cache(
     stored = store.run(run_id)
     if stored is None:
         raise ValueError(f"no run {run_id!r} in this database")
-    config = RunConfig.from_dict(stored["config"])
+    config = RunConfig.from_dict(stored.config)
     samples = store.run_samples(run_id)
     task = get_task(store, config.task_id)
     runner = runner_factory(store)

@@ -264,14 +264,14 @@ def _finish_run(
     call_keys = store.batch_request_keys(run_id, CALLS)
     if not call_keys:  # only its first-stage rewrites were exported: it is not planned yet
         outcome.rewrites_answered.append(run_id)
-        outcome.status[run_id] = run["status"]
+        outcome.status[run_id] = run.status
         return
     missing = sorted(set(call_keys) - store.cached_call_keys(call_keys))
     changed = touched.intersection(store.batch_request_keys(run_id))
     # Judged already with what the cache holds now: done, or partial with calls still missing
     # (a run whose import was interrupted, or whose last calls another run's file answered, is
     # judged again).
-    settled = run["status"] == "done" or (run["status"] == PARTIAL and missing)
+    settled = run.status == "done" or (run.status == PARTIAL and missing)
     if changed or not settled:
         errors = {
             request_identity(row["model"], row["params"], row["messages"]): row["error"]
@@ -281,7 +281,7 @@ def _finish_run(
         outcome.summaries[run_id] = summary
         status = summary.status
     else:
-        status = run["status"]
+        status = run.status
     if missing:
         outcome.missing[run_id] = missing
         if status == "done":

@@ -17,7 +17,6 @@ variable when a client is made, and is never logged, stored or put in a message.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +27,7 @@ from typing import Any, TypeVar
 import openai
 
 from app.clients.endpoint_settings import resolve_api_key, validate_base_url
+from core.records import Run
 from core.types import Endpoint
 
 log = logging.getLogger(__name__)
@@ -118,10 +118,7 @@ class RemoteJob:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> RemoteJob:
-        """A job from a ``batch_jobs`` row (``counts`` as a dict or as its JSON text)."""
-        counts = row.get("counts")
-        if isinstance(counts, str):
-            counts = json.loads(counts or "{}")
+        """A job from a ``batch_jobs`` row as ``Store.batch_jobs`` hands it (``counts`` decoded)."""
         return cls(
             part=int(row["part"]),
             remote_batch_id=row["remote_batch_id"],
@@ -129,7 +126,7 @@ class RemoteJob:
             status=row.get("status") or "validating",
             output_file_id=row.get("output_file_id"),
             error_file_id=row.get("error_file_id"),
-            counts=RequestCounts.from_dict(counts),
+            counts=RequestCounts.from_dict(row.get("counts")),
             stage=row.get("stage") or "calls",
         )
 
@@ -499,10 +496,10 @@ def stored_jobs(store: Any, run_id: str) -> list[RemoteJob]:
     )
 
 
-def endpoint_for_run(run: dict[str, Any], stage: str = "calls") -> Endpoint:
+def endpoint_for_run(run: Run, stage: str = "calls") -> Endpoint:
     """The endpoint a run's batches go to: its model's, or for the rewrites stage, the
     transformation endpoint's (when it has one)."""
-    config = run["config"]
+    config = run.config
     if stage == "rewrites" and config.get("transformation_endpoint"):
         return Endpoint.from_dict(config["transformation_endpoint"])
     return Endpoint.from_dict(config["endpoint"])

@@ -381,7 +381,7 @@ def batch_status_command(
         except RemoteBatchError as error:
             say(f"error: {error.message}; showing the stored status")
         if not quiet:
-            for line in status_lines(jobs, args.run_id, run.get("status")):
+            for line in status_lines(jobs, args.run_id, run.status):
                 on_line(line)
         exit_code = EXIT_DONE if all(job.terminal for job in jobs) else EXIT_RUNNING
     if quiet:

@@ -13,8 +13,8 @@ from app.cli.common import CliError
 from core.types import Endpoint, Sample
 
 if TYPE_CHECKING:
-    from app.inputs.tasks import Task
     from core.run_config import RunConfig
+    from core.tasks import Task
 
 # Retries of a failed call unless --retries says otherwise (the clients' own default).
 RETRIES_DEFAULT = 4

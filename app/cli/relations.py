@@ -56,7 +56,7 @@ def cmd_relations_import(args: argparse.Namespace) -> int:
 
 def cmd_transform(args: argparse.Namespace) -> int:
     from app.engine.workspace import all_relations, get_task
-    from app.inputs.tasks import BUILTIN_TASKS
+    from core.tasks import BUILTIN_TASKS
     from relations.apply import SkippedFollowUp, generate_followups
 
     check_key_is_set(args, args.endpoint)

@@ -19,7 +19,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.run and store.run(args.run) is None:
         raise CliError(f"no run {args.run!r} in {args.db}")
     report = report_json(store, args.run)
-    state = store.run(args.run)["status"] if args.run else ""
+    state = store.run(args.run).status if args.run else ""
     if state in ("awaiting_batch", "partial"):
         print(f"note: run {args.run} is {state}: `batch import` its results", file=sys.stderr)
     for flagged in report["known_defects"]:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from app.clients.limiter import LiveLoad
 from app.engine.progress import Progress, RunSummary
 from app.engine.runner import Runner
-from app.inputs.tasks import Task
 from core.run_config import RunConfig
+from core.tasks import Task
 from core.types import Sample
 from storage import Store
 

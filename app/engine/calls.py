@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.clients.base import live_load
 from app.engine.progress import Progress
-from app.inputs.tasks import Task
 from core.identity import call_key
+from core.tasks import Task
 from core.types import Completion, Endpoint
 from storage import Store
 from storage.cache_verbs import CachedAnswer

@@ -12,7 +12,7 @@ from typing import Any
 
 from app.engine.embedder import EmbeddingCache
 from app.engine.plan import PlannedCase
-from app.inputs.tasks import Task
+from core.tasks import Task
 from core.types import Case, Completion, ParsedOutput, Verdict
 from relations.oracles import evaluate
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.engine.calls import CallCache, TransformationError
 from app.engine.embedder import EmbeddingCache
-from app.inputs.tasks import Task
+from core.tasks import Task
 from core.types import Completion, Sample, content_hash
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import FollowUp, Relation, RelationKind

@@ -6,7 +6,6 @@ Probe) judges every case again from the call cache and stamps the current engine
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -68,25 +67,19 @@ def flagged_runs(store: Store, run_ids: Iterable[str] | None = None) -> list[Fla
     wanted = set(run_ids) if run_ids is not None else None
     flagged: list[FlaggedRun] = []
     for run in store.runs():
-        if wanted is not None and run["id"] not in wanted:
+        if wanted is not None and run.id not in wanted:
             continue
-        config = run.get("config") or "{}"
-        if isinstance(config, str):
-            try:
-                config = json.loads(config)
-            except ValueError:
-                continue
-        relation_ids = config.get("relation_ids") if isinstance(config, dict) else None
+        relation_ids = run.config.get("relation_ids")
         if not relation_ids:
             continue
-        version = run.get("engine_version") or UNSTAMPED_VERSION
+        version = run.engine_version or UNSTAMPED_VERSION
         defects = defects_touching(version, relation_kinds(store, relation_ids))
         if defects:
             flagged.append(
                 FlaggedRun(
-                    run["id"],
-                    run.get("model") or "",
-                    run.get("task_id") or "",
+                    run.id,
+                    run.model or "",
+                    run.task_id or "",
                     version,
                     tuple(defect.summary for defect in defects),
                 )

@@ -26,8 +26,8 @@ from app.engine.workspace import all_relations, get_task
 from app.inputs.errors import InputError
 from app.inputs.input_files import MAX_INPUT_BYTES, load_input_file
 from app.inputs.limits import MAX_ROWS
-from app.inputs.tasks import Task
 from core.run_config import RunConfig
+from core.tasks import Task
 from core.types import Endpoint, Sample
 from storage import Store
 

@@ -30,9 +30,9 @@ from app.engine.plan import PlannedCase, PlannedRun, plan_cases
 from app.engine.progress import Progress, ProgressCallback, RunSummary, error_kinds
 from app.engine.send import STALL_AFTER_S, SendLoop
 from app.engine.write import RunWorkers
-from app.inputs.tasks import Task
 from core.engine_version import ENGINE_VERSION, defects_touching
 from core.run_config import RunConfig
+from core.tasks import Task
 from core.types import Sample, Verdict
 from relations.base import Relation
 from storage import Store
@@ -321,7 +321,7 @@ class Runner:
         if stored is None:
             return False
         kinds = {relation.kind.value for relation in relations}
-        return bool(defects_touching(stored.get("engine_version"), kinds))
+        return bool(defects_touching(stored.engine_version, kinds))
 
     def _drop_mismatched_cases(self, run_id: str, planned: Sequence[PlannedCase]) -> None:
         """Delete the stored cases of a run under repair that the plan does not make as stored:
@@ -343,13 +343,13 @@ class Runner:
         for relations with a similarity floor; only a run whose cases are all settled already
         (a rerun) embeds nothing new (the gate's vectors are in the store by then)."""
         stored = self.store.run(run_id)
-        if stored is None or not stored.get("n_planned"):
+        if stored is None or not stored.n_planned:
             return True
         settled = sum(
             n
             for verdict, n in self.store.run_verdict_counts(run_id).items()
             if verdict != Verdict.ERROR.value
         )
-        return settled < stored["n_planned"]
+        return settled < stored.n_planned
 
     # ---------------------------------------------------------------- planning

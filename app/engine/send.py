@@ -17,7 +17,7 @@ from app.engine.calls import CallCache, case_calls
 from app.engine.plan import PlannedCase
 from app.engine.progress import Progress, ProgressCallback
 from app.engine.write import RunWorkers
-from app.inputs.tasks import Task
+from core.tasks import Task
 from core.types import Case
 from storage.run_verbs import HEARTBEAT_EVERY_S
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app.engine.embedder import EmbeddingCache, default_embedder
-from app.inputs.tasks import BUILTIN_TASKS, Task, custom_task
+from core.tasks import BUILTIN_TASKS, Task, custom_task
 from relations.base import Relation
 from storage import Store
 

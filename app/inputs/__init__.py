@@ -1,4 +1,5 @@
-"""Inputs of a run: tasks, built-in datasets, and pasted text and files turned into samples.
+"""Inputs of a run: built-in datasets, and pasted text and files turned into samples (the tasks
+they fill are ``core.tasks``).
 
 Uploads: ``uploads.read_upload`` (bytes → text by ``encodings`` → DataFrame by ``csv_format`` /
 ``json_format``) → ``column_mapping.suggest_mapping`` (task field → column) →

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 
 def now() -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from app.reports.common import case_filter
 from app.reports.formats import EXPORT_FORMATS, export_format, llmorph_json
 from app.reports.llmorph import llmorph_logs
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 
 def export_cases(

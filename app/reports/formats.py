@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from app.reports.common import json_safe
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 # store, a binary file to write into, the cases to write → the number of cases written
 Writer = Callable[[Any, IO[bytes], CaseFilter], int]

@@ -16,7 +16,7 @@ from app.analysis.catalogue.definitions import DEFINITIONS, REPORT_HEATMAPS, def
 from app.analysis.catalogue.formats import Unit, format_text
 from app.analysis.catalogue.tables import Shown
 from app.reports.common import now
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 # Charts are laid out once at a width that fits a printed A4 page between 12 mm margins
 # (186 mm ≈ 703 px; letter is wider), so they print exactly as they show on screen.

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from app.analysis.case_fields import field_texts
-from app.inputs.tasks import BUILTIN_TASKS
+from core.case_filter import CaseFilter
+from core.tasks import BUILTIN_TASKS
 from core.types import Case, Endpoint, Sample, content_hash
-from storage.case_filter import CaseFilter
 from storage.run_verbs import RunDefinition
 
 log = logging.getLogger(__name__)

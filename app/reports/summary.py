@@ -23,7 +23,7 @@ from app.analysis.catalogue.tables import (
 )
 from app.engine.repairs import flagged_runs
 from app.reports.common import case_filter, json_safe, now
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 
 def report(

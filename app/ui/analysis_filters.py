@@ -10,7 +10,7 @@ import streamlit as st
 
 from app.analysis.rates import violation_rate
 from app.ui.analysis_view import run_label
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 FILTER_KEYS = ("analysis_runs", "analysis_models", "analysis_tasks", "analysis_relations")
 

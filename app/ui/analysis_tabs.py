@@ -24,7 +24,7 @@ from app.reports.formats import FORMATS
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.components import error_boundary, inert, shorten, show_table
-from storage.case_filter import CaseFilter
+from core.case_filter import CaseFilter
 
 DRILLDOWN_LIMIT = 500  # the case query's own limit (severity.drilldown)
 

@@ -9,7 +9,6 @@ threads or reruns.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections import OrderedDict
@@ -30,8 +29,8 @@ from app.engine.embedder import EmbeddingCache, default_embedder
 from app.reports.exports import export_bytes
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
+from core.case_filter import CaseFilter
 from storage import Store
-from storage.case_filter import CaseFilter
 
 _LOG = logging.getLogger(__name__)
 
@@ -234,13 +233,10 @@ def run_relations(path: str, version: Version) -> dict[str, tuple[str, ...]]:
 
     def run(store: Store) -> dict[str, tuple[str, ...]]:
         out = {}
-        for row in store.runs():
-            try:
-                config = json.loads(row.get("config") or "{}")
-            except (TypeError, ValueError):
-                config = {}
-            chosen = config.get("relation_ids") or config.get("relations") or []
-            out[row["id"]] = tuple(str(r) for r in chosen) if isinstance(chosen, list) else ()
+        for stored in store.runs():
+            # ``relations``: what runs stored before the key was named ``relation_ids`` hold.
+            chosen = stored.config.get("relation_ids") or stored.config.get("relations") or []
+            out[stored.id] = tuple(str(r) for r in chosen) if isinstance(chosen, list) else ()
         return out
 
     return _with_store(path, run)

@@ -20,12 +20,12 @@ import streamlit as st
 
 from app.engine.run_setup import RunSetupError, plan_run
 from app.inputs.datasets import DATASETS
-from app.inputs.tasks import Task
 from app.ui.components import inert, page_link
 from app.ui.data import data_changed
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_results import render_results
 from app.ui.probe_run import probe_run_config
+from core.tasks import Task
 from core.types import Endpoint, Sample
 from storage import Store
 from storage.batch_verbs import BATCH_RUN_STATES
@@ -434,7 +434,7 @@ def render_batch_panel(store: Store, choices: ProbeChoices, key: str) -> None:
 def render_pending_batches(store: Store, key: str) -> None:
     """A short notice listing the runs that wait for batch results (exported, or imported with
     calls missing), with the hint to import them."""
-    pending = [run for run in store.runs() if run["status"] in BATCH_RUN_STATES]
+    pending = [run for run in store.runs() if run.status in BATCH_RUN_STATES]
     if not pending:
         return
     st.info(
@@ -444,13 +444,13 @@ def render_pending_batches(store: Store, key: str) -> None:
     st.dataframe(
         pd.DataFrame(
             {
-                "run": [run["id"] for run in pending],
-                "task": [run["task_id"] for run in pending],
-                "model": [run["endpoint"] for run in pending],
-                "state": [run["status"].replace("_", " ") for run in pending],
-                "requests exported": [len(store.batch_request_keys(run["id"])) for run in pending],
-                "cases": [run["n_cases"] for run in pending],
-                "exported": [str(run["created_at"])[:16].replace("T", " ") for run in pending],
+                "run": [run.id for run in pending],
+                "task": [run.task_id for run in pending],
+                "model": [run.endpoint for run in pending],
+                "state": [run.status.replace("_", " ") for run in pending],
+                "requests exported": [len(store.batch_request_keys(run.id)) for run in pending],
+                "cases": [run.n_cases for run in pending],
+                "exported": [str(run.created_at)[:16].replace("T", " ") for run in pending],
             }
         ),
         hide_index=True,

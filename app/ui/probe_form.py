@@ -16,11 +16,11 @@ from app.inputs.datasets import DATASETS, datasets_for_task, load_dataset
 from app.inputs.errors import InputError
 from app.inputs.pasted import samples_from_pasted
 from app.inputs.samples import samples_from_frame
-from app.inputs.tasks import Task, custom_task
 from app.inputs.uploads import encoding_note, read_upload
 from app.ui import form_memory
 from app.ui.components import endpoint_picker, inert
 from core.answers import AnswerType
+from core.tasks import Task, custom_task
 from core.types import Endpoint, Sample
 from relations.base import Relation
 from storage import Store

@@ -6,7 +6,6 @@ The checks and the config a run is made of come from ``app.engine.run_setup``, a
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import streamlit as st
@@ -15,12 +14,13 @@ from app.clients import kind_of
 from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
 from app.engine.run_setup import RunSetupError, endpoint_problem, plan_run, require_samples
 from app.engine.workspace import make_runner
-from app.inputs.tasks import Task
 from app.ui.components import inert, resolve_embedded
 from app.ui.data import data_changed
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_results import markdown_literal
+from core.records import Run
 from core.run_config import RunConfig
+from core.tasks import Task
 from storage import Store
 
 # How often a page looks at a background run; also how soon a click interrupts the watching.
@@ -170,15 +170,12 @@ def start_probe(store: Store, choices: ProbeChoices, key: str) -> None:
     run_and_remember(store, config, choices.task, choices.samples, key, choices.fingerprint)
 
 
-def resume_config(store: Store, run: dict, resolve=resolve_embedded):
+def resume_config(store: Store, run: Run, resolve=resolve_embedded):
     """The stored run rebuilt to continue it: (config, task, samples), or None when its
     embedded endpoint cannot be started (``resolve`` has said so on the page)."""
     from app.engine.workspace import get_task
 
-    config_data = run["config"]
-    if isinstance(config_data, str):  # ``Store.runs`` rows keep it as JSON text
-        config_data = json.loads(config_data)
-    stored = RunConfig.from_dict(config_data)
+    stored = RunConfig.from_dict(run.config)
     endpoint = resolve(stored.endpoint)
     if endpoint is None:
         return None
@@ -188,24 +185,24 @@ def resume_config(store: Store, run: dict, resolve=resolve_embedded):
         if transformation is None:
             return None
     config = replace(stored, endpoint=endpoint, transformation_endpoint=transformation)
-    return config, get_task(store, stored.task_id), store.run_samples(run["id"])
+    return config, get_task(store, stored.task_id), store.run_samples(run.id)
 
 
 def render_interrupted_notice(store: Store, key: str) -> None:
     """Say so when the latest run stopped early (a killed process included), with Resume."""
     latest = store.runs()[:1]
-    if latest and latest[0]["status"] in ("interrupted", "cancelled"):
+    if latest and latest[0].status in ("interrupted", "cancelled"):
         run = latest[0]
         st.warning(
-            f"Run `{run['id']}` was {run['status']} after {run['n_cases']} of {run['n_planned']} "
+            f"Run `{run.id}` was {run.status} after {run.n_cases} of {run.n_planned} "
             "cases. **Resume** it; finished calls are not repeated."
         )
-        st.session_state.setdefault(f"{key}_run_id", run["id"])
-        if st.button("Resume", key=f"{key}_resume_{run['id']}"):
+        st.session_state.setdefault(f"{key}_run_id", run.id)
+        if st.button("Resume", key=f"{key}_resume_{run.id}"):
             rerun_stored(store, run, key, refused="Cannot resume")
 
 
-def rerun_stored(store: Store, run: dict, key: str, *, refused: str) -> None:
+def rerun_stored(store: Store, run: Run, key: str, *, refused: str) -> None:
     """Run a stored run again from its stored config, in the background (Resume, a repair);
     ``refused`` starts the line shown when its config cannot be rebuilt."""
     try:

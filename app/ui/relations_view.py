@@ -15,9 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from app.engine.workspace import all_relations
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.components import inert, side_by_side
 from app.ui.data import get_store
+from core.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter

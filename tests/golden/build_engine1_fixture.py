@@ -59,7 +59,7 @@ def build(path: Path = FIXTURE):
     from app.clients.mock import MockClient
     from app.engine.embedder import EmbeddingCache
     from app.engine.runner import Runner
-    from app.inputs.tasks import BUILTIN_TASKS
+    from core.tasks import BUILTIN_TASKS
     from storage import Store
     from tests.conftest import BagOfWordsEmbedder
 

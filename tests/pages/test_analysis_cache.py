@@ -122,7 +122,7 @@ def test_a_chart_tab_shows_a_placeholder_until_its_numbers_exist() -> None:
 
 def test_a_computed_summary_is_known_as_aggregated(tmp_path) -> None:
     from app.ui import analysis_view as view
-    from storage.case_filter import CaseFilter
+    from core.case_filter import CaseFilter
 
     path = str(tmp_path / "agg.db")
     _seed(path)
@@ -145,7 +145,7 @@ def test_prefetch_aggregates_the_unfiltered_view_in_the_background(tmp_path) -> 
     """What a newly opened page shows first (no filter) is counted before the page asks for it,
     under the version the page will read; a database that does not exist is never created."""
     from app.ui import analysis_view as view
-    from storage.case_filter import CaseFilter
+    from core.case_filter import CaseFilter
 
     path = str(tmp_path / "prefetch.db")
     _seed(path)

@@ -28,7 +28,7 @@ def _tab_script(db_path: str, tab: str) -> None:
     """Renders one tab over every case of the DB, as the page would."""
     from app.ui import analysis_view as view
     from app.ui.analysis_tabs import TABS, AnalysisView
-    from storage.case_filter import CaseFilter
+    from core.case_filter import CaseFilter
 
     flt = CaseFilter()
     opts = view.options(db_path, 0)

@@ -61,7 +61,7 @@ def test_demo_starts_from_analysis_on_a_db_with_runs(app_db):
     runs = store.runs()
     store.close()
     assert len(runs) == runs_before + 1
-    assert {r["task_id"] for r in runs} >= {"sentiment"}
+    assert {r.task_id for r in runs} >= {"sentiment"}
     at.run()
     assert not at.exception
     assert any("Demo finished" in s.value for s in at.success)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from app.batch.export import export_batch
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.analysis_tabs import TABS
 from app.ui.batch_panel import import_uploaded
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
@@ -48,8 +48,8 @@ def test_probe_page_exports_the_forms_run_as_a_batch(app_db) -> None:
     (download,) = at.download_button
     assert download.label.endswith("(4 requests)")  # 2 sources, 2 uppercase follow-ups
     (run,) = Store(app_db).runs()
-    assert run["status"] == "awaiting_batch" and run["n_cases"] == 0
-    assert run["id"] in download.label
+    assert run.status == "awaiting_batch" and run.n_cases == 0
+    assert run.id in download.label
     notice = [i.value for i in at.info if "wait for batch results" in i.value]
     assert notice == ["1 run(s) wait for batch results: import them under **Batch mode** "
                       "(Import batch results) once the batch engine has answered."]  # fmt: skip

@@ -88,8 +88,8 @@ def test_custom_task_validation_error_is_shown(app_db):
 def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server):
     from app.engine.embedder import EmbeddingCache
     from app.engine.runner import Runner
-    from app.inputs.tasks import BUILTIN_TASKS
     from core.run_config import RunConfig
+    from core.tasks import BUILTIN_TASKS
     from core.types import Sample
     from tests.conftest import BagOfWordsEmbedder
 
@@ -106,7 +106,7 @@ def test_interrupted_run_is_announced_with_its_partial_cases(app_db, fake_server
     with pytest.raises(KeyboardInterrupt):
         runner.run_sync(config, BUILTIN_TASKS["sentiment"], samples, progress=interrupt)
     (run,) = store.runs()
-    assert run["status"] == "interrupted" and run["n_cases"] < 30
+    assert run.status == "interrupted" and run.n_cases < 30
     at = open_page("pages/probe.py")
     assert not at.exception
     assert any("was interrupted" in w.value for w in at.warning)

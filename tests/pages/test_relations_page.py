@@ -9,7 +9,6 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from app.inputs.tasks import BUILTIN_TASKS
 from app.reports.diffing import diff_html
 from app.ui.custom_relation_editor import rules_from_text, spec_from_form
 from app.ui.relations_view import (
@@ -19,6 +18,7 @@ from app.ui.relations_view import (
     filter_relations,
     try_relation,
 )
+from core.tasks import BUILTIN_TASKS
 from relations.catalog import describe_relation
 from relations.registry import get_relation, list_relations
 from storage import Store

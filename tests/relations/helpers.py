@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from core.types import ParsedOutput, Sample
 from relations.apply import generate_followups
 from relations.base import CheckInput, Relation, TransformContext

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from relations.ad import DISTRACTORS, md5_rng
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import Expectation, FollowUp, RelationKind

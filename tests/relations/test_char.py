@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations import char
 from relations.apply import SkippedFollowUp, generate_followups, transform_text

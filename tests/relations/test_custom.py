@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from core.types import ParsedOutput, Verdict
 from relations.apply import SkippedFollowUp, transform_text
 from relations.base import CheckInput, Expectation, FollowUp, RelationKind

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from relations.apply import SkippedFollowUp, transform_text
 from relations.english.nouns import is_plural_noun
 from relations.english.protect import UNIT_ABBREVIATIONS, UNIT_WORDS, negation_count

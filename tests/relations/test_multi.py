@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
 from core.answers import AnswerType
+from core.tasks import BUILTIN_TASKS
 from core.types import ParsedOutput, Sample, Verdict
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import CheckInput, Expectation, FollowUp

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from app.clients.mock import MockClient
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample, Verdict
 from relations.oracles import is_precondition_skip
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import Expectation, NotApplicable, RelationKind

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from relations.apply import transform_text
 from relations.base import FollowUp, NotApplicable, TransformContext
 from relations.registry import get_relation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations.apply import SkippedFollowUp, generate_followups, transform_text
 from relations.base import Expectation, FollowUp, NotApplicable, RelationKind

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations.apply import generate_followups
 from relations.base import Expectation, FollowUp

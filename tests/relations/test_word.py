@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS, custom_task
+from core.tasks import BUILTIN_TASKS, custom_task
 from core.types import Sample
 from relations.apply import SkippedFollowUp, field_targets, generate_followups, transform_text
 from relations.base import Expectation, FollowUp, NotApplicable, RelationKind, TransformContext

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.inputs.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS
 from core.types import Sample
 from relations import wordnet
 from relations.apply import SkippedFollowUp, generate_followups, transform_text

@@ -19,10 +19,10 @@ from app.clients.mock import MockClient
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.inputs.datasets import DATASETS
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.batch_panel import cli_export_command, export_for_download, import_uploaded
 from app.ui.probe_form import ProbeChoices
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
@@ -99,7 +99,7 @@ def test_export_offers_the_request_file_with_its_line_count(db_path) -> None:
     _, exported = at.session_state["probe_batch_export"]
     assert len(exported.files[0].data.decode().splitlines()) == 6
     store = Store(db_path)
-    assert store.run(run_id)["status"] == "awaiting_batch"
+    assert store.run(run_id).status == "awaiting_batch"
     assert len(store.batch_request_keys(run_id)) == 6
     text = " ".join(m.value for m in at.markdown)
     assert f"Run `{run_id}`: 4 cases planned, 6 request lines written, 0 calls" in text
@@ -132,7 +132,7 @@ def test_import_of_answered_lines_finishes_the_run_and_shows_its_results(db_path
     assert outcome.error is None
     assert outcome.status == {run_id: "done"} and outcome.missing == {}
     assert outcome.new_answers == 6 and outcome.judged == [run_id]
-    assert Store(db_path).run(run_id)["status"] == "done"
+    assert Store(db_path).run(run_id).status == "done"
     assert len(Store(db_path).cases_for([run_id])) == 4
 
     at = AppTest.from_function(batch_panel, args=(CHOICES,))
@@ -168,7 +168,7 @@ def test_a_foreign_file_is_refused_in_one_line_and_nothing_is_written(db_path, t
     assert outcome.error.startswith("theirs.jsonl: none of its 1 results answers a request")
     assert "/tmp" not in outcome.error  # named as uploaded, not by its temporary copy
     store = Store(db_path)
-    assert store.run(run_id)["status"] == "awaiting_batch"
+    assert store.run(run_id).status == "awaiting_batch"
     assert store.cases_for([run_id]) == []
 
     at = AppTest.from_function(batch_panel, args=(CHOICES,))
@@ -216,7 +216,7 @@ def test_an_upload_over_the_size_limit_is_refused(db_path, tmp_path) -> None:
     outcome = import_uploaded(Store(db_path), [("big.jsonl", data)], max_bytes=len(data) - 1)
     assert "more than a browser upload may" in outcome.error
     assert "python -m app batch import" in outcome.error
-    assert Store(db_path).run(run_id)["status"] == "awaiting_batch"
+    assert Store(db_path).run(run_id).status == "awaiting_batch"
 
 
 def test_the_command_line_quotes_its_arguments_and_names_no_key() -> None:
@@ -325,7 +325,7 @@ def test_a_request_file_or_a_conflict_is_refused_as_the_cli_refuses_it(db_path, 
     )
     assert conflict.error.startswith("a.jsonl: line 1 and b.jsonl line 1 answer the same request")
     store = Store(db_path)
-    assert store.count_calls() == 0 and store.run(run_id)["status"] == "awaiting_batch"
+    assert store.count_calls() == 0 and store.run(run_id).status == "awaiting_batch"
 
     at = AppTest.from_function(batch_panel, args=(CHOICES,))
     at.session_state["probe_batch_import"] = outcome

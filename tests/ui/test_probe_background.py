@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from app.engine import background
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
-from app.inputs.tasks import BUILTIN_TASKS
 from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.conftest import BagOfWordsEmbedder
@@ -50,7 +50,7 @@ def test_cancel_stops_a_background_run_between_cases_and_keeps_finished_ones(db_
     # Stopped well before the 80 calls of the whole run; what finished is stored.
     assert calls_at_end < 40
     store = Store(db_path)
-    assert store.run(job.run_id)["status"] == "cancelled"
+    assert store.run(job.run_id).status == "cancelled"
     assert 0 < len(store.cases_for([job.run_id])) < len(SAMPLES)
     assert background.active_job(str(db_path)) is None
 
@@ -111,7 +111,7 @@ def test_the_page_reads_cancelled_at_once_and_offers_resume(db_path, monkeypatch
         at.button(key=f"probe_resume_{job.run_id}").click().run(timeout=120)
         assert not at.exception, at.exception
     store = Store(db_path)
-    assert store.run(job.run_id)["status"] == "done"
+    assert store.run(job.run_id).status == "done"
     assert len(store.cases_for([job.run_id])) == len(SAMPLES)
     assert any(f"Run `{job.run_id}` — {len(SAMPLES)} cases" in m.value for m in at.markdown)
 

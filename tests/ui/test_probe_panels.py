@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_form import ProbeChoices
+from core.tasks import BUILTIN_TASKS
 from core.types import Sample
 from storage import Store
 from tests.triage_data import make_case, save_runs

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from app.inputs.tasks import BUILTIN_TASKS
 from app.ui.probe_form import ProbeChoices
+from core.tasks import BUILTIN_TASKS
 from core.types import Endpoint, Sample
 from storage import Store
 from tests.triage_data import make_case, save_runs
@@ -89,7 +89,7 @@ def test_a_killed_run_reads_interrupted_and_resume_finishes_it(db_path, monkeypa
         at.button(key=f"probe_resume_{run_id}").click().run(timeout=60)
         assert not at.exception, at.exception
     run = Store(db_path).run(run_id)
-    assert run["status"] == "done"
+    assert run.status == "done"
     assert len(Store(db_path).cases_for([run_id])) == 4
 
 

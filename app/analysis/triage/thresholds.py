@@ -71,8 +71,8 @@ def absolute_eps_tasks(store: Store) -> list[str]:
     For other numbers the oracle's ε is *relative* to the numbers' size, so the stored |Δ| cannot
     be compared with a threshold directly: those cases are left out of suggestions and re-checks.
     """
-    from app.inputs.tasks import BUILTIN_TASKS
     from core.answers import AnswerType
+    from core.tasks import BUILTIN_TASKS
 
     tasks = {
         task_id for task_id, task in BUILTIN_TASKS.items() if task.answer_type is AnswerType.SCORE
