@@ -112,7 +112,7 @@ class ChatHTTP:
     async def _send(self, method: str, url: str, content: bytes | None) -> ChatReply:
         headers = {"Content-Type": "application/json"} if content is not None else None
         for _ in range(MAX_REDIRECTS + 1):
-            response = await self._client.request(method, url, content=content, headers=headers)
+            response = await self._request(method, url, content, headers)
             reply = ChatReply(
                 response.status_code,
                 {name.lower(): value for name, value in response.headers.items()},
@@ -124,5 +124,38 @@ class ChatHTTP:
             url = target
         return reply
 
+    async def _request(
+        self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None
+    ) -> httpx2.Response:
+        """One request, sent again at once if a kept-alive connection turns out closed.
+
+        The pool drops an idle connection the server has closed, but only if it has already
+        seen the close: a server that closes just as a connection is taken from the pool ends
+        the request with no answer at all ("Server disconnected without sending a response").
+        Nothing was answered, so the request is sent once more on a fresh connection instead of
+        spending one of the call's own retries (and failing a call that has none).
+        """
+        try:
+            return await self._client.request(method, url, content=content, headers=headers)
+        except (httpx2.TransportError, BrokenPipeError, ConnectionResetError) as exc:
+            if not _closed_before_answering(exc):
+                raise
+        return await self._client.request(method, url, content=content, headers=headers)
+
     async def close(self) -> None:
         await self._client.aclose()
+
+
+def _closed_before_answering(exc: BaseException) -> bool:
+    """Whether the server closed the connection before any of its answer arrived: the error,
+    or one it was raised from, is a reset or broken pipe, or a disconnect with no response."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # an exception's chain of causes, not followed forever
+        if seen is None:
+            return False
+        if isinstance(seen, httpx2.WriteError | BrokenPipeError | ConnectionResetError):
+            return True
+        if "without sending a response" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
