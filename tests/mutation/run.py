@@ -78,6 +78,7 @@ GROUPS = (
             "tests/test_call_keys.py",
             "tests/test_store.py",
             "tests/test_mutation_kills.py",
+            "tests/test_engine_stage_kills.py",
         ),
     ),
     Group(
