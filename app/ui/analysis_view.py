@@ -354,7 +354,7 @@ def cell_label(model: str, relation_id: str) -> str:
 def clicked_cell(event: Any) -> str | None:
     """The "model × relation" of the first heatmap cell a click selected, if any: from the
     Vega-Lite heatmap's point selection (``heatmaps.HEATMAP_SELECTION``, one dict of ``model``
-    and ``relation_id`` per selected cell) or from a plotly chart's selected points."""
+    and ``relation_id`` per selected cell)."""
     try:
         selection = event["selection"]
     except (KeyError, TypeError):
@@ -364,12 +364,6 @@ def clicked_cell(event: Any) -> str | None:
     for point in selection.get(heatmaps.HEATMAP_SELECTION) or []:
         if isinstance(point, Mapping) and "model" in point and "relation_id" in point:
             return cell_label(str(point["model"]), str(point["relation_id"]))
-    for point in selection.get("points") or []:
-        custom = point.get("customdata")
-        if isinstance(custom, list | tuple) and len(custom) >= 2:
-            return cell_label(str(custom[0]), str(custom[1]))
-        if point.get("x") is not None and point.get("y") is not None:
-            return cell_label(str(point["y"]), str(point["x"]))
     return None
 
 
