@@ -944,3 +944,10 @@ def test_compare_runs_every_field(compare_store):
 def test_compare_runs_refuses_one_run_with_itself(compare_store):
     with pytest.raises(ValueError, match=r"^pick two different runs to compare$"):
         metrics.compare_runs(compare_store, "ra", "ra")
+
+
+def test_summarize_counts_the_filtered_cases(summary_store):
+    """``n_cases`` is every case the filter keeps, whatever its verdict: ROWS holds 9 cases of
+    r1, 6 of r2, 2 of r3 and 1 of r4; ONLY leaves r2 out → 9 + 2 + 1 = 12 (all 18 unfiltered)."""
+    assert metrics.summarize(summary_store, ONLY)["n_cases"] == 12
+    assert metrics.summarize(summary_store, CaseFilter())["n_cases"] == 18
