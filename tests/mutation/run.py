@@ -123,6 +123,7 @@ GROUPS = (
             "tests/test_si_metrics.py",
             "tests/test_mutation_kills.py",
             "tests/test_metrics_survivors.py",
+            "tests/test_counted_metrics.py",
         ),
     ),
 )
