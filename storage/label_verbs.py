@@ -384,10 +384,8 @@ class LabelVerbs(EndpointModels):
 
     def false_positive_counts(
         self,
-        run_ids: Iterable[str] | None = None,
+        flt: CaseFilter | None = None,
         *,
-        models: Iterable[str] | None = None,
-        relation_ids: Iterable[str] | None = None,
         labeler: str | None = None,
         by_model: bool = True,
     ) -> list[dict[str, Any]]:
@@ -398,7 +396,7 @@ class LabelVerbs(EndpointModels):
         unsure — groups with at least one PASS or FAIL, by relation then model. The rates are
         the engine's (``app.analysis.triage.false_positives.false_positive_rates``).
         """
-        flt = CaseFilter.make(run_ids=run_ids, models=models, relations=relation_ids)
+        flt = flt or CaseFilter()
         where, filter_params = case_where(flt, alias="c")
         model = self._model_column("c")  # "endpoint · model" where endpoints share a model name
         group = f"{model}, c.relation_id" if by_model else "c.relation_id"

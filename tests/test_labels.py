@@ -7,6 +7,7 @@ import pytest
 
 from app.analysis.proportions import wilson_interval
 from app.analysis.triage.false_positives import false_positive_rates
+from core.case_filter import CaseFilter
 from storage import Store
 from tests.triage_data import make_case, save_runs
 
@@ -192,7 +193,7 @@ def test_false_positive_rates_and_confirmed_violation_rate() -> None:
 
     pooled = false_positive_rates(store, by_model=False)
     assert len(pooled) == 1 and pooled[0]["model"] is None and pooled[0]["n_fail"] == 7
-    assert false_positive_rates(store, run_ids=[]) == []
+    assert false_positive_rates(store, CaseFilter.make(run_ids=[])) == []
 
 
 def test_migration_adds_triage_columns() -> None:

@@ -249,9 +249,9 @@ def triage_feedback(path: str, version: Version, flt: CaseFilter) -> list[dict]:
     def run(store: Store) -> list[dict]:
         if not store.has_labels():
             return []
-        rows = false_positive_rates(
-            store, flt.run_ids, models=flt.models, relation_ids=flt.relations
-        )
+        # The labels' own filter: the runs, models and relations chosen (not tasks or dates).
+        only = CaseFilter.make(run_ids=flt.run_ids, models=flt.models, relations=flt.relations)
+        rows = false_positive_rates(store, only)
         return [r for r in rows if r["labeled"]]
 
     return _with_store(path, run)

@@ -12,6 +12,7 @@ from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.tables import FALSE_POSITIVE_RATES
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import violation_rate
+from core.case_filter import CaseFilter
 from core.types import Label
 from storage.label_verbs import FALSE_POSITIVE_LABELS, LABELS
 
@@ -21,10 +22,8 @@ if TYPE_CHECKING:
 
 def false_positive_rates(
     store: Store,
-    run_ids: Iterable[str] | None = None,
+    flt: CaseFilter | None = None,
     *,
-    models: Iterable[str] | None = None,
-    relation_ids: Iterable[str] | None = None,
     labeler: str | None = None,
     by_model: bool = True,
 ) -> list[dict[str, Any]]:
@@ -36,9 +35,7 @@ def false_positive_rates(
     Rows: the counts of ``Store.false_positive_counts`` plus labeled, false_positives, fp_rate,
     fp_ci_low, fp_ci_high, violation_rate, confirmed_violation_rate.
     """
-    rows = store.false_positive_counts(
-        run_ids, models=models, relation_ids=relation_ids, labeler=labeler, by_model=by_model
-    )
+    rows = store.false_positive_counts(flt, labeler=labeler, by_model=by_model)
     out = []
     for row in rows:
         false_positives = sum(row[label] for label in FALSE_POSITIVE_LABELS)
@@ -70,7 +67,8 @@ def feedback_table(store: Store, run_ids: Iterable[str] | None = None) -> pd.Dat
     fp_oracle, unsure, fp_rate, fp_ci_low, fp_ci_high, violation_rate, confirmed_violation_rate.
     Rates are NaN where nothing is labeled.
     """
-    return _rates_frame(false_positive_rates(store, run_ids, by_model=True), with_model=True)
+    flt = CaseFilter.make(run_ids=run_ids)
+    return _rates_frame(false_positive_rates(store, flt, by_model=True), with_model=True)
 
 
 def relation_feedback_table(
@@ -80,9 +78,8 @@ def relation_feedback_table(
     relation_ids: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """The same as ``feedback_table`` pooled over models (one row per relation)."""
-    rows = false_positive_rates(
-        store, run_ids, models=models, relation_ids=relation_ids, by_model=False
-    )
+    flt = CaseFilter.make(run_ids=run_ids, models=models, relations=relation_ids)
+    rows = false_positive_rates(store, flt, by_model=False)
     return _rates_frame(rows, with_model=False)
 
 
