@@ -6,15 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.analysis import figures
-
-ROWS = [
-    {"model": "m2", "relation_id": "si.paraphrase", "n": 10, "violation_rate": 0.5,
-     "mean_delta": -0.12, "mean_similarity": 0.81},
-    {"model": "m1", "relation_id": "si.paraphrase", "n": 8, "violation_rate": 0.25,
-     "mean_delta": 0.004, "mean_similarity": None},
-    {"model": "m1", "relation_id": "ad.format", "n": 4, "violation_rate": 0.0,
-     "mean_delta": None, "mean_similarity": 0.9},
-]  # fmt: skip
+from tests.test_heatmaps import ROWS
 
 
 def test_box_plot_uses_precomputed_quartiles():

@@ -146,16 +146,27 @@ class ChatHTTP:
         await self._client.aclose()
 
 
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from, outermost first (an exception group's first
+    member stands for the group's cause): the HTTP stack wraps a failure in several layers."""
+    seen: set[int] = set()
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        if isinstance(current, BaseExceptionGroup) and current.exceptions:
+            current = current.exceptions[0]
+        else:
+            current = current.__cause__ or current.__context__
+    return chain
+
+
 def _closed_before_answering(exc: BaseException) -> bool:
     """Whether the server closed the connection before any of its answer arrived: the error,
     or one it was raised from, is a reset or broken pipe, or a disconnect with no response."""
-    seen: BaseException | None = exc
-    for _ in range(8):  # an exception's chain of causes, not followed forever
-        if seen is None:
-            return False
-        if isinstance(seen, httpx2.WriteError | BrokenPipeError | ConnectionResetError):
-            return True
-        if "without sending a response" in str(seen).lower():
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(
+        isinstance(layer, httpx2.WriteError | BrokenPipeError | ConnectionResetError)
+        or "without sending a response" in str(layer).lower()
+        for layer in exception_chain(exc)
+    )

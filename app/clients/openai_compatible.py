@@ -29,7 +29,7 @@ from app.clients.endpoint_settings import (
     resolve_api_key,
     validate_base_url,
 )
-from app.clients.http_chat import ChatHTTP, ChatReply
+from app.clients.http_chat import ChatHTTP, ChatReply, exception_chain
 from app.clients.kinds import client_kind
 from app.clients.limiter import AdaptiveLimiter, LiveLoad, estimate_tokens
 from core.types import OPENAI_KIND, Completion, Endpoint
@@ -130,16 +130,7 @@ def root_cause(exc: BaseException) -> str:
     exception group, and some layers have an empty message: the innermost one with something to
     say is the useful one.
     """
-    seen: set[int] = set()
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        chain.append(current)
-        if isinstance(current, BaseExceptionGroup) and current.exceptions:
-            current = current.exceptions[0]
-        else:
-            current = current.__cause__ or current.__context__
+    chain = exception_chain(exc)
     # json's scanner leaves a StopIteration behind its JSONDecodeError: an implementation detail.
     chain = [layer for layer in chain if not isinstance(layer, StopIteration)] or chain
     for layer in reversed(chain):
