@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from core.case_filter import CaseFilter
-from core.types import decode_case_columns
+from core.types import Case, decode_case_columns
 from storage.agentdiff_gap import gap_rows
 from storage.case_filter import case_where
 from storage.endpoint_models import EndpointModels, with_endpoint_label
@@ -485,8 +485,10 @@ class AnalysisVerbs(EndpointModels):
         relation_id: str | None = None,
         verdicts: Iterable[str] | None = None,
         limit: int = 500,
-    ) -> list[dict[str, Any]]:
-        """The cases of one heatmap cell (model × relation), FAILs first, at most ``limit``."""
+    ) -> list[Case]:
+        """The cases of one heatmap cell (model × relation), FAILs first, at most ``limit``.
+
+        Each case lacks only its prompts and step scores (left at their defaults)."""
         extra: list[str] = []
         params_extra: list[Any] = []
         if model is not None:
@@ -511,9 +513,9 @@ class AnalysisVerbs(EndpointModels):
             f"SELECT {DRILLDOWN_COLUMNS} FROM {self._cases()} {where} ORDER BY {order} LIMIT {int(limit)}",
             [*params, *params_extra],
         )
-        return [decode_case_columns(row) for row in rows]
+        return [Case.from_row(row) for row in rows]
 
-    def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[dict]:
+    def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[Case]:
         """Up to ``limit`` judged cases with a follow-up input, for the severity scatter (a SKIP
         or ERROR has no outcome to set against its severity).
 
@@ -523,12 +525,11 @@ class AnalysisVerbs(EndpointModels):
             flt or CaseFilter(), ["followup_input IS NOT NULL", _WHERE_JUDGED]
         )
         rows = self._query(
-            "SELECT id, model, relation_id, side, verdict, source_input, followup_input, "
-            "source_answer, followup_answer, delta, output_similarity, details "
-            f"FROM {self._cases()} {where} ORDER BY id LIMIT {int(limit)}",
+            f"SELECT {DRILLDOWN_COLUMNS} FROM {self._cases()} {where} "
+            f"ORDER BY id LIMIT {int(limit)}",
             params,
         )
-        return [decode_case_columns(row) for row in rows]
+        return [Case.from_row(row) for row in rows]
 
     def iter_cases(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import replace
 from statistics import mean
 
 import pytest
@@ -17,7 +18,7 @@ from app.analysis.relation_roles import relation_roles
 from app.engine.embedder import EmbeddingCache
 from app.reports.summary import report
 from core.case_filter import CaseFilter
-from core.types import Case, Endpoint, Sample
+from core.types import Case, Endpoint, Sample, Verdict
 from storage.run_verbs import RunDefinition
 from tests.conftest import BagOfWordsEmbedder
 from tests.test_analysis_queries import ROWS, seed_dataset
@@ -213,48 +214,64 @@ def test_severity_proxy_hand_values():
     assert severity.length_change_ratio("", "ab") == 2.0
 
 
+def _input_case(source_input, followup_input, **columns) -> Case:
+    """A stored case reduced to what the severity proxies and the answer change read."""
+    return Case(
+        id="c", run_id="r", sample_id="s", relation_id="si.paraphrase", family="si",
+        target="question", followup_index=0, repeat_index=0, model="M", task_id="qa",
+        verdict=Verdict.PASS, source_input=source_input, followup_input=followup_input,
+        **columns,
+    )  # fmt: skip
+
+
 def test_severity_compares_only_changed_fields():
-    case = {
-        "source_input": {"context": "A long shared context.", "question": "How many apples?"},
-        "followup_input": {"context": "A long shared context.", "question": "How many pears?"},
-        "details": {"input_similarity": 0.8},
-        "output_similarity": 0.3,
-    }
+    case = _input_case(
+        {"context": "A long shared context.", "question": "How many apples?"},
+        {"context": "A long shared context.", "question": "How many pears?"},
+        details={"input_similarity": 0.8},
+        output_similarity=0.3,
+    )
     proxies = severity.severity_proxies(case)
-    assert proxies["levenshtein"] == pytest.approx(
+    assert proxies.levenshtein == pytest.approx(
         severity.normalized_levenshtein("How many apples?", "How many pears?")
     )
-    assert proxies["jaccard"] == pytest.approx(
-        1 - 2 / 4
-    )  # {how, many} of {how, many, apples, pears}
-    assert proxies["length_change"] == pytest.approx(1 / 16)
-    assert proxies["cosine_distance"] == pytest.approx(0.2)
-    no_input_similarity = {**case, "details": {}}
+    assert proxies.jaccard == pytest.approx(1 - 2 / 4)  # {how, many} of {how, many, apples, pears}
+    assert proxies.length_change == pytest.approx(1 / 16)
+    assert proxies.cosine_distance == pytest.approx(0.2)
+    no_input_similarity = replace(case, details={})
     # Never a proxy on the outputs: without an input similarity or an embedder, no cosine.
-    assert severity.severity_proxies(no_input_similarity)["cosine_distance"] is None
+    assert severity.severity_proxies(no_input_similarity).cosine_distance is None
 
 
 def test_answer_changed_matches_the_sql_rule():
-    assert severity.answer_changed({"source_answer": "Paris", "followup_answer": "paris"}) is False
-    assert severity.answer_changed({"source_answer": "4", "followup_answer": "5"}) is True
-    assert severity.answer_changed({"source_answer": "4", "followup_answer": None}) is None
+    def changed(source, followup):
+        return severity.answer_changed(
+            _input_case({"q": "x"}, None, source_answer=source, followup_answer=followup)
+        )
+
+    assert changed("Paris", "paris") is False
+    assert changed("4", "5") is True
+    assert changed("4", None) is None
 
 
 def test_drilldown_attaches_severity(seeded):
     rows = severity.drilldown(seeded, model="A", relation_id="si.paraphrase", verdicts=["FAIL"])
-    assert {r["id"] for r in rows} == {"case-005", "case-006"}
+    assert {r.case.id for r in rows} == {"case-005", "case-006"}
     added = " Please answer."  # the follow-up appends 15 characters and two words
     for row in rows:
-        text = row["source_input"]["problem"]
-        assert row["levenshtein"] == pytest.approx(len(added) / (len(text) + len(added)))
-        assert row["length_change"] == pytest.approx(len(added) / len(text))
+        text = row.case.source_input["problem"]
+        assert row.proxies.levenshtein == pytest.approx(len(added) / (len(text) + len(added)))
+        assert row.proxies.length_change == pytest.approx(len(added) / len(text))
         words = len(set(re.findall(r"\w+", text.lower())))
-        assert row["jaccard"] == pytest.approx(1 - words / (words + 2))
+        assert row.proxies.jaccard == pytest.approx(1 - words / (words + 2))
         # case-005: "4" → "5"; case-006 has no follow-up answer
-        assert row["answer_changed"] is {"case-005": True, "case-006": None}[row["id"]]
+        assert row.answer_changed is {"case-005": True, "case-006": None}[row.case.id]
+        # the drill-down table's row: the case's columns and its proxies, flat
+        assert row.table_row()["levenshtein"] == row.proxies.levenshtein
+        assert row.table_row()["verdict"] == "FAIL"
     table = severity.severity_table(seeded, limit=5)
     assert len(table) == 5
-    assert all(r["levenshtein"] > 0 for r in table)
+    assert all(r.levenshtein > 0 for r in table)
 
 
 # ------------------------------------------------------------------ issue 9: paper definitions
@@ -501,10 +518,10 @@ def test_severity_cosine_is_computed_on_the_inputs(store):
     embedder = BagOfWordsEmbedder()
     cache = EmbeddingCache(embedder, store)
     (row,) = severity.severity_table(store, embeddings=cache)
-    assert row["cosine_distance"] == pytest.approx(0.25)
+    assert row.cosine_distance == pytest.approx(0.25)
     assert embedder.calls == [2]  # both inputs in one batch
     (case,) = severity.drilldown(store, embeddings=cache)
-    assert case["cosine_distance"] == pytest.approx(0.25)
+    assert case.proxies.cosine_distance == pytest.approx(0.25)
     assert embedder.calls == [2]  # cached: nothing embedded twice
     (row,) = severity.severity_table(store)
-    assert row["cosine_distance"] is None  # no embedder: no proxy, not the outputs' cosine
+    assert row.cosine_distance is None  # no embedder: no proxy, not the outputs' cosine

@@ -14,7 +14,7 @@ centre = (p + z²/2n) / (1 + z²/n), half = z·√(p(1−p)/n + z²/4n²) / (1 +
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -822,11 +822,15 @@ def test_severity_proxies_without_stored_details_use_the_similarity():
     """details None (or not an object) → the given similarity of the changed texts, source
     first: "a b" vs "a c": cosine distance 1 − 0.75; Levenshtein 1/3; Jaccard 1 − 1/3;
     length 0. The similarity below knows only that pair, in that order."""
-    for details in (None, "not an object"):
-        case = {"source_input": {"text": "a b", "same": "s"},
-                "followup_input": {"text": "a c", "same": "s"}, "details": details}  # fmt: skip
+    for details in (None, "not an object", {"input_similarity": "not a number"}):
+        case = Case(
+            id="c", run_id="r", sample_id="s", relation_id="si.paraphrase", family="si",
+            target="text", followup_index=0, repeat_index=0, model="M", task_id="qa",
+            verdict="PASS", source_input={"text": "a b", "same": "s"},
+            followup_input={"text": "a c", "same": "s"}, details=details,
+        )  # fmt: skip
         proxies = severity.severity_proxies(case, lambda a, b: {("a b", "a c"): 0.75}[(a, b)])
-        assert proxies == {
+        assert asdict(proxies) == {
             "levenshtein": pytest.approx(1 / 3),
             "jaccard": pytest.approx(2 / 3),
             "cosine_distance": 0.25,
@@ -857,7 +861,7 @@ def test_severity_table_every_field(severity_store):
     cosine 1 − .75; "x y" → "x z": Levenshtein 1/3, Jaccard 1 − 1/3, length 0, no cosine (no
     stored similarity, no embeddings). The SKIP has no follow-up input: not a severity row."""
     rows = severity.severity_table(severity_store, CaseFilter.make(run_ids=["r1"]))
-    assert rows == [
+    assert [asdict(row) for row in rows] == [
         {"id": "r1-c000", "model": "M", "relation_id": "si.paraphrase", "side": None,
          "verdict": "FAIL", "abs_delta": 0.5, "answer_changed": False, "output_similarity": 0.5,
          "levenshtein": 0.3125, "jaccard": 0.25, "cosine_distance": 0.25,
@@ -867,12 +871,12 @@ def test_severity_table_every_field(severity_store):
          "levenshtein": pytest.approx(1 / 3), "jaccard": pytest.approx(2 / 3),
          "cosine_distance": None, "length_change": 0.0},
     ]  # fmt: skip
-    assert [r["id"] for r in severity.severity_table(severity_store)] == [
+    assert [r.id for r in severity.severity_table(severity_store)] == [
         "r1-c000",
         "r1-c001",
         "r2-c003",
     ]
-    assert [r["id"] for r in severity.severity_table(severity_store, limit=1)] == ["r1-c000"]
+    assert [r.id for r in severity.severity_table(severity_store, limit=1)] == ["r1-c000"]
     spy = Spy(severity_store)
     severity.severity_table(spy)
     assert spy.calls == [("severity_rows", {"limit": 2000})]
@@ -881,15 +885,18 @@ def test_severity_table_every_field(severity_store):
 def test_drilldown_filter_and_limit(severity_store):
     """FAILs first; the filter and the limit are the caller's; 500 cases at most by default."""
     rows = severity.drilldown(severity_store, CaseFilter.make(run_ids=["r1"]))
-    assert [(r["id"], r["verdict"]) for r in rows] == [
+    assert [(r.case.id, r.case.verdict) for r in rows] == [
         ("r1-c000", "FAIL"),
         ("r1-c002", "SKIP"),
         ("r1-c001", "PASS"),
     ]
-    assert rows[0]["levenshtein"] == 0.3125 and rows[0]["answer_changed"] is False
-    assert rows[2]["answer_changed"] is True
+    assert rows[0].proxies.levenshtein == 0.3125 and rows[0].answer_changed is False
+    assert rows[2].answer_changed is True
     assert len(severity.drilldown(severity_store)) == 4
-    assert [r["id"] for r in severity.drilldown(severity_store, limit=2)] == ["r1-c000", "r1-c002"]
+    assert [r.case.id for r in severity.drilldown(severity_store, limit=2)] == [
+        "r1-c000",
+        "r1-c002",
+    ]
     spy = Spy(severity_store)
     severity.drilldown(spy, model="M")
     assert spy.calls == [

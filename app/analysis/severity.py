@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
 from app.analysis.case_fields import input_texts
 from core.case_filter import CaseFilter
+from core.types import Case
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -41,9 +43,19 @@ def length_change_ratio(a: str, b: str) -> float:
     return abs(len(b) - len(a)) / max(len(a), 1)
 
 
+@dataclass(frozen=True)
+class SeverityProxies:
+    """AgentDiff's four proxies of how far one follow-up input moved from its source."""
+
+    levenshtein: float
+    jaccard: float
+    cosine_distance: float | None  # None without the validity gate's or an embedder's similarity
+    length_change: float
+
+
 def severity_proxies(
-    case: dict[str, Any], similarity: Callable[[str, str], float] | None = None
-) -> dict[str, Any]:
+    case: Case, similarity: Callable[[str, str], float] | None = None
+) -> SeverityProxies:
     """AgentDiff's four severity proxies of one case's follow-up input against its source.
 
     ``cosine_distance`` = 1 − the cosine similarity of the two *inputs* (AgentDiff §4.1 applies
@@ -51,41 +63,83 @@ def severity_proxies(
     the validity gate stored it, else ``similarity(source, follow-up)`` of the changed fields
     when an embedding similarity is given, else None — never a proxy on the outputs.
     """
-    source, followup = input_texts(case["source_input"], case.get("followup_input"))
-    details = case.get("details")
+    source, followup = input_texts(case.source_input, case.followup_input)
+    details = case.details  # a stored text that is not JSON stays text
     input_similarity = details.get("input_similarity") if isinstance(details, dict) else None
     cosine = None
     if isinstance(input_similarity, int | float):
         cosine = 1.0 - float(input_similarity)
-    elif similarity is not None and case.get("followup_input") is not None:
+    elif similarity is not None and case.followup_input is not None:
         cosine = 1.0 - float(similarity(source, followup))
-    return {
-        "levenshtein": normalized_levenshtein(source, followup),
-        "jaccard": token_jaccard_distance(source, followup),
-        "cosine_distance": cosine,
-        "length_change": length_change_ratio(source, followup),
-    }
+    return SeverityProxies(
+        levenshtein=normalized_levenshtein(source, followup),
+        jaccard=token_jaccard_distance(source, followup),
+        cosine_distance=cosine,
+        length_change=length_change_ratio(source, followup),
+    )
 
 
-def _prefetch_inputs(embeddings, rows: list[dict[str, Any]]) -> None:
+def _prefetch_inputs(embeddings, cases: list[Case]) -> None:
     """Embed every input text the proxies will compare, in one batch (cached per text)."""
     texts = []
-    for row in rows:
-        if row.get("followup_input") is not None:
-            texts.extend(input_texts(row["source_input"], row["followup_input"]))
+    for case in cases:
+        if case.followup_input is not None:
+            texts.extend(input_texts(case.source_input, case.followup_input))
     if texts:
         embeddings.prefetch(texts)
 
 
-def answer_changed(case: dict[str, Any]) -> bool | None:
+def answer_changed(case: Case) -> bool | None:
     """Whether the follow-up answer differs from the source answer (None without both).
 
     Same rule as the SQL aggregate: equal ignoring ASCII letter case (SQLite NOCASE).
     """
-    source, followup = case.get("source_answer"), case.get("followup_answer")
+    source, followup = case.source_answer, case.followup_answer
     if source is None or followup is None:
         return None
     return str(source).translate(_ASCII_FOLD) != str(followup).translate(_ASCII_FOLD)
+
+
+@dataclass(frozen=True)
+class DrilldownCase:
+    """A heatmap cell's case, with how far its follow-up moved and whether the answer changed."""
+
+    case: Case
+    proxies: SeverityProxies
+    answer_changed: bool | None
+
+    def table_row(self) -> dict[str, Any]:
+        """The case's columns and its proxies, flat, for the drill-down table."""
+        return {
+            **self.case.to_row(),
+            **asdict(self.proxies),
+            "answer_changed": self.answer_changed,
+        }
+
+
+@dataclass(frozen=True)
+class SeverityPoint:
+    """One point of the severity scatter: a judged case's proxies against its outcome."""
+
+    id: str
+    model: str
+    relation_id: str
+    side: str | None
+    verdict: str
+    abs_delta: float | None
+    answer_changed: bool | None
+    output_similarity: float | None
+    levenshtein: float
+    jaccard: float
+    cosine_distance: float | None
+    length_change: float
+
+
+def _similarity(embeddings, cases: list[Case]) -> Callable[[str, str], float] | None:
+    if embeddings is None:
+        return None
+    _prefetch_inputs(embeddings, cases)
+    return embeddings.similarity
 
 
 def drilldown(
@@ -97,51 +151,42 @@ def drilldown(
     verdicts: Iterable[str] | None = None,
     limit: int = 500,
     embeddings=None,
-) -> list[dict[str, Any]]:
+) -> list[DrilldownCase]:
     """The cases of one heatmap cell with their severity proxies and answer change attached.
 
     ``embeddings`` (an ``app.engine.embedder.EmbeddingCache``) gives the input cosine proxy.
     """
-    rows = store.cell_cases(
+    cases = store.cell_cases(
         flt, model=model, relation_id=relation_id, verdicts=verdicts, limit=limit
     )
-    similarity = None
-    if embeddings is not None:
-        _prefetch_inputs(embeddings, rows)
-        similarity = embeddings.similarity
-    for row in rows:
-        row.update(severity_proxies(row, similarity))
-        row["answer_changed"] = answer_changed(row)
-    return rows
+    similarity = _similarity(embeddings, cases)
+    return [
+        DrilldownCase(case, severity_proxies(case, similarity), answer_changed(case))
+        for case in cases
+    ]
 
 
 def severity_table(
     store, flt: CaseFilter | None = None, limit: int = 2000, *, embeddings=None
-) -> list[dict[str, Any]]:
+) -> list[SeverityPoint]:
     """Severity proxies for a bounded sample of cases (the scatter), with |Δ| and answer change.
 
     ``embeddings`` (an ``app.engine.embedder.EmbeddingCache``) gives the input cosine proxy; the
     inputs are embedded together, each distinct text once.
     """
-    rows = store.severity_rows(flt, limit=limit)
-    similarity = None
-    if embeddings is not None:
-        _prefetch_inputs(embeddings, rows)
-        similarity = embeddings.similarity
-    out = []
-    for row in rows:
-        proxies = severity_proxies(row, similarity)
-        out.append(
-            {
-                "id": row["id"],
-                "model": row["model"],
-                "relation_id": row["relation_id"],
-                "side": row["side"],
-                "verdict": row["verdict"],
-                "abs_delta": abs(row["delta"]) if row["delta"] is not None else None,
-                "answer_changed": answer_changed(row),
-                "output_similarity": row["output_similarity"],
-                **proxies,
-            }
+    cases = store.severity_rows(flt, limit=limit)
+    similarity = _similarity(embeddings, cases)
+    return [
+        SeverityPoint(
+            id=case.id,
+            model=case.model,
+            relation_id=case.relation_id,
+            side=case.side,
+            verdict=case.verdict.value,
+            abs_delta=abs(case.delta) if case.delta is not None else None,
+            answer_changed=answer_changed(case),
+            output_similarity=case.output_similarity,
+            **asdict(severity_proxies(case, similarity)),
         )
-    return out
+        for case in cases
+    ]

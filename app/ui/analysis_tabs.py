@@ -25,6 +25,7 @@ from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.components import error_boundary, inert, shorten, show_table
 from core.case_filter import CaseFilter
+from core.types import Case
 
 DRILLDOWN_LIMIT = 500  # the case query's own limit (severity.drilldown)
 
@@ -107,10 +108,10 @@ def case_choice_key(cell: str) -> str:
     return f"analysis_case::{cell}"
 
 
-def case_choice_text(case: dict[str, Any]) -> str:
+def case_choice_text(case: Case) -> str:
     """A case in the "Case to compare" list: verdict · input snippet · reason snippet."""
-    snippet = shorten(view.fields_text(case.get("source_input")), 50)
-    return f"{case['verdict']} · {snippet} · {shorten(case.get('reason'), 40)}"
+    snippet = shorten(view.fields_text(case.source_input), 50)
+    return f"{case.verdict} · {snippet} · {shorten(case.reason, 40)}"
 
 
 def _render_drilldown(data: AnalysisView, row: dict[str, Any], cell: str) -> None:
@@ -130,9 +131,10 @@ def _render_drilldown(data: AnalysisView, row: dict[str, Any], cell: str) -> Non
         return
     if len(cases) >= DRILLDOWN_LIMIT:
         st.caption(f"Showing the first {DRILLDOWN_LIMIT} cases (FAILs first).")
-    show_table(view.frame(cases, tables.CASE_TABLE), tables.CASE_TABLE)
+    rows = [case.table_row() for case in cases]
+    show_table(view.frame(rows, tables.CASE_TABLE), tables.CASE_TABLE)
     st.caption("Long text is cut with …: pick the case below to read it whole.")
-    by_id = {case["id"]: case for case in cases}
+    by_id = {shown.case.id: shown.case for shown in cases}
     key = case_choice_key(cell)
     if state.get(key) not in by_id:
         state.pop(key, None)

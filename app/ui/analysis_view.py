@@ -24,12 +24,14 @@ from app.analysis import severity as severity_metrics
 from app.analysis.case_fields import field_texts
 from app.analysis.catalogue.formats import Unit, format_shown
 from app.analysis.catalogue.tables import Shown
+from app.analysis.severity import DrilldownCase, SeverityPoint
 from app.analysis.triage.false_positives import false_positive_rates
 from app.engine.embedder import EmbeddingCache, default_embedder
 from app.reports.exports import export_bytes
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
 from core.case_filter import CaseFilter
+from core.types import Case
 from storage import Store
 
 _LOG = logging.getLogger(__name__)
@@ -199,7 +201,7 @@ def input_embeddings(store: Store) -> EmbeddingCache:
 
 
 @st.cache_data(show_spinner="Embedding inputs…", max_entries=64)
-def severity(path: str, version: Version, flt: CaseFilter) -> list[dict]:
+def severity(path: str, version: Version, flt: CaseFilter) -> list[SeverityPoint]:
     return _with_store(
         path, lambda s: severity_metrics.severity_table(s, flt, embeddings=input_embeddings(s))
     )
@@ -208,7 +210,7 @@ def severity(path: str, version: Version, flt: CaseFilter) -> list[dict]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def drilldown(
     path: str, version: Version, flt: CaseFilter, model: str, relation_id: str, verdicts: tuple
-) -> list[dict]:
+) -> list[DrilldownCase]:
     return _with_store(
         path,
         lambda s: severity_metrics.drilldown(
@@ -375,34 +377,34 @@ def fields_text(value: Any) -> str:
     return "\n\n".join(f"{name}: {text}" for name, text in fields.items())
 
 
-def render_case(case: dict[str, Any]) -> None:
+def render_case(case: Case) -> None:
     """One case: verdict, measured value and reason, then inputs and outputs side by side."""
-    value_text = format_shown(case.get("value"), Unit.DECIMAL)
+    value_text = format_shown(case.value, Unit.DECIMAL)
     st.markdown(
-        f"{verdict_badge(case['verdict'])} value **{value_text}** · oracle "
-        f"{inert(case.get('oracle') or '—')} · sample {inert(case['sample_id'])} · repeat "
-        f"{case['repeat_index']} · follow-up {case['followup_index']}"
+        f"{verdict_badge(case.verdict)} value **{value_text}** · oracle "
+        f"{inert(case.oracle or '—')} · sample {inert(case.sample_id)} · repeat "
+        f"{case.repeat_index} · follow-up {case.followup_index}"
     )
-    st.text(f"Reason: {case.get('reason') or '—'}")
+    st.text(f"Reason: {case.reason or '—'}")
     side_by_side(
         "Source input",
-        fields_text(case.get("source_input")),
+        fields_text(case.source_input),
         "Follow-up input",
-        fields_text(case.get("followup_input")) if case.get("followup_input") else "",
+        fields_text(case.followup_input) if case.followup_input else "",
     )
     side_by_side(
         "Source output",
-        case.get("source_output") or "",
+        case.source_output or "",
         "Follow-up output",
-        case.get("followup_output") or "",
+        case.followup_output or "",
     )
     st.text(
-        f"Answers: {format_shown(case.get('source_answer'), Unit.TEXT)} → "
-        f"{format_shown(case.get('followup_answer'), Unit.TEXT)} · "
-        f"Δ = {format_shown(case.get('delta'), Unit.DECIMAL)} · output similarity = "
-        f"{format_shown(case.get('output_similarity'), Unit.DECIMAL)}"
+        f"Answers: {format_shown(case.source_answer, Unit.TEXT)} → "
+        f"{format_shown(case.followup_answer, Unit.TEXT)} · "
+        f"Δ = {format_shown(case.delta, Unit.DECIMAL)} · output similarity = "
+        f"{format_shown(case.output_similarity, Unit.DECIMAL)}"
     )
-    if any(case.get(k) is None for k in ("source_answer", "followup_answer", "delta")):
+    if any(v is None for v in (case.source_answer, case.followup_answer, case.delta)):
         st.caption(
             "— = not recorded: no answer was extracted, or no Δ (it needs a reference answer "
             "and a judged PASS/FAIL case)."
