@@ -22,12 +22,18 @@ from app.ui.probe_results import render_latest_results  # noqa: E402
 from app.ui.probe_run import render_interrupted_notice, render_run  # noqa: E402
 
 store = get_store()
-if not store.runs():
-    render_demo_offer(key="probe")
+# An empty database gets the demo offer first; it goes once this page has made the first run.
+demo_offer = st.empty()
+offered = not store.runs()
+if offered:
+    with demo_offer.container():
+        render_demo_offer(key="probe")
 
 choices = render_run_form(store, key="probe")
 with error_boundary("The run"):
     render_run(store, choices, key="probe")
+if offered and store.runs():
+    demo_offer.empty()
 with error_boundary("Batch mode"):
     render_batch_panel(store, choices, key="probe_batch")
 with error_boundary("The interrupted-run notice"):

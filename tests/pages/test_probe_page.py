@@ -35,10 +35,13 @@ def test_probe_run_against_fake_server_shows_verdicts(app_db, fake_server):
     at.radio(key="probe_inputs_source").set_value("Paste").run()
     at.text_area(key="probe_inputs_paste").input("I love this.\nThe service was bad.\n").run()
     assert not at.button(key="probe_run").disabled
+    assert "No runs yet" in " ".join(m.value for m in at.markdown)
     at.button(key="probe_run").click().run()
     assert not at.exception, at.exception
     markdown = " ".join(m.value for m in at.markdown)
     assert "cases" in markdown and "PASS" in markdown
+    # the first run's results are not shown under "No runs yet"
+    assert "No runs yet" not in markdown
     store = Store(app_db)
     cases = store.cases_for()
     assert len(cases) == 6
