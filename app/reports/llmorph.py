@@ -29,6 +29,7 @@ from typing import Any
 
 from app.analysis.case_fields import field_texts
 from core.case_filter import CaseFilter
+from core.json_text import UnreadableJsonError, load_json
 from core.tasks import BUILTIN_TASKS
 from core.types import Case, Endpoint, Sample, content_hash
 from storage.run_verbs import RunDefinition
@@ -184,13 +185,11 @@ def _read_documents(path: Path) -> list[tuple[str, Any]]:
         except UnicodeDecodeError as exc:
             raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from exc
         try:
-            documents.append((name, json.loads(text)))
+            documents.append((name, load_json(text)))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-        except RecursionError:
-            raise ValueError(f"{name}: the JSON is nested too deeply") from None
-        except ValueError as exc:  # e.g. an integer with more digits than Python converts
-            raise ValueError(f"{name}: a value cannot be read ({exc})") from None
+        except UnreadableJsonError as exc:
+            raise ValueError(f"{name}: {exc}") from None
     return documents
 
 

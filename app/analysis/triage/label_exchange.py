@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from core.json_text import UnreadableJsonError, load_json
 from storage.label_verbs import LABELS, RETRACTED
 
 if TYPE_CHECKING:
@@ -83,15 +84,12 @@ def _parse_rows(text: str, fmt: str) -> tuple[list[dict[str, Any]], list[str]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = load_json(line)
             except json.JSONDecodeError as error:
                 errors.append(f"line {number}: not valid JSON ({error.msg})")
                 continue
-            except RecursionError:
-                errors.append(f"line {number}: the JSON is nested too deeply")
-                continue
-            except ValueError as error:  # e.g. an integer with more digits than Python reads
-                errors.append(f"line {number}: a value cannot be read ({error})")
+            except UnreadableJsonError as error:
+                errors.append(f"line {number}: {error}")
                 continue
             if not isinstance(row, dict):
                 errors.append(f"line {number}: expected a JSON object")
