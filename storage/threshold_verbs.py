@@ -118,22 +118,6 @@ class ThresholdVerbs:
         )
         return [decode_case_columns(row) for row in rows]
 
-    def recorded_thresholds(self, relation_id: str, oracle: str) -> list[float]:
-        """Thresholds the oracle wrote into this relation's ``details`` (most used first):
-        ``theta`` for similarity oracles, ``eps`` for numeric ones, or ``threshold``."""
-        recorded = (
-            "coalesce(json_extract(details, '$.theta'), json_extract(details, '$.eps'), "
-            "json_extract(details, '$.threshold'))"
-        )
-        rows = self._query(
-            f"SELECT {recorded} AS threshold, count(*) AS n FROM cases "
-            "WHERE verdict IN ('PASS', 'FAIL') AND relation_id = ? AND oracle = ? "
-            "AND json_valid(details) "
-            f"AND {recorded} IS NOT NULL GROUP BY 1 ORDER BY n DESC, 1",
-            [relation_id, oracle],
-        )
-        return [float(row["threshold"]) for row in rows]
-
     def record_verdict_changes(
         self, relation_id: str, threshold: float, changes: list[dict[str, Any]]
     ) -> None:

@@ -82,21 +82,18 @@ def absolute_eps_tasks(store: Store) -> list[str]:
 
 
 def current_threshold(
-    store: Store, relation_id: str, oracle: str, cases: Sequence[dict[str, Any]] | None = None
+    store: Store, relation_id: str, oracle: str, cases: Sequence[dict[str, Any]]
 ) -> float | None:
     """The threshold now in force: a stored override, else the one the oracle recorded in the
-    details of ``cases`` (default: all the relation's cases) most often, else the default
-    for the oracle (None if there is none)."""
+    details of ``cases`` most often, else the default for the oracle (None if there is none)."""
     override = store.threshold_overrides().get(relation_id)
     if override is not None:
         return float(override)
-    if cases is None:
-        recorded = store.recorded_thresholds(relation_id, oracle)
-    else:
-        recorded = [
-            threshold for threshold, _ in Counter(map(_recorded_threshold, cases)).most_common()
-        ]
-        recorded = [threshold for threshold in recorded if threshold is not None]
+    recorded = [
+        threshold
+        for threshold, _ in Counter(map(_recorded_threshold, cases)).most_common()
+        if threshold is not None
+    ]
     if recorded:
         return recorded[0]
     return DEFAULT_THRESHOLDS.get(oracle)
