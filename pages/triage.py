@@ -28,7 +28,7 @@ if not options["runs"]:
 # The name and the progress share a row: the case to label stays above the fold.
 top = st.columns([1, 2], vertical_alignment="bottom")
 with top[0]:
-    labeler = render_labeler(store)
+    labeler = render_labeler()
 progress_slot = top[1].empty()
 choice = render_filters(store, options, labeler)
 progress = store.label_progress(**choice.filters.as_kwargs())

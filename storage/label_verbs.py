@@ -185,14 +185,6 @@ class LabelVerbs(EndpointModels):
         """Whether anyone has labeled anything yet (cheap: stops at the first row)."""
         return self._db.execute("SELECT 1 FROM labels LIMIT 1").fetchone() is not None
 
-    def last_labeler(self) -> str | None:
-        """The labeler of the most recent entry (to prefill the name field)."""
-        rows = self._query(
-            "SELECT labeler FROM labels WHERE labeler != '' "
-            "ORDER BY created_at DESC, id DESC LIMIT 1"
-        )
-        return rows[0]["labeler"] if rows else None
-
     def labelers(self) -> list[str]:
         """Everyone who has labeled something, sorted."""
         rows = self._query("SELECT DISTINCT labeler FROM labels WHERE labeler != '' ORDER BY 1")

@@ -166,7 +166,7 @@ def test_a_new_user_walks_through_probe_analysis_triage_and_the_report(dashboard
         _shot(page, "05-triage-case")
         page.get_by_role("heading", name="Triage").click()  # focus off the text box
         page.keyboard.press("1")
-        expect(page.get_by_text("as confirmed").first).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Labeled “confirmed”").first).to_be_visible(timeout=30_000)
         _shot(page, "06-triage-labeled")
         browser.close()
     watch.assert_clean()

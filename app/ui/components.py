@@ -19,6 +19,7 @@ from app.analysis.catalogue.formats import MISSING, Unit, format_shown
 from app.analysis.catalogue.tables import Shown
 from app.reports.diffing import diff_html
 from core.types import Endpoint
+from relations.registry import get_relation
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,15 @@ def page_link(page: str, label: str, icon: str, help: str | None = None) -> None
         st.page_link(page, label=label, icon=icon, help=help)
     except StreamlitPageNotFoundError:
         st.caption(f"{label}: in the sidebar")
+
+
+def relation_name(relation_id: str) -> str:
+    """A relation's human name ("Negation"); its id when it is not a built-in one (a custom or
+    imported relation), which is the only name it has."""
+    try:
+        return get_relation(relation_id).name
+    except KeyError:
+        return relation_id
 
 
 def fields_text(fields: Any) -> str:

@@ -49,19 +49,23 @@ def test_labeling_flow_undo_next_and_filters(app_db) -> None:
     at = open_page(PAGE)
     assert not at.exception, at.exception
     assert at.text_input(key="triage_labeler").value == ""
-    assert at.button(key="triage_label_confirmed").disabled  # no name yet
     assert at.button(key="triage_label_confirmed").proto.shortcut == "1"
     assert at.button(key="triage_undo").proto.shortcut == "u"
-
-    at.text_input(key="triage_labeler").input("ann").run()
     assert current(at) == "a1"
-    assert "Case 1 of 6" in texts(at)
+    assert "0 of 6 labeled" in texts(at)
     assert any("sitting" in m.value for m in at.markdown)  # follow-up input side by side
 
+    # The first label asks who is labeling; the label waits for the name.
     at.text_input(key="triage_note").input("a real flip").run()
     at.button(key="triage_label_confirmed").click().run()
     assert not at.exception, at.exception
+    assert current(at) == "a1" and Store(app_db).current_labels() == []
+    at.text_input(key="triage_name_asked").input("ann").run()
+    at.button(key="triage_name_label").click().run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="triage_labeler").value == "ann"
     assert current(at) == "a2"  # moved on
+    assert "1 of 6 labeled" in texts(at)  # progress counts labels; the queue shrank to 5
     assert at.text_input(key="triage_note").value == ""  # note cleared for the next case
     at.button(key="triage_label_fp_oracle").click().run()
     at.button(key="triage_label_unsure").click().run()
@@ -83,7 +87,7 @@ def test_labeling_flow_undo_next_and_filters(app_db) -> None:
     assert store.current_labels(case_ids=["a3"]) == []
     assert [row["label"] for row in store.label_history("a3")] == ["unsure", "retracted"]
     # Flash messages are toasts: they float over the page instead of pushing the case down.
-    assert at.toast[0].value == "Undid 'unsure' on a3."
+    assert at.toast[0].value == "Undid “unsure”: the case is back in the queue."
     assert not at.success
 
     # Next / previous walk the queue without labeling.
@@ -94,11 +98,11 @@ def test_labeling_flow_undo_next_and_filters(app_db) -> None:
 
     # Filters: one relation, then another run with all cases (labeled ones included).
     at.multiselect(key="triage_relations").set_value(["word.synonym"]).run()
-    assert current(at) == "a4" and "Case 1 of 1" in texts(at)
+    assert current(at) == "a4" and "0 of 1 labeled" in texts(at)
     at.multiselect(key="triage_relations").set_value([]).run()
     at.multiselect(key="triage_runs").set_value(["run-a"]).run()
     at.checkbox(key="triage_unlabeled").uncheck().run()
-    assert "of 4" in texts(at)  # a1..a4, labeled or not
+    assert "2 of 4 labeled" in texts(at)  # a1..a4, labeled or not (a1, a2 labeled)
     at.multiselect(key="triage_models").set_value(["model-b"]).run()
     assert at.info[0].value.startswith("Nothing to triage")  # run-a has no model-b cases
 
@@ -115,18 +119,20 @@ def test_labeling_flow_undo_next_and_filters(app_db) -> None:
     store.close()
 
 
-def test_labeler_is_prefilled_from_the_last_label(app_db) -> None:
+def test_labeler_name_is_the_sessions_own(app_db) -> None:
+    """Issue 28 item 7: a colleague in another browser is never given the last labeler's name."""
     seed(app_db)
     store = Store(app_db)
     store.add_label("a1", "confirmed", "", "ann")
     store.add_label("a2", "unsure", "", "bob")
     store.close()
     at = open_page(PAGE)
-    assert at.text_input(key="triage_labeler").value == "bob"
+    assert at.text_input(key="triage_labeler").value == ""
+    at.text_input(key="triage_labeler").input("bob").run()
     # 'Unlabeled by me' shows bob the case only ann has labeled.
-    assert current(at) == "a3" and "Case 1 of 4" in texts(at)
+    assert current(at) == "a3" and "2 of 6 labeled" in texts(at)
     at.radio(key="triage_scope").set_value("me").run()
-    assert current(at) == "a3" and "Case 2 of 5" in texts(at)  # the current case stays put
+    assert current(at) == "a3"  # the current case stays put
     at.button(key="triage_previous").click().run()
     assert current(at) == "a1"
 
@@ -142,12 +148,16 @@ def test_threshold_suggestion_apply_button(app_db) -> None:
     store.close()
     at = open_page(PAGE)
     assert not at.exception, at.exception
-    line = next(t.value for t in at.text if t.value.startswith("si.paraphrase (semantic_similar)"))
+    line = next(
+        t.value
+        for t in at.text
+        if t.value.startswith("si.paraphrase (semantic similar): 4 labeled")
+    )
     assert "suggested 0.475" in line and "50% → 100%" in line
     assert "4 stored verdict(s) would change" in line  # a3, a6 and run-b's b1, b2 (cosine 0.5)
     at.button(key="triage_apply_0").click().run()
     assert not at.exception, at.exception
-    assert "Threshold 0.475 applied to si.paraphrase: 4 of 7 verdicts changed" in at.toast[0].value
+    assert "Threshold 0.475 applied to Paraphrase: 4 of 7 verdicts changed" in at.toast[0].value
     store = Store(app_db)
     assert store.case("a3").verdict == "PASS"
     assert store.case("a3").original_verdict == "FAIL"

@@ -105,7 +105,7 @@ def test_current_case_panel_labels_through_its_callback_and_moves_on(db_path) ->
     at.button(key="triage_label_confirmed").click().run()
     assert not at.exception, at.exception
     assert at.session_state["triage_case_id"] == "a2"
-    assert at.session_state["triage_flash"] == ("success", "Labeled a1 as confirmed.")
+    assert at.session_state["triage_flash"] == ("success", "Labeled “confirmed”.")
     store = Store(db_path)
     assert [(r["case_id"], r["label"], r["note"]) for r in store.current_labels()] == [
         ("a1", "confirmed", "real flip")
@@ -114,9 +114,21 @@ def test_current_case_panel_labels_through_its_callback_and_moves_on(db_path) ->
 
 
 def test_current_case_panel_without_a_labeler_or_a_queue(db_path) -> None:
+    """Without a name, a label button asks for one (a dialog) and labels once it is given."""
     at = AppTest.from_function(_current_case_panel, args=(db_path, ["a1"], "")).run()
-    assert at.button(key="triage_label_confirmed").disabled
-    assert at.warning[0].value == "Enter your name above to label."
+    assert not at.button(key="triage_label_confirmed").disabled
+    at.button(key="triage_label_confirmed").click().run()
+    assert at.session_state["triage_pending_label"] == ("a1", "confirmed", None)
+    at.button(key="triage_name_label").click().run()  # no name typed: nothing happens
+    assert Store(db_path).current_labels() == []
+    at.button(key="triage_label_confirmed").click().run()
+    at.text_input(key="triage_name_asked").input("  ann ").run()
+    at.button(key="triage_name_label").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["triage_labeler"] == "ann"
+    assert [(r["case_id"], r["labeler"]) for r in Store(db_path).current_labels()] == [
+        ("a1", "ann")
+    ]
     at = AppTest.from_function(_current_case_panel, args=(db_path, [], "ann")).run()
     assert at.info[0].value.startswith("Nothing to triage with these filters")
 

@@ -123,6 +123,12 @@ _CATALOGUE: tuple[Metric, ...] = (
     Metric("error", "error", Unit.COUNT),
     Metric("samples", "samples", Unit.COUNT),
     Metric("labeled", "labeled", Unit.COUNT),
+    # ---- Triage's label counts (the labels' names are the Triage buttons')
+    Metric("n_fail", "FAILs", Unit.COUNT),
+    Metric("confirmed", "confirmed", Unit.COUNT),
+    Metric("fp_invalid_followup", "invalid follow-up", Unit.COUNT),
+    Metric("fp_oracle", "checker wrong", Unit.COUNT),
+    Metric("unsure", "unsure", Unit.COUNT),
     Metric("n_originals", "originals", Unit.COUNT, report_label="originals with a side case"),
     Metric("n_cells", "cells", Unit.COUNT),
     Metric("repeat_index", "repeat", Unit.COUNT),

@@ -110,6 +110,9 @@ FALSE_POSITIVE_RATES = (
 )
 TRIAGE_FEEDBACK_COLUMNS = ("labeled", *FALSE_POSITIVE_RATES)
 TRIAGE_FEEDBACK_TABLE = table("model", "relation_id", *TRIAGE_FEEDBACK_COLUMNS)
+TRIAGE_LABEL_COUNTS = ("confirmed", "fp_invalid_followup", "fp_oracle", "unsure")
+TRIAGE_PROGRESS_TABLE = table("relation_id", "n_fail", "labeled", *TRIAGE_LABEL_COUNTS)
+TRIAGE_RATES_TABLE = table("relation_id", "n_fail", *TRIAGE_FEEDBACK_COLUMNS, *TRIAGE_LABEL_COUNTS)
 TEST_TABLE = table(
     "subject", "measure", "statistic", "p_value", "p_adjusted", "significant", "reading"
 )  # fmt: skip

@@ -11,8 +11,20 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.ui.components import fields_text, side_by_side, verdict_badge
-from app.ui.triage.state import CASE_ID, NOTE, go_to, label_case, undo_label
+from app.analysis.catalogue.definitions import metric_label
+from app.analysis.catalogue.formats import Unit, format_shown
+from app.ui.components import fields_text, relation_name, side_by_side, verdict_badge
+from app.ui.triage.state import (
+    CASE_ID,
+    NAME_ASKED,
+    NOTE,
+    PENDING_LABEL,
+    go_to,
+    label_as_named,
+    label_name,
+    request_label,
+    undo_label,
+)
 from core.types import Case
 from storage import Store
 
@@ -39,7 +51,7 @@ def history_frame(history: list[dict[str, Any]]) -> pd.DataFrame:
         {
             "time": row["created_at"][:19].replace("T", " "),
             "labeler": row["labeler"],
-            "label": row["label"],
+            "label": label_name(row["label"]),
             "note": row["note"],
             "status": "undone" if row["cancelled"] else ("undo" if row["retracts"] else ""),
         }
@@ -56,15 +68,16 @@ def render_case(case: Case, history: list[dict[str, Any]], position: str) -> Non
     badge = verdict_badge(case.verdict)
     if original and original != case.verdict:
         badge += f" (automatic verdict: {verdict_badge(original)})"
-    value = case.value
-    measured = "—" if value is None else f"{value:.3f}"
+    measured = format_shown(case.value, Unit.DECIMAL)
     st.markdown(
-        f"**{position}** · {badge} · relation {_code(case.relation_id)} · "
-        f"model {_code(case.model)} · task {_code(case.task_id)}"
+        f"**{position}** · {badge} · **{relation_name(case.relation_id)}** "
+        f"{_code(case.relation_id)} · model {_code(case.model)} · task {_code(case.task_id)}"
     )
-    st.markdown(f"Oracle {_code(case.oracle or 'none')} · measured value **{measured}**")
+    checker = metric_label(case.oracle) if case.oracle else "none"
+    st.markdown(f"Checked by {checker} · measured value **{measured}**")
     st.caption(
-        f"Run {_code(case.run_id)} · sample {_code(case.sample_id)} · target {_code(case.target)}"
+        f"Run {_code(case.run_id)} · sample {_code(case.sample_id)} · changed field "
+        f"{_code(case.target)}"
     )
     st.text(f"Reason: {case.reason or ''}")
     side_by_side(
@@ -100,8 +113,17 @@ def _queue_position(queue: list[str]) -> tuple[str, str | None, str | None]:
     return current_id, previous_id, next_id
 
 
-def render_label_buttons(current_id: str, next_id: str | None, labeler: str) -> None:
-    """One button per label (keys 1–4) and the note; disabled until the labeler has a name."""
+@st.dialog("Who is labeling?")
+def ask_labeler_name() -> None:
+    """Asked on the first label of a browser session: every label carries its labeler's name
+    (agreement between labelers needs it right), and nothing fills it in from another session."""
+    st.text_input("Your name", key=NAME_ASKED, placeholder="e.g. Ann")
+    st.caption("Kept with every label you give in this browser session.")
+    st.button("Label", key="triage_name_label", type="primary", on_click=label_as_named)
+
+
+def render_label_buttons(current_id: str, next_id: str | None) -> None:
+    """One button per label (keys 1–4) and the note; the first label asks for a name."""
     buttons = st.columns(len(LABEL_BUTTONS))
     for column, (label, text, icon, shortcut, help_text) in zip(
         buttons, LABEL_BUTTONS, strict=True
@@ -112,14 +134,13 @@ def render_label_buttons(current_id: str, next_id: str | None, labeler: str) -> 
             key=f"triage_label_{label}",
             shortcut=shortcut,
             help=help_text,
-            disabled=not labeler,
-            on_click=label_case,
+            on_click=request_label,
             args=(current_id, label, next_id),
             width="stretch",
         )
     st.text_input("Note (optional)", key=NOTE, placeholder="why, in a few words")
-    if not labeler:
-        st.warning("Enter your name above to label.")
+    if st.session_state.get(PENDING_LABEL):
+        ask_labeler_name()
 
 
 def render_navigation(
@@ -169,7 +190,9 @@ def render_current_case(
             st.info("Nothing to triage with these filters. Widen them or untick 'Unlabeled only'.")
         return
     current_id, previous_id, next_id = _queue_position(queue)
-    render_label_buttons(current_id, next_id, labeler)
+    render_label_buttons(current_id, next_id)
     render_navigation(current_id, previous_id, next_id, labeler)
-    position = f"Case {queue.index(current_id) + 1} of {len(queue)}"
+    # Progress counts labels, not the queue's length: the queue of unlabeled cases shrinks as
+    # one labels, so "case 1 of 163" would become "case 2 of 152".
+    position = f"{progress['labeled']} of {progress['total']} labeled"
     render_case(store.case(current_id), store.label_history(current_id), position)

@@ -7,35 +7,26 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.analysis.catalogue.tables import FALSE_POSITIVE_RATES, TRIAGE_FEEDBACK_COLUMNS
+from app.analysis.catalogue.definitions import metric_label
+from app.analysis.catalogue.tables import TRIAGE_PROGRESS_TABLE, TRIAGE_RATES_TABLE
 from app.analysis.triage.thresholds import Suggestion
+from app.ui.analysis_view import frame
+from app.ui.components import page_link, show_table
 from app.ui.data import triage_feedback
 from app.ui.triage.filters import CaseFilters
 from app.ui.triage.state import apply_suggested_threshold
 
-FEEDBACK_COLUMNS = [
-    "relation",
-    "n_fail",
-    *TRIAGE_FEEDBACK_COLUMNS,
-    "confirmed",
-    "fp_invalid_followup",
-    "fp_oracle",
-    "unsure",
-]
-
 
 def progress_frame(progress: dict[str, Any]) -> pd.DataFrame:
-    """Per-relation progress: labeled / total FAILs and the label counts."""
-    columns = [
-        "relation_id",
-        "total",
-        "labeled",
-        "confirmed",
-        "fp_invalid_followup",
-        "fp_oracle",
-        "unsure",
-    ]
-    return pd.DataFrame.from_records(progress["by_relation"], columns=columns)
+    """Per-relation progress: labeled / all FAILs and the label counts, under their headers."""
+    rows = [{**row, "n_fail": row["total"]} for row in progress["by_relation"]]
+    return frame(rows, TRIAGE_PROGRESS_TABLE)
+
+
+def rates_frame(feedback: pd.DataFrame) -> pd.DataFrame:
+    """The false-positive rates per relation, under their headers (rates as percentages)."""
+    rows = feedback.rename(columns={"relation": "relation_id"}).to_dict("records")
+    return frame(rows, TRIAGE_RATES_TABLE)
 
 
 def suggestion_text(suggestion: Suggestion) -> str:
@@ -44,8 +35,8 @@ def suggestion_text(suggestion: Suggestion) -> str:
         "unknown" if suggestion.current_threshold is None else f"{suggestion.current_threshold:.3f}"
     )
     head = (
-        f"{suggestion.relation_id} ({suggestion.oracle}): n={suggestion.n} "
-        f"({suggestion.n_confirmed} confirmed, {suggestion.n_fp_oracle} fp_oracle), "
+        f"{suggestion.relation_id} ({metric_label(suggestion.oracle)}): {suggestion.n} labeled "
+        f"({suggestion.n_confirmed} confirmed, {suggestion.n_fp_oracle} checker wrong), "
         f"threshold now {current}"
     )
     if suggestion.suggested_threshold is None:
@@ -65,22 +56,23 @@ def render_progress_bar(progress: dict[str, Any]) -> None:
 
 def render_progress_table(progress: dict[str, Any]) -> None:
     st.subheader("Progress by relation")
-    st.dataframe(progress_frame(progress), hide_index=True)
+    show_table(progress_frame(progress), TRIAGE_PROGRESS_TABLE)
 
 
 def render_false_positive_rates(feedback: pd.DataFrame) -> None:
     """Per relation: labeled FAILs, false-positive rate with its interval, confirmed rate."""
     st.subheader("False-positive rates")
     st.caption(
-        "fp rate = (invalid follow-up + checker wrong) / labeled FAILs, unsure excluded, with a "
-        "Wilson 95% interval. Confirmed violation rate = violation rate × (1 − fp rate)."
+        "False-positive rate = (invalid follow-up + checker wrong) / labeled FAILs, unsure "
+        "excluded, with a Wilson 95% interval. Confirmed violation rate = violation rate × "
+        "(1 − false-positive rate)."
     )
-    st.dataframe(
-        feedback[FEEDBACK_COLUMNS],
-        hide_index=True,
-        column_config={
-            column: st.column_config.NumberColumn(format="%.3f") for column in FALSE_POSITIVE_RATES
-        },
+    show_table(rates_frame(feedback), TRIAGE_RATES_TABLE)
+    page_link(
+        "pages/analysis.py",
+        "The labels' effect on every model's numbers: Analysis → Robustness",
+        ":material/insights:",
+        help="Analysis's Robustness tab shows the confirmed violation rates per model",
     )
 
 

@@ -51,12 +51,16 @@ class QueueChoice:
         )
 
 
-def render_labeler(store: Store) -> str:
-    """The labeler's name, prefilled with whoever labeled last; '' until one is typed."""
-    if LABELER not in st.session_state:
-        st.session_state[LABELER] = store.last_labeler() or ""
+def render_labeler() -> str:
+    """The labeler's name for this browser session ('' until given: the first label asks).
+
+    Never prefilled from the database: a colleague in another browser would label under the
+    last labeler's name, and agreement between labelers would compare one person with herself.
+    """
     return st.text_input(
-        "Your name (labeler)", key=LABELER, help="Remembered; kept with every label"
+        "Your name (labeler)",
+        key=LABELER,
+        help="Kept with every label you give in this browser session",
     ).strip()
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.analysis.catalogue.definitions import metric
 from app.analysis.triage.thresholds import apply_threshold
+from app.ui.components import relation_name
 from app.ui.data import data_changed, get_store
 
 LABELER = "triage_labeler"
@@ -17,6 +19,14 @@ NOTE = "triage_note"
 CASE_ID = "triage_case_id"
 UNDO_STACK = "triage_undo_stack"
 FLASH = "triage_flash"
+# A label asked for before the labeler gave a name: (case id, label, next case id).
+PENDING_LABEL = "triage_pending_label"
+NAME_ASKED = "triage_name_asked"
+
+
+def label_name(label: str) -> str:
+    """The label as its Triage button says it ("checker wrong" for fp_oracle)."""
+    return metric(label).label
 
 
 def flash(kind: str, message: str) -> None:
@@ -41,18 +51,38 @@ def show_flash() -> None:
         st.toast(text, icon=FLASH_ICONS.get(kind, FLASH_ICONS["info"]), duration=duration)
 
 
+def request_label(case_id: str, label: str, next_id: str | None) -> None:
+    """A label button: label now, or first ask who is labeling (the name is this browser
+    session's only, so two colleagues never label under one name)."""
+    if st.session_state.get(LABELER, "").strip():
+        label_case(case_id, label, next_id)
+    else:
+        st.session_state[PENDING_LABEL] = (case_id, label, next_id)
+
+
+def label_as_named() -> None:
+    """The name dialog's button: keep the name for this session, then give the pending label."""
+    state = st.session_state
+    name = state.get(NAME_ASKED, "").strip()
+    pending = state.pop(PENDING_LABEL, None)
+    if not name or pending is None:
+        return
+    state[LABELER] = name
+    label_case(*pending)
+
+
 def label_case(case_id: str, label: str, next_id: str | None) -> None:
     """Label the case with the note and labeler typed in, then move on to ``next_id``."""
     state = st.session_state
     try:
-        get_store().add_label(case_id, label, state.get(NOTE, ""), state[LABELER])
+        get_store().add_label(case_id, label, state.get(NOTE, ""), state[LABELER].strip())
     except ValueError as error:  # e.g. a threshold applied meanwhile made it a PASS
         flash("error", str(error))
         return
     state.setdefault(UNDO_STACK, []).append(case_id)
     state[CASE_ID] = next_id
     state[NOTE] = ""
-    flash("success", f"Labeled {case_id} as {label}.")
+    flash("success", f"Labeled “{label_name(label)}”.")
     data_changed()
 
 
@@ -63,12 +93,12 @@ def undo_label(current_id: str | None) -> None:
     case_id = stack.pop() if stack else current_id
     if case_id is None:
         return
-    undone = get_store().undo_label(case_id, state[LABELER])
+    undone = get_store().undo_label(case_id, state.get(LABELER, "").strip())
     if undone is None:
         flash("info", "Nothing of yours to undo on this case.")
         return
     state[CASE_ID] = case_id
-    flash("success", f"Undid '{undone['label']}' on {case_id}.")
+    flash("success", f"Undid “{label_name(undone['label'])}”: the case is back in the queue.")
     data_changed()
 
 
@@ -85,7 +115,7 @@ def apply_suggested_threshold(relation_id: str, oracle: str, threshold: float) -
         return
     flash(
         "success",
-        f"Threshold {threshold:.3f} applied to {relation_id}: {result['changed']} of "
+        f"Threshold {threshold:.3f} applied to {relation_name(relation_id)}: {result['changed']} of "
         f"{result['considered']} verdicts changed ({result['to_pass']} → PASS, "
         f"{result['to_fail']} → FAIL). The automatic verdicts are kept.",
     )
