@@ -22,6 +22,7 @@ import streamlit as st
 from app.analysis import heatmaps, metrics
 from app.analysis import severity as severity_metrics
 from app.analysis.case_fields import field_texts
+from app.analysis.catalogue.definitions import metric_label
 from app.analysis.catalogue.formats import Unit, format_shown
 from app.analysis.catalogue.tables import Shown
 from app.analysis.severity import DrilldownCase, SeverityPoint
@@ -381,10 +382,11 @@ def render_case(case: Case) -> None:
     """One case: verdict, measured value and reason, then inputs and outputs side by side."""
     value_text = format_shown(case.value, Unit.DECIMAL)
     st.markdown(
-        f"{verdict_badge(case.verdict)} value **{value_text}** · oracle "
-        f"{inert(case.oracle or '—')} · sample {inert(case.sample_id)} · repeat "
+        f"{verdict_badge(case.verdict)} measured value **{value_text}** · checked by "
+        f"{inert(metric_label(case.oracle) if case.oracle else '—')} · repeat "
         f"{case.repeat_index} · follow-up {case.followup_index}"
     )
+    st.caption(f"Sample {inert(case.sample_id)} · case {inert(case.id)}")
     st.text(f"Reason: {case.reason or '—'}")
     side_by_side(
         "Source input",

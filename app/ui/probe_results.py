@@ -4,6 +4,7 @@ rejections, its cases side by side, and deleting it."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +17,7 @@ from app.ui.components import (
     fields_text,
     inert,
     page_link,
+    relation_name,
     shorten,
     side_by_side,
     verdict_badge,
@@ -62,6 +64,15 @@ def markdown_literal(text: str) -> str:
 
 # Above this share of rejected follow-ups, the rewriter is the problem, not the inputs.
 GATE_HINT_SHARE = 0.5
+
+
+def case_title(case: dict[str, Any]) -> str:
+    """A case's one-line title: "FAIL · Negation on text · measured 0.31" (the relation's name,
+    the field it changed, the oracle's value in the catalogue's format)."""
+    title = f"{case['verdict']} · {relation_name(case['relation_id'])} on {case['target']}"
+    if case.get("value") is not None:
+        title += f" · measured {format_shown(case['value'], Unit.DECIMAL)}"
+    return title
 
 
 def render_gate_summary(counts: list[GateCount], llm_relation_ids: frozenset[str]) -> None:
@@ -156,8 +167,7 @@ def render_results(store, run_id: str, key: str) -> None:
     records = frame.astype(object).where(frame.notna(), None).to_dict("records")
     ranked = sorted(records, key=lambda c: order.get(c["verdict"], 9))
     for case in ranked[:MAX_SHOWN_CASES]:
-        value = f" · value {case['value']:.3f}" if case.get("value") is not None else ""
-        title = f"{case['verdict']} · {case['relation_id']} · {case['target']}{value}"
+        title = case_title(case)
         with st.expander(inert(title, one_line=True)):
             st.markdown(f"{verdict_badge(case['verdict'])} {inert(case['reason'] or '')}")
             side_by_side(

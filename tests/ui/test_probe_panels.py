@@ -181,3 +181,13 @@ def test_a_missing_side_is_not_shown_as_deleted_or_inserted(left, right) -> None
     html = " ".join(m.value for m in at.markdown)
     assert "The cat sat." in html and "—" in html
     assert DELETED_STYLE not in html and INSERTED_STYLE not in html
+
+
+def test_a_case_title_names_the_relation_and_formats_the_value() -> None:
+    """Issue 28 item 4: "FAIL · word.negation · text · value 0.000" read as internal ids."""
+    from app.ui.probe_results import case_title
+
+    case = {"verdict": "FAIL", "relation_id": "word.negation", "target": "text", "value": 0.3125}
+    assert case_title(case) == "FAIL · Negation on text · measured 0.312"
+    unknown = {**case, "relation_id": "custom.mine", "value": None}
+    assert case_title(unknown) == "FAIL · custom.mine on text"
