@@ -1,9 +1,9 @@
 """How a model is named when two endpoints serve models of the same name.
 
-A run remembers both its endpoint and its model. Where one model name was served by two or more
-endpoints (a broken deployment beside a working one), the analysis, the lists and the filters
-name such a model "endpoint · model", so each endpoint is its own row; any other model keeps its
-plain name.
+A run remembers both its endpoint and its model. Where one model name was served by endpoints at
+two or more addresses (a broken deployment beside a working one), the analysis, the lists and the
+filters name such a model "endpoint · model", so each endpoint is its own row; any other model
+keeps its plain name.
 """
 
 from __future__ import annotations
@@ -15,10 +15,18 @@ from core.records import endpoint_label
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-# Model names that more than one endpoint served (runs remember both).
-SHARED_MODELS = (
-    "SELECT model FROM runs GROUP BY model HAVING count(DISTINCT coalesce(endpoint_name, '')) > 1"
+# Where a run's endpoint answers: the embedded server (whatever its port), else its base URL
+# without a trailing slash, else (another tool's config) its endpoint's name. Two saved endpoints
+# at one address, e.g. online calls and batch files for the same server, are one endpoint: they
+# share the run id and the call cache.
+RUN_ADDRESS = (
+    "CASE WHEN NOT json_valid(config) THEN 'name:' || coalesce(endpoint_name, '') "
+    "WHEN json_extract(config, '$.endpoint.embedded') THEN 'embedded' "
+    "ELSE coalesce(rtrim(json_extract(config, '$.endpoint.base_url'), '/'), "
+    "'name:' || coalesce(endpoint_name, '')) END"
 )
+# Model names that endpoints at more than one address served (runs remember both).
+SHARED_MODELS = f"SELECT model FROM runs GROUP BY model HAVING count(DISTINCT {RUN_ADDRESS}) > 1"
 # A case's model label: "endpoint · model" when its model name is shared, else the model name.
 ENDPOINT_MODEL = (
     f"CASE WHEN c.model IN ({SHARED_MODELS}) THEN coalesce((SELECT r.endpoint_name FROM runs r "

@@ -94,3 +94,40 @@ def test_triage_label_counts_use_the_same_endpoint_rows(store):
     # The broken endpoint's cases are all ERRORs: no PASS/FAIL, so no row of its own.
     assert not any(model == "ep-broken · A" for model, _ in rows)
     assert (rows[("ep-A · A", "si.paraphrase")]["n_fail"]) == 2
+
+
+def _add_run_at(store, run_id: str, endpoint: Endpoint) -> None:
+    """A run whose stored config names its endpoint (as the engine stores it), with A's cases."""
+    store.save_run(
+        RunDefinition(
+            run_id,
+            endpoint=endpoint,
+            task_id="reasoning",
+            config={"endpoint": endpoint.to_dict(), "relations": ["si.paraphrase"]},
+            samples=list(SAMPLES.values()),
+        ),
+        created_at="2026-11-07T09:00:00+00:00",
+    )
+    store.record_cases(
+        [
+            replace(case, id=f"{run_id}-{case.id}", run_id=run_id)
+            for case in seed_cases()
+            if case.model == "A"
+        ]
+    )
+
+
+def test_online_and_batch_endpoints_at_one_address_are_one_row(store):
+    """Issue 28 item 5: a batch endpoint and an online endpoint for the same URL and model
+    share the cache and the run id, so they are one model row, not two."""
+    online = Endpoint(name="vllm", base_url="http://gpu:8000/v1", model="A")
+    batch = Endpoint(name="vllm files", base_url="http://gpu:8000/v1/", model="A", kind="batch")
+    _add_run_at(store, "run-online", online)
+    _add_run_at(store, "run-batch", batch)
+    assert {r["model"] for r in store.verdict_counts()} == {"A"}
+    assert store.filter_options()["models"] == ["A"]
+    # Another address serving a model of the same name is still its own row.
+    _add_run_at(store, "run-other", replace(online, name="cpu box", base_url="http://cpu:8000/v1"))
+    models = {r["model"]: r["n"] for r in store.verdict_counts(CaseFilter(), by=("model",))}
+    n_a = sum(1 for case in seed_cases() if case.model == "A")
+    assert "A" not in models and models["cpu box · A"] == n_a  # its own row, A's cases alone
