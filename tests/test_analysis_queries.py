@@ -252,14 +252,14 @@ def test_filters_runs_models_relations_dates(seeded):
 
 def test_cell_cases_fail_first(seeded):
     rows = seeded.cell_cases(model="A", relation_id="si.paraphrase")
-    assert [r["verdict"] for r in rows] == ["FAIL", "FAIL", "ERROR", "SKIP", "SKIP", "PASS", "PASS"]
+    assert [r.verdict for r in rows] == ["FAIL", "FAIL", "ERROR", "SKIP", "SKIP", "PASS", "PASS"]
     only_fail = seeded.cell_cases(
         CaseFilter.make(run_ids=["run-a"]),
         model="A",
         relation_id="si.paraphrase",
         verdicts=["FAIL"],
     )
-    assert {r["id"] for r in only_fail} == {"case-005", "case-006"}
+    assert {r.id for r in only_fail} == {"case-005", "case-006"}
     assert seeded.cell_cases(model="A", relation_id="si.paraphrase", verdicts=[]) == []
 
 
