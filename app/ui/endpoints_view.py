@@ -3,6 +3,7 @@ the form that adds one."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import streamlit as st
@@ -73,12 +74,14 @@ class TypedEndpoint:
     tpm_text: str
 
 
-def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
+def endpoint_form(
+    existing: Endpoint | None, key: str, taken: Collection[str] = ()
+) -> Endpoint | None:
     """A form; returns the validated Endpoint when saved, else None (errors shown).
 
     Its "Test connection" button contacts the endpoint as filled in, without saving it. Enter in
     a field does not submit (it would save before one could test). A save whose endpoint cannot
-    be reached asks first ("Save anyway").
+    be reached asks first ("Save anyway"). A new endpoint may not take a name in ``taken``.
     """
     presets = list(PRESETS)
     preset = st.selectbox(
@@ -101,6 +104,11 @@ def endpoint_form(existing: Endpoint | None, key: str) -> Endpoint | None:
         return _confirmed_unreachable(key)
     st.session_state.pop(_unreachable_key(key), None)
     endpoint, errors = checked_endpoint(typed, existing)
+    if existing is None and endpoint is not None and endpoint.name in taken:
+        endpoint, errors = (
+            None,
+            [f"An endpoint named {endpoint.name!r} exists already; edit it above."],
+        )
     for error in errors:
         st.error(error)
     if endpoint is None:
@@ -407,11 +415,8 @@ def render_saved_endpoints(store: Store) -> None:
 def render_new_endpoint(store: Store) -> None:
     """The form for a new endpoint; a name already in use is refused."""
     st.subheader("Add an endpoint")
-    new = endpoint_form(None, key="endpoints_new")
-    if new is None:
-        return
-    if store.endpoint(new.name) is not None:
-        st.error(f"An endpoint named {new.name!r} exists already; edit it above.")
-    else:
+    taken = [endpoint.name for endpoint in store.endpoints()]
+    new = endpoint_form(None, key="endpoints_new", taken=taken)
+    if new is not None:
         store.save_endpoint(new)
         _saved(f"Saved {new.name}. Pick it on the Probe page.")
