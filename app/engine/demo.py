@@ -247,7 +247,7 @@ class DemoJob:
         if self._cancel.is_set():
             self._update(
                 state=DemoState.STOPPED,
-                message=f"Stopped: {_count(done.runs, 'run')}, {_count(done.cases, 'case')} "
+                message=f"Demo stopped: {_count(done.runs, 'run')}, {_count(done.cases, 'case')} "
                 "kept (run it again to resume; finished cases come from the cache).",
             )
         else:

@@ -145,7 +145,7 @@ def render_demo_sidebar() -> None:
         return
     states = _demo().DemoState
     if status.state in (states.FINISHED, states.STOPPED, states.FAILED):
-        st.caption(f"Demo: {status.message}")
+        st.caption(status.message)  # each outcome's message names the demo itself
     _start_button()
 
 

@@ -88,6 +88,9 @@ def test_the_sidebar_offers_the_demo_and_shows_its_progress(app_db):
     assert any("Demo" in m.value for m in at.sidebar.markdown)
     model_ready.set()
     assert DEMO_JOBS.wait(str(app_db), timeout_s=60).state is DemoState.FINISHED
+    # The outcome is said once: "Demo finished: …", never "Demo: Demo finished: …".
+    captions = [c.value for c in _first_load().sidebar.caption]
+    assert any(c.startswith("Demo finished: ") for c in captions), captions
 
 
 def test_stop_ends_the_demo_and_its_status_says_so(app_db):
@@ -108,7 +111,7 @@ def test_stop_ends_the_demo_and_its_status_says_so(app_db):
     assert status.state is DemoState.STOPPED
     assert status.runs == 0
     at.run()
-    assert any("Stopped" in i.value for i in at.info)
+    assert any(i.value.startswith("Demo stopped: 0 runs, 0 cases kept") for i in at.info)
 
 
 def test_progress_is_overall_across_the_parts(app_db):
