@@ -15,10 +15,10 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from app.analysis.case_fields import input_texts
+from app.analysis.consistency import AnswerTypes, answer_changed_of, answer_types
 from core.case_filter import CaseFilter
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def normalized_levenshtein(a: str, b: str) -> float:
@@ -77,15 +77,13 @@ def _prefetch_inputs(embeddings, rows: list[dict[str, Any]]) -> None:
         embeddings.prefetch(texts)
 
 
-def answer_changed(case: dict[str, Any]) -> bool | None:
-    """Whether the follow-up answer differs from the source answer (None without both).
-
-    Same rule as the SQL aggregate: equal ignoring ASCII letter case (SQLite NOCASE).
-    """
-    source, followup = case.get("source_answer"), case.get("followup_answer")
-    if source is None or followup is None:
-        return None
-    return str(source).translate(_ASCII_FOLD) != str(followup).translate(_ASCII_FOLD)
+def answer_changed(case: dict[str, Any], types: AnswerTypes) -> bool | None:
+    """Whether the follow-up answer is a different answer from the source's (None without both):
+    the oracles' answer equivalence under the case's task type, the rule of every inconsistency
+    rate (``app.analysis.consistency``)."""
+    return answer_changed_of(
+        types, case.get("task_id", ""), case.get("source_answer"), case.get("followup_answer")
+    )
 
 
 def drilldown(
@@ -109,9 +107,10 @@ def drilldown(
     if embeddings is not None:
         _prefetch_inputs(embeddings, rows)
         similarity = embeddings.similarity
+    types = answer_types(store)
     for row in rows:
         row.update(severity_proxies(row, similarity))
-        row["answer_changed"] = answer_changed(row)
+        row["answer_changed"] = answer_changed(row, types)
     return rows
 
 
@@ -128,6 +127,7 @@ def severity_table(
     if embeddings is not None:
         _prefetch_inputs(embeddings, rows)
         similarity = embeddings.similarity
+    types = answer_types(store)
     out = []
     for row in rows:
         proxies = severity_proxies(row, similarity)
@@ -139,7 +139,7 @@ def severity_table(
                 "side": row["side"],
                 "verdict": row["verdict"],
                 "abs_delta": abs(row["delta"]) if row["delta"] is not None else None,
-                "answer_changed": answer_changed(row),
+                "answer_changed": answer_changed(row, types),
                 "output_similarity": row["output_similarity"],
                 **proxies,
             }
