@@ -81,22 +81,25 @@ class DeltaVerbs(EndpointModels):
     """Mixin of :class:`storage.store.Store`: Δ aggregates, grouped in SQL."""
 
     def _observations(
-        self, flt: CaseFilter, once_per_repeat: Iterable[str]
-    ) -> tuple[str, list[Any]]:
-        """A sub-select of the observations (see the module docstring) and its parameters:
-        columns model, relation_id, task_id, sample_id, run_id, delta."""
+        self, flt: CaseFilter, once_per_repeat: Iterable[str], columns: str = _OBSERVATION_COLUMNS
+    ) -> tuple[str, str, list[Any]]:
+        """Two sub-selects of the observations (see the module docstring) with their
+        parameters: the ``once_per_repeat`` relations' first follow-ups, and every other
+        relation's cases ("" when there are no once-per-repeat relations, so the other one holds
+        every observation). Kept apart so a GROUP BY over the large part walks
+        idx_cases_analysis in order instead of sorting a union."""
         where, params = case_where(flt, ["delta IS NOT NULL", _WHERE_JUDGED])
         once = tuple(dict.fromkeys(once_per_repeat))
         source = self._cases()
         if not once:
-            return f"SELECT {_OBSERVATION_COLUMNS} FROM {source} {where}", params
+            return f"SELECT {columns} FROM {source} {where}", "", params
         is_once, once_params = _in("relation_id", once)
-        sql = (
-            f"SELECT {_OBSERVATION_COLUMNS} FROM {source} {where} AND NOT {is_once} "
-            f"UNION ALL SELECT {_OBSERVATION_COLUMNS} FROM (SELECT {_OBSERVATION_COLUMNS}, "
-            f"{NTH_OF_REPEAT} FROM {source} {where} AND {is_once}) WHERE nth = 1"
+        others = f"SELECT {columns} FROM {source} {where} AND NOT {is_once}"
+        firsts = (
+            f"SELECT {columns} FROM (SELECT {_OBSERVATION_COLUMNS}, {NTH_OF_REPEAT} "
+            f"FROM {source} {where} AND {is_once}) WHERE nth = 1"
         )
-        return sql, [*params, *once_params, *params, *once_params]
+        return others, firsts, [*params, *once_params, *params, *once_params]
 
     def cell_stats(
         self,
@@ -129,8 +132,19 @@ class DeltaVerbs(EndpointModels):
                 raise ValueError(f"cells cannot be grouped by {column!r}")
         paper_ids = tuple(dict.fromkeys(paper))
         mad_ids = tuple(r for r in paper_ids if r != identity)
-        observations, params = self._observations(flt or CaseFilter(), once_per_repeat)
         cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
+        others, firsts, params = self._observations(flt or CaseFilter(), once_per_repeat)
+        # Cells are per relation, so the two parts' cells never share a key: group each apart.
+        per_cell = (
+            f"{cell_key}, avg(delta) AS d, count(*) AS n_obs, total(abs(delta)) AS sum_abs, "
+            "total(abs(delta) < ?) AS n_stable"
+        )
+        cells = f"SELECT {per_cell} FROM ({others}) GROUP BY {cell_key}"
+        cell_params = [threshold, *params]
+        if firsts:
+            cells += f" UNION ALL SELECT {per_cell} FROM ({firsts}) GROUP BY {cell_key}"
+            half = len(params) // 2
+            cell_params = [threshold, *params[:half], threshold, *params[half:]]
         sets = {
             "all": ("1", []),
             "paper": _in("relation_id", paper_ids),
@@ -145,14 +159,11 @@ class DeltaVerbs(EndpointModels):
         select = "".join(f"{column}, " for column in by)
         group = f"GROUP BY {', '.join(by)} ORDER BY {', '.join(by)}" if by else ""
         sql = (
-            f"WITH observations AS ({observations}), "
-            f"cells AS (SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
-            "total(abs(delta)) AS sum_abs, total(abs(delta) < ?) AS n_stable "
-            f"FROM observations GROUP BY {cell_key}) "
+            f"WITH cells AS ({cells}) "
             f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta, {', '.join(sums)} "
             f"FROM cells {group}"
         )
-        rows = self._query(sql, [*params, threshold, *sum_params])
+        rows = self._query(sql, [*cell_params, *sum_params])
         out = []
         for row in rows:
             if not row["n_cells"]:
@@ -175,7 +186,7 @@ class DeltaVerbs(EndpointModels):
         flt = flt or CaseFilter()
         wanted = set(relations) if flt.relations is None else set(relations) & set(flt.relations)
         chosen = flt.with_relations(sorted(wanted))
-        observations, params = self._observations(chosen, once_per_repeat)
-        return self._db.execute(
-            f"SELECT model, relation_id, abs(delta) FROM ({observations})", params
-        ).fetchall()
+        columns = "model, relation_id, abs(delta)"
+        others, firsts, params = self._observations(chosen, once_per_repeat, columns)
+        sql = f"{others} UNION ALL {firsts}" if firsts else others
+        return self._db.execute(sql, params).fetchall()

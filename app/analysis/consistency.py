@@ -77,8 +77,19 @@ def with_changed(
     answered cases whose answer changed. ``flt`` and ``first_per_repeat`` must be those the rows
     were counted with, so ``n_changed`` ≤ ``n_answered``."""
     types = types if types is not None else answer_types(store)
-    columns = (*by, "value") if meta_key else by
     pairs = store.answer_pairs(flt, by=by, first_per_repeat=first_per_repeat, meta_key=meta_key)
+    columns = (*by, "value") if meta_key else by
+    return set_changed(rows, pairs, columns, types)
+
+
+def set_changed(
+    rows: list[dict[str, Any]],
+    pairs: Iterable[dict[str, Any]],
+    columns: tuple[str, ...],
+    types: AnswerTypes,
+) -> list[dict[str, Any]]:
+    """``rows`` with ``n_changed`` set from ``Store.answer_pairs`` rows grouped by the same
+    ``columns`` (see :func:`with_changed`)."""
     counts = changed_counts(pairs, types, lambda p: tuple(p[c] for c in columns))
     for row in rows:
         row["n_changed"] = counts.get(tuple(row[c] for c in columns), 0)
