@@ -82,24 +82,23 @@ class DeltaVerbs(EndpointModels):
 
     def _observations(
         self, flt: CaseFilter, once_per_repeat: Iterable[str], columns: str = _OBSERVATION_COLUMNS
-    ) -> tuple[str, str, list[Any]]:
-        """Two sub-selects of the observations (see the module docstring) with their
-        parameters: the ``once_per_repeat`` relations' first follow-ups, and every other
-        relation's cases ("" when there are no once-per-repeat relations, so the other one holds
-        every observation). Kept apart so a GROUP BY over the large part walks
+    ) -> list[tuple[str, list[Any]]]:
+        """The observations (see the module docstring) as sub-selects with their parameters:
+        every other relation's cases, then the ``once_per_repeat`` relations' first follow-ups
+        (absent when there are none). Kept apart so a GROUP BY over the large first part walks
         idx_cases_analysis in order instead of sorting a union."""
         where, params = case_where(flt, ["delta IS NOT NULL", _WHERE_JUDGED])
         once = tuple(dict.fromkeys(once_per_repeat))
         source = self._cases()
         if not once:
-            return f"SELECT {columns} FROM {source} {where}", "", params
+            return [(f"SELECT {columns} FROM {source} {where}", params)]
         is_once, once_params = _in("relation_id", once)
         others = f"SELECT {columns} FROM {source} {where} AND NOT {is_once}"
         firsts = (
             f"SELECT {columns} FROM (SELECT {_OBSERVATION_COLUMNS}, {NTH_OF_REPEAT} "
             f"FROM {source} {where} AND {is_once}) WHERE nth = 1"
         )
-        return others, firsts, [*params, *once_params, *params, *once_params]
+        return [(others, [*params, *once_params]), (firsts, [*params, *once_params])]
 
     def cell_stats(
         self,
@@ -133,18 +132,16 @@ class DeltaVerbs(EndpointModels):
         paper_ids = tuple(dict.fromkeys(paper))
         mad_ids = tuple(r for r in paper_ids if r != identity)
         cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
-        others, firsts, params = self._observations(flt or CaseFilter(), once_per_repeat)
-        # Cells are per relation, so the two parts' cells never share a key: group each apart.
+        # Cells are per relation, so the parts' cells never share a key: group each apart.
         per_cell = (
-            f"{cell_key}, avg(delta) AS d, count(*) AS n_obs, total(abs(delta)) AS sum_abs, "
-            "total(abs(delta) < ?) AS n_stable"
+            f"SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
+            "total(abs(delta)) AS sum_abs, total(abs(delta) < ?) AS n_stable"
         )
-        cells = f"SELECT {per_cell} FROM ({others}) GROUP BY {cell_key}"
-        cell_params = [threshold, *params]
-        if firsts:
-            cells += f" UNION ALL SELECT {per_cell} FROM ({firsts}) GROUP BY {cell_key}"
-            half = len(params) // 2
-            cell_params = [threshold, *params[:half], threshold, *params[half:]]
+        parts = self._observations(flt or CaseFilter(), once_per_repeat)
+        cells = " UNION ALL ".join(
+            f"{per_cell} FROM ({part}) GROUP BY {cell_key}" for part, _ in parts
+        )
+        cell_params = [value for _, params in parts for value in (threshold, *params)]
         sets = {
             "all": ("1", []),
             "paper": _in("relation_id", paper_ids),
@@ -187,6 +184,6 @@ class DeltaVerbs(EndpointModels):
         wanted = set(relations) if flt.relations is None else set(relations) & set(flt.relations)
         chosen = flt.with_relations(sorted(wanted))
         columns = "model, relation_id, abs(delta)"
-        others, firsts, params = self._observations(chosen, once_per_repeat, columns)
-        sql = f"{others} UNION ALL {firsts}" if firsts else others
-        return self._db.execute(sql, params).fetchall()
+        parts = self._observations(chosen, once_per_repeat, columns)
+        sql = " UNION ALL ".join(part for part, _ in parts)
+        return self._db.execute(sql, [value for _, params in parts for value in params]).fetchall()
