@@ -81,6 +81,27 @@ def split_steps(text: str) -> tuple[str, ...]:
     return tuple(steps)
 
 
+# "Step 3:", "**Step 3.**", "step 3)" at the start of an output step: the model's numbering, which
+# reference steps do not have, so it would only add a shared token to every cosine.
+_STEP_NUMBER = re.compile(r"^(?:[*_#]+\s*)?step\s*\d+\s*[:.)\-–—]?\s*(?:[*_]+\s*)?", re.I)
+# A "Final answer: …" line restates the answer; it is not a reasoning step.
+_FINAL_ANSWER_LINE = re.compile(r"^\W*(?:the\s+)?final\s+answer\b", re.I)
+
+
+def scoring_steps(trace: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The reasoning steps StepScore compares with the reference steps (SI paper §3.1, eq. 4):
+    the output's steps without their "Step N:" numbering and without the "Final answer" line,
+    since the reference steps have neither. Steps left empty are dropped."""
+    steps = []
+    for step in trace:
+        if _FINAL_ANSWER_LINE.match(step):
+            continue
+        content = _STEP_NUMBER.sub("", step, count=1).strip()
+        if content:
+            steps.append(content)
+    return tuple(steps)
+
+
 def _parse_label(text: str, task: Task) -> ParsedOutput:
     lowered = text.lower()
     # The first label word that appears wins; stems catch 'entails', 'contradicts', 'positively'.

@@ -166,6 +166,32 @@ def _same_answer(a: str, b: str) -> bool | None:
     return math_equal(a, b)
 
 
+def answers_equivalent(answer_type: AnswerType | str, a: str, b: str) -> bool:
+    """Whether two parsed answers are the same answer, by the oracles' rules for the type.
+
+    Labels: equal ignoring case and surrounding space (the "equal_label" oracle). Scores: within
+    the default absolute ε, numbers: within the default relative ε ("numeric_within"). Math and
+    reasoning answers: equal text, equal plain numbers, else math-verify ("5.4 km" and "5.4" are
+    one answer). Free text: equal after ``normalise_text`` (no embedding model here, so the
+    semantic oracle's cosine is not used). The one rule behind every inconsistency rate.
+    """
+    if a == b:
+        return True
+    kind = AnswerType(answer_type)
+    if kind is AnswerType.LABEL:
+        return a.strip().lower() == b.strip().lower()
+    if kind in (AnswerType.SCORE, AnswerType.NUMBER):
+        x, y = parse_number(a), parse_number(b)
+        if x is None or y is None:
+            return normalise_text(a) == normalise_text(b)
+        relative = kind is AnswerType.NUMBER
+        eps = DEFAULT_RELATIVE_EPS if relative else DEFAULT_SCORE_EPS
+        return numbers_close(x, y, eps, relative)[0]
+    if kind in (AnswerType.MATH, AnswerType.REASONING):
+        return bool(_same_answer(a, b))
+    return normalise_text(a) == normalise_text(b)
+
+
 def _semantic(
     a: str, b: str, want_equal: bool, similarity: Similarity, threshold: float | None
 ) -> OracleResult:

@@ -10,18 +10,15 @@ Definitions used by the queries (``app.analysis.metrics`` documents the full lis
 - *case counts* — ``n`` every case, ``n_pass`` / ``n_fail`` / ``n_skip`` / ``n_error`` by verdict,
   ``n_invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (a subset of
   ``n_skip``, counted separately).
-- *answer changed* — for a case with both a source and a follow-up answer:
-  ``source_answer <> followup_answer COLLATE NOCASE`` (the task parsers already normalise the
-  answers; NOCASE folds ASCII letters only); ``n_answered`` counts the cases with both answers,
-  ``n_changed`` those whose answer changed.
+- *answered case* — a judged case with both a source and a follow-up answer (``n_answered``).
+  Whether its answer *changed* is answer equivalence under the task's answer type, which SQL
+  cannot judge: ``storage.answer_verbs`` returns the differing answer pairs and
+  ``app.analysis.consistency`` judges them.
 - *judged case* — a case whose verdict is PASS or FAIL. Only judged cases feed similarity,
   inconsistency, Δ, the AgentDiff gap and the statistical tests: a SKIP (the validity gate's, or
   an oracle's ``precondition: …``) and an ERROR say the relation did not apply or could not be
   judged, so their measurements describe no robustness property.
-- *cell* — one (model, task, sample, relation). Its Δ is the mean Δ of its cases (repeats,
-  follow-up indices and targets averaged first); cells without any Δ are left out of Δ metrics.
-- *observation* — one case with a Δ. MAD and stability count observations (SI paper eq. 6), so
-  repeats are not averaged before the absolute value.
+- *cell*, *observation* — see ``storage.delta_verbs`` (MAD, stability, the tests' |Δ|).
 - *noise-floor observation* — one (run, model, task, sample, repeat) of a noise-floor relation: a
   multi-field task sends the unchanged input once per field target, but those are one re-sample
   of the same prompt, so only the first judged follow-up of each counts.
@@ -36,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.case_filter import CaseFilter
 from core.types import Case, decode_case_columns
+from storage import delta_verbs
 from storage.agentdiff_gap import gap_rows
 from storage.case_filter import case_where
 from storage.endpoint_models import EndpointModels, with_endpoint_label
@@ -43,8 +41,10 @@ from storage.endpoint_models import EndpointModels, with_endpoint_label
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-IDENTITY_RELATION = "si.identity"
-STABILITY_THRESHOLD = 0.05
+# Re-exported: the callers that name the identity relation or the stability threshold read them
+# from here.
+IDENTITY_RELATION = delta_verbs.IDENTITY_RELATION
+STABILITY_THRESHOLD = delta_verbs.STABILITY_THRESHOLD
 
 # Columns a caller may group by (validated: they are pasted into SQL).
 GROUP_COLUMNS = ("model", "relation_id", "task_id", "run_id", "family", "side")
@@ -53,7 +53,6 @@ _META_KEY = re.compile(r"^[A-Za-z0-9_]+$")
 
 # Both are read from idx_cases_analysis (migration m002), so no table row is touched.
 _ANSWERED = "(source_answer IS NOT NULL AND followup_answer IS NOT NULL)"
-_CHANGED = "(source_answer <> followup_answer COLLATE NOCASE)"  # NULL unless both answers exist
 _JUDGED = "verdict IN ('PASS', 'FAIL')"
 # The same as a WHERE term: the unary + keeps SQLite on the covering idx_cases_analysis instead
 # of idx_cases_verdict, which would read every matching table row.
@@ -71,7 +70,6 @@ VERDICT_SUMS: dict[str, str] = {
     "n_similarity": f"count(CASE WHEN {_JUDGED} THEN output_similarity END)",
     "sum_similarity": f"total(CASE WHEN {_JUDGED} THEN output_similarity END)",
     "n_answered": f"sum({_JUDGED} AND {_ANSWERED})",
-    "n_changed": f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END)",
 }
 # Counted apart from ``VERDICT_SUMS``: SKIPs are the cases no other verdict counts, and the
 # invalid follow-ups a separate query over the verdict index.
@@ -176,13 +174,12 @@ class AnalysisVerbs(EndpointModels):
     def verdict_counts(
         self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
     ) -> list[dict[str, Any]]:
-        """Per group: case counts by verdict, output-similarity sums and answer changes.
+        """Per group: case counts by verdict, output-similarity sums and answered cases.
 
         Columns: the group columns, then ``VERDICT_COUNT_KEYS``: ``n``, ``n_pass``, ``n_fail``,
         ``n_error``, ``n_similarity`` / ``sum_similarity`` (judged cases with an output
-        similarity), ``n_answered`` / ``n_changed`` (judged cases with both answers / whose answer
-        changed), ``n_skip``, ``n_invalid_followup``. Δ statistics are per cell: see
-        :meth:`cell_stats`.
+        similarity), ``n_answered`` (judged cases with both answers), ``n_skip``,
+        ``n_invalid_followup``. Δ statistics: ``storage.delta_verbs``.
         """
         flt = flt or CaseFilter()
         by = _group(by)
@@ -209,85 +206,6 @@ class AnalysisVerbs(EndpointModels):
             row["n_skip"] = row["n"] - row["n_pass"] - row["n_fail"] - row["n_error"]
             row["n_invalid_followup"] = invalid.get(tuple(row[c] for c in by), 0)
         return [row for row in rows if row["n"]]
-
-    def cell_stats(
-        self,
-        flt: CaseFilter | None = None,
-        by: Iterable[str] = ("model", "relation_id"),
-        threshold: float = STABILITY_THRESHOLD,
-        identity: str = IDENTITY_RELATION,
-        outside_mad: Iterable[str] = (),
-    ) -> list[dict[str, Any]]:
-        """Per group: Δ statistics, per cell for the mean Δ and per observation for MAD/stability.
-
-        A *cell* is (model, task, sample, relation [, run]); its Δ is the mean Δ of its cases:
-        ``n_cells`` and ``mean_delta`` (mean cell Δ). An *observation* is one case with a Δ
-        (each repeat, follow-up and target its own, as the SI paper's eq. 6 sums |Δ_τ(p)| per
-        inference): ``n_observations``, ``sum_abs_delta``, ``mean_abs_delta`` (mean |Δ|),
-        ``n_stable`` and ``stability`` (observations with |Δ| < threshold, and their share). The
-        same restricted to non-identity relations: ``n_observations_excl_identity``, ``mad`` (the
-        paper's MAD), ``n_stable_excl_identity`` and ``stability_excl_identity``.
-
-        ``outside_mad`` names relations that never enter MAD or stability (the "should change"
-        ones of other families): grouped by relation their ``mad`` / ``stability`` are None;
-        grouped by model they are left out of those sums. Grouping by ``run_id`` makes cells per
-        run.
-        """
-        flt = flt or CaseFilter()
-        by = _group(by)
-        for column in by:
-            if column not in ("model", "relation_id", "task_id", "run_id"):
-                raise ValueError(f"cells cannot be grouped by {column!r}")
-        outside = tuple(dict.fromkeys(outside_mad))
-        select, group = _select_group(by)
-        cell_key = "model, relation_id, task_id, sample_id" + (", run_id" if "run_id" in by else "")
-        where, params = case_where(flt, ["delta IS NOT NULL", _WHERE_JUDGED])
-        # GROUP BY in the order of idx_cases_analysis so SQLite walks the index without sorting.
-        sql = (
-            f"WITH cells AS (SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
-            "total(abs(delta)) AS sum_abs, total(abs(delta) < ?) AS n_stable "
-            f"FROM {self._cases()} {where} GROUP BY {cell_key}) "
-            f"SELECT {select}count(*) AS n_cells, avg(d) AS mean_delta"
-        )
-        args: list[Any] = [threshold, *params]
-        in_mad = "1"
-        if outside:
-            in_mad = f"relation_id NOT IN ({', '.join('?' * len(outside))})"
-        sql += (
-            f", total(CASE WHEN {in_mad} THEN n_obs END) AS n_observations, "
-            f"total(CASE WHEN {in_mad} THEN sum_abs END) AS sum_abs_delta, "
-            f"total(CASE WHEN {in_mad} THEN n_stable END) AS n_stable, "
-            f"total(CASE WHEN {in_mad} AND relation_id <> ? THEN n_obs END) "
-            "AS n_observations_excl_identity, "
-            f"total(CASE WHEN {in_mad} AND relation_id <> ? THEN sum_abs END) AS sum_abs_excl, "
-            f"total(CASE WHEN {in_mad} AND relation_id <> ? THEN n_stable END) "
-            "AS n_stable_excl_identity"
-        )
-        for _ in range(3):
-            args += [*outside]
-        for _ in range(3):
-            args += [*outside, identity]
-        rows = self._query(f"{sql} FROM cells {group}", args)
-        out = []
-        for row in rows:
-            if not row["n_cells"]:
-                continue
-            for key in (
-                "n_observations",
-                "n_stable",
-                "n_observations_excl_identity",
-                "n_stable_excl_identity",
-            ):
-                row[key] = int(row[key])
-            n_obs, n_excl = row["n_observations"], row["n_observations_excl_identity"]
-            row["mean_abs_delta"] = row["sum_abs_delta"] / n_obs if n_obs else None
-            row["stability"] = row["n_stable"] / n_obs if n_obs else None
-            row["mad"] = row.pop("sum_abs_excl") / n_excl if n_excl else None
-            row["stability_excl_identity"] = (
-                row["n_stable_excl_identity"] / n_excl if n_excl else None
-            )
-            out.append(row)
-        return out
 
     def step_score_stats(
         self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
@@ -317,15 +235,6 @@ class AnalysisVerbs(EndpointModels):
             params,
         )
         return [row for row in rows if row["n"]]
-
-    def cell_deltas(self, flt: CaseFilter | None = None) -> list[tuple[str, str, float]]:
-        """(model, relation_id, cell Δ) for every cell with a judged Δ (the statistical tests)."""
-        where, params = case_where(flt or CaseFilter(), ["delta IS NOT NULL", _WHERE_JUDGED])
-        return self._db.execute(
-            f"SELECT model, relation_id, avg(delta) FROM {self._cases()} "
-            f"{where} GROUP BY model, relation_id, task_id, sample_id",
-            params,
-        ).fetchall()
 
     def value_sample(
         self, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 50_000
@@ -400,24 +309,22 @@ class AnalysisVerbs(EndpointModels):
         One observation per (run, model, task, sample, repeat, relation): the first judged
         follow-up of it (a multi-field task re-sends the unchanged input once per field target,
         which is the same re-sample counted again). The filter's relation list is replaced by
-        ``relations``. Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_answered``,
-        ``n_changed``.
+        ``relations``. Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_answered``.
         """
         by = _group(by)
         select, group = _select_group(by)
         where, params = case_where((flt or CaseFilter()).with_relations(relations), [_WHERE_JUDGED])
         rows = self._query(
             "WITH observations AS (SELECT model, task_id, relation_id, run_id, verdict, "
-            f"{_ANSWERED} AS answered, {_CHANGED} AS changed, row_number() OVER ("
-            "PARTITION BY run_id, model, task_id, relation_id, sample_id, repeat_index "
-            f"ORDER BY followup_index, id) AS nth FROM {self._cases()} {where}) "
+            f"{_ANSWERED} AS answered, {delta_verbs.NTH_OF_REPEAT} "
+            f"FROM {self._cases()} {where}) "
             f"SELECT {select}count(*) AS n, sum(verdict = 'PASS') AS n_pass, "
-            "sum(verdict = 'FAIL') AS n_fail, sum(answered) AS n_answered, "
-            f"total(changed) AS n_changed FROM observations WHERE nth = 1 {group}",
+            "sum(verdict = 'FAIL') AS n_fail, sum(answered) AS n_answered "
+            f"FROM observations WHERE nth = 1 {group}",
             params,
         )
         for row in rows:
-            for key in ("n_pass", "n_fail", "n_answered", "n_changed"):
+            for key in ("n_pass", "n_fail", "n_answered"):
                 row[key] = int(row[key] or 0)
         return [row for row in rows if row["n"]]
 
@@ -435,12 +342,13 @@ class AnalysisVerbs(EndpointModels):
     def meta_breakdown(
         self, key: str, flt: CaseFilter | None = None, by: Iterable[str] = ("model",)
     ) -> list[dict[str, Any]]:
-        """Per group × value of ``samples.meta[key]``: verdict counts, Δ sums, answer changes.
+        """Per group × value of ``samples.meta[key]``: verdict counts, Δ sums, answered cases.
 
         Columns: the group columns, ``value``, ``n_samples``, ``n``, ``n_pass``, ``n_fail``,
         ``n_skip``, ``n_error``, ``n_delta`` / ``sum_delta`` (judged cases with a Δ),
-        ``n_answered`` / ``n_changed`` (judged cases). Cases are summed per cell in SQL, then joined to the samples' values (the
-        JSON is read once per sample, not once per case). Samples without the key give NULL.
+        ``n_answered`` (judged cases with both answers). Cases are summed per cell in SQL, then
+        joined to the samples' values (the JSON is read once per sample, not once per case).
+        Samples without the key give NULL.
         """
         if not _META_KEY.match(key):
             raise ValueError(f"not a metadata key: {key!r}")
@@ -455,8 +363,7 @@ class AnalysisVerbs(EndpointModels):
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
             f"sum(verdict = 'ERROR') AS n_error, count(CASE WHEN {_JUDGED} THEN delta END) "
             f"AS n_delta, total(CASE WHEN {_JUDGED} THEN delta END) AS sum_delta, "
-            f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered, "
-            f"total(CASE WHEN {_JUDGED} THEN {_CHANGED} END) AS n_changed "
+            f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered "
             f"FROM {self._cases()} {where} GROUP BY model, relation_id, task_id, sample_id), "
             "sample_values AS MATERIALIZED (SELECT id, json_extract(meta, '$.' || ?) AS value "
             "FROM samples) "
@@ -464,13 +371,13 @@ class AnalysisVerbs(EndpointModels):
             "v.value AS value, count(DISTINCT c.sample_id) AS n_samples, sum(c.n) AS n, "
             "sum(c.n_pass) AS n_pass, sum(c.n_fail) AS n_fail, sum(c.n_error) AS n_error, "
             "sum(c.n_delta) AS n_delta, total(c.sum_delta) AS sum_delta, "
-            "sum(c.n_answered) AS n_answered, total(c.n_changed) AS n_changed "
+            "sum(c.n_answered) AS n_answered "
             "FROM per_cell c LEFT JOIN sample_values v ON v.id = c.sample_id "
             f"GROUP BY {group} ORDER BY {group}"
         )
         rows = self._query(sql, [*params, key])
         for row in rows:
-            for column in ("n_pass", "n_fail", "n_error", "n_changed", "n_answered"):
+            for column in ("n_pass", "n_fail", "n_error", "n_answered"):
                 row[column] = int(row[column] or 0)
             row["n_skip"] = row["n"] - row["n_pass"] - row["n_fail"] - row["n_error"]
         return rows

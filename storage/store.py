@@ -22,10 +22,12 @@ from typing import Any
 from sqlite_utils import Database
 
 from storage.analysis_verbs import AnalysisVerbs
+from storage.answer_verbs import AnswerVerbs
 from storage.batch_verbs import BatchVerbs
 from storage.cache_verbs import CacheVerbs
 from storage.case_verbs import CaseVerbs
 from storage.database_file import check_db_path, default_db_path, sqlite_uri
+from storage.delta_verbs import DeltaVerbs
 from storage.errors import StoreOpenError, open_failure
 from storage.gate_verbs import GateVerbs
 from storage.label_verbs import LabelVerbs
@@ -44,6 +46,8 @@ class Store(
     LabelVerbs,
     ThresholdVerbs,
     AnalysisVerbs,
+    DeltaVerbs,
+    AnswerVerbs,
     ReportVerbs,
     GateVerbs,
     BatchVerbs,

@@ -150,14 +150,14 @@ def test_verdict_counts_per_model_relation(seeded):
         1,
     )
     assert para["n_invalid_followup"] == 1  # only the "invalid_followup: …" SKIP
-    # answers: s1r0 same, s1r1 changed, s2 has no follow-up answer, s3 same → 1 of 3
-    assert (para["n_answered"], para["n_changed"]) == (3, 1)
+    # answers: s1r0 same, s1r1 changed, s2 has no follow-up answer, s3 same → 3 answered
+    assert para["n_answered"] == 3
     assert para["n_similarity"] == 4
     assert para["sum_similarity"] == pytest.approx(0.9 + 0.5 + 0.7 + 0.95)
     identity = rows[("A", "si.identity")]
     assert (identity["n_pass"], identity["n_fail"]) == (3, 1)
-    # "Paris" vs "paris" is not a change (NOCASE)
-    assert rows[("A", "ad.paraphrase")]["n_changed"] == 2
+    assert "n_changed" not in para  # answer equivalence is judged outside SQL (answer_pairs)
+
     assert set(rows) == {
         ("A", "si.identity"),
         ("A", "si.paraphrase"),
@@ -167,10 +167,32 @@ def test_verdict_counts_per_model_relation(seeded):
     }
 
 
+def test_answer_pairs_are_the_differing_answers_per_group(seeded):
+    """Only pairs that differ as strings come back, counted per (group, task, pair); "Paris" vs
+    "paris" is one of them (equivalence, which says it is no change, is judged in Python)."""
+    pairs = [
+        p
+        for p in seeded.answer_pairs(by=("model", "relation_id"))
+        if (p["model"], p["relation_id"]) == ("A", "si.paraphrase")
+    ]
+    # s1r1 is the one changed paraphrase answer of A (see test_verdict_counts_per_model_relation)
+    assert sum(p["n"] for p in pairs) == 1
+    assert all(p["source_answer"] != p["followup_answer"] for p in pairs)
+    ad = seeded.answer_pairs(by=("model", "relation_id"))
+    assert {"model": "A", "relation_id": "ad.paraphrase", "task_id": "reasoning",
+            "source_answer": "Paris", "followup_answer": "paris", "n": 1} in ad  # fmt: skip
+    everything = seeded.answer_pairs(by=("model",))
+    assert all(set(p) == {"model", "task_id", "source_answer", "followup_answer", "n"}
+               for p in everything)  # fmt: skip
+
+
+SI_PAPER = ("si.identity", "si.paraphrase")  # the SI transformations the seed data uses
+
+
 def test_cell_stats_mean_delta_per_cell_mad_and_stability_per_observation(seeded):
     """Mean Δ averages repeats per cell; MAD and stability count each observation (SI paper §3.1,
     eq. 6: |Δ_τ(p)| per inference — repeats are not averaged before the absolute value)."""
-    rows = by_key(seeded.cell_stats(), "model", "relation_id")
+    rows = by_key(seeded.cell_stats(paper=SI_PAPER), "model", "relation_id")
     para = rows[("A", "si.paraphrase")]
     # cells: s1 = (0.1 − 0.3)/2 = −0.1, s2 = −0.2, s3 = 0.03
     assert para["n_cells"] == 3
@@ -178,27 +200,34 @@ def test_cell_stats_mean_delta_per_cell_mad_and_stability_per_observation(seeded
     # observations: |0.1|, |−0.3|, |−0.2|, |0.03| → 0.63 / 4 (the old cell mean gave 0.11)
     assert para["n_observations"] == 4
     assert para["mean_abs_delta"] == pytest.approx(0.63 / 4)
+    assert para["mad"] == pytest.approx(0.63 / 4)
     assert para["stability"] == pytest.approx(1 / 4)
     identity = rows[("A", "si.identity")]
     assert identity["n_cells"] == 1 and identity["n_observations"] == 4
     assert identity["mean_delta"] == pytest.approx(0.01)
     assert identity["mad"] is None  # MAD leaves identity out
     assert identity["stability"] == 1.0
-    per_model = by_key(seeded.cell_stats(by=("model",)), "model")
+    per_model = by_key(seeded.cell_stats(by=("model",), paper=SI_PAPER), "model")
     assert per_model[("A",)]["mad"] == pytest.approx(0.63 / 4)
     assert per_model[("A",)]["stability"] == pytest.approx(5 / 8)  # 4 identity + 1 of 4
     assert per_model[("A",)]["stability_excl_identity"] == pytest.approx(1 / 4)
     assert per_model[("B",)]["mad"] == pytest.approx((0.01 + 0.01 + 0.5) / 3)
 
 
-def test_cell_stats_leave_outside_relations_out_of_mad_and_stability(seeded):
-    rows = by_key(seeded.cell_stats(outside_mad=["si.paraphrase"]), "model", "relation_id")
+def test_cell_stats_count_only_the_paper_relations_in_mad_and_stability(seeded):
+    """SI §3.1 / Table 3: MAD and stability are over the paper's transformations only; a relation
+    outside ``paper`` keeps its mean Δ and mean |Δ| but enters neither."""
+    rows = by_key(seeded.cell_stats(paper=["si.identity"]), "model", "relation_id")
     para = rows[("A", "si.paraphrase")]
     assert para["mean_delta"] == pytest.approx((-0.1 - 0.2 + 0.03) / 3)  # Δ itself still shown
-    assert para["mad"] is None and para["stability"] is None and para["n_observations"] == 0
-    per_model = by_key(seeded.cell_stats(by=("model",), outside_mad=["si.paraphrase"]), "model")
+    assert para["mean_abs_delta"] == pytest.approx(0.63 / 4)
+    assert para["mad"] is None and para["stability"] is None and para["n_paper"] == 0
+    per_model = by_key(seeded.cell_stats(by=("model",), paper=["si.identity"]), "model")
     assert per_model[("A",)]["stability"] == 1.0  # identity's 4 observations only
     assert per_model[("A",)]["mad"] is None
+    # the wider stability over the invariance relations named: 4 identity + 1 of 4 paraphrases
+    wide = seeded.cell_stats(by=("model",), invariance=SI_PAPER)
+    assert by_key(wide, "model")[("A",)]["invariance_stability"] == pytest.approx(5 / 8)
 
 
 def test_side_gap_per_relation_over_its_originals(seeded):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.analysis.catalogue.definitions import CountRatio
+from app.analysis.consistency import with_changed
 from app.analysis.rates import COUNT_KEYS
 from storage import Store
 from tests.test_analysis_queries import seed_dataset
@@ -15,11 +16,12 @@ def test_a_count_ratio_sums_its_denominator_and_is_none_over_nothing() -> None:
 
 
 def test_every_column_of_a_verdict_counts_row_is_pooled(tmp_path) -> None:
-    """Pooling per-task rows adds up exactly the row's count columns, so a new sum in
-    ``VERDICT_SUMS`` is pooled with no other change."""
+    """Pooling per-task rows adds up exactly the row's count columns and ``n_changed`` (which
+    answer equivalence adds to the row), so a new sum in ``VERDICT_SUMS`` is pooled with no
+    other change."""
     store = Store(tmp_path / "m.db")
     seed_dataset(store)
-    (row, *_) = store.verdict_counts(by=("model",))
+    (row, *_) = with_changed(store, store.verdict_counts(by=("model",)), None, ("model",))
     assert set(row) - {"model"} == set(COUNT_KEYS)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from app.analysis import metrics, severity, stats
 from app.analysis.aggregates import agentdiff_gap, fetch_aggregates
+from app.analysis.consistency import answer_types
 from app.analysis.proportions import wilson_interval
 from app.analysis.rates import net_of_floor, violation_rate
 from app.analysis.relation_roles import relation_roles
@@ -131,15 +132,17 @@ def _independent(rows):
         sims = [r[9] for r in group if r[9] is not None]
         answered = [r for r in group if r[10] is not None and r[11] is not None]
         changed = [r for r in answered if r[10].lower() != r[11].lower()]
+        # MAD and stability: the SI paper's transformations only, MAD without identity (§3.1).
+        paper = key[1].startswith("si.") and bool(observations)
         out[key] = {
             "n": len(group),
             "violation_rate": n_fail / (n_pass + n_fail) if n_pass + n_fail else None,
             "mean_delta": mean(cell_deltas) if cell_deltas else None,
-            "mad": mean(abs(d) for d in observations) if observations else None,
+            "mad": (
+                mean(abs(d) for d in observations) if paper and key[1] != "si.identity" else None
+            ),
             "stability": (
-                sum(abs(d) < 0.05 for d in observations) / len(observations)
-                if observations
-                else None
+                sum(abs(d) < 0.05 for d in observations) / len(observations) if paper else None
             ),
             "mean_similarity": mean(sims) if sims else None,
             "inconsistency_rate": len(changed) / len(answered) if answered else None,
@@ -218,9 +221,9 @@ def _input_case(source_input, followup_input, **columns) -> Case:
     """A stored case reduced to what the severity proxies and the answer change read."""
     return Case(
         id="c", run_id="r", sample_id="s", relation_id="si.paraphrase", family="si",
-        target="question", followup_index=0, repeat_index=0, model="M", task_id="qa",
+        target="question", followup_index=0, repeat_index=0, model="M",
         verdict=Verdict.PASS, source_input=source_input, followup_input=followup_input,
-        **columns,
+        **{"task_id": "qa", **columns},
     )  # fmt: skip
 
 
@@ -243,15 +246,21 @@ def test_severity_compares_only_changed_fields():
     assert severity.severity_proxies(no_input_similarity).cosine_distance is None
 
 
-def test_answer_changed_matches_the_sql_rule():
-    def changed(source, followup):
+def test_answer_changed_is_answer_equivalence_under_the_task_type():
+    types = answer_types()
+
+    def changed(task_id, source, followup):
         return severity.answer_changed(
-            _input_case({"q": "x"}, None, source_answer=source, followup_answer=followup)
+            _input_case(
+                {"q": "x"}, None, task_id=task_id, source_answer=source, followup_answer=followup
+            ),
+            types,
         )
 
-    assert changed("Paris", "paris") is False
-    assert changed("4", "5") is True
-    assert changed("4", None) is None
+    assert changed("qa", "Paris", "paris") is False  # normalised text
+    assert changed("reasoning", "4", "5") is True
+    assert changed("reasoning", "5.4 km", "5.4") is False  # math-verify
+    assert changed("reasoning", "4", None) is None
 
 
 def test_drilldown_attaches_severity(seeded):
@@ -371,7 +380,8 @@ def test_precondition_skips_feed_no_metric(store):
     assert row["stability"] == 0.0
     assert row["mean_similarity"] == pytest.approx(0.7)
     assert row["inconsistency_rate"] == pytest.approx(0.5)
-    assert sorted(abs(d) for _, _, d in store.cell_deltas(only)) == pytest.approx([0.1, 0.3])
+    observed = store.observation_deltas(only, ["si.paraphrase", "ad.paraphrase"])
+    assert sorted(d for _, _, d in observed) == pytest.approx([0.1, 0.3])
     values, _ = store.value_sample(only, column="output_similarity")
     assert sorted(v for _, _, v in values) == pytest.approx([0.5, 0.9])
     summary = metrics.summarize(store, only)

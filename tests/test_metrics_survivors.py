@@ -250,11 +250,11 @@ RELATION_ROWS = [
     # 1 FAIL → rate 1; net 1 − .5 = .5.
     _row("M", "ad.paraphrase", fail=1, violation_rate=1.0, **ci(1, 1), inconsistency_rate=1.0,
          n_answered=1, noise_floor=0.5, net_violation_rate=0.5),
-    # the floor relation itself: no floor, no net; cells s1 .25, s2 0 → mean Δ .125, its own
-    # mean |Δ| .125 as "mad", stability 1/2; similarity (.5 + 1) / 2.
+    # the floor relation itself: no floor, no net; cells s1 .25, s2 0 → mean Δ .125; no MAD
+    # (SI eq. 6 leaves identity out), stability 1/2; similarity (.5 + 1) / 2.
     _row("M", "si.identity", n=2, **{"pass": 1}, fail=1, violation_rate=0.5, **ci(1, 2),
          mean_similarity=0.75, inconsistency_rate=0.5, n_answered=2, mean_delta=0.125,
-         mad=0.125, stability=0.5, n_cells=2, n_observations=2),
+         stability=0.5, n_cells=2, n_observations=2),
     # 4 cases: 1 PASS 1 FAIL 1 SKIP (invalid_followup) 1 ERROR; net max(0, .5 − .5) = 0;
     # Δ (−.5 + .125) / 2 = −.1875, MAD (.5 + .125) / 2 = .3125, stability 0 / 2;
     # similarity (.25 + .75) / 2 = .5; answers changed 1 of 2.
@@ -262,9 +262,10 @@ RELATION_ROWS = [
          violation_rate=0.5, **ci(1, 2), mean_similarity=0.5, inconsistency_rate=0.5,
          n_answered=2, noise_floor=0.5, net_violation_rate=0.0, mean_delta=-0.1875,
          mad=0.3125, stability=0.0, n_cells=2, n_observations=2),
-    # "should change": no floor; its cell's Δ .5 is shown but it has no MAD observations.
+    # "should change": no floor; its cell's Δ .5 and its observation are shown, but it is no SI
+    # transformation: no MAD, no stability.
     _row("M", "word.antonym", fail=1, violation_rate=1.0, **ci(1, 1), inconsistency_rate=1.0,
-         n_answered=1, mean_delta=0.5, n_cells=1),
+         n_answered=1, mean_delta=0.5, n_cells=1, n_observations=1),
     # N has no floor: invariance relations get none either.
     _row("N", "ad.format", fail=1, violation_rate=1.0, **ci(1, 1), inconsistency_rate=1.0,
          n_answered=1),
@@ -301,12 +302,16 @@ MODEL_ROWS = [
         # cells: identity 2 (Δ .125 each on average), paraphrase 2 (−.1875), antonym 1 (.5)
         # → (2·.125 + 2·(−.1875) + .5) / 5 = .375 / 5 = .075
         "mean_delta": pytest.approx(0.075),
-        # observations (antonym outside): identity .25, 0; paraphrase .5, .125
+        # SI observations (antonym is no SI transformation): identity .25, 0; paraphrase .5, .125
         "mad": 0.3125,  # (.5 + .125) / 2, identity out
         "stability": 0.25,  # 1 of 4 below 0.05 (identity's 0)
         "stability_excl_identity": 0.0,  # 0 of 2
+        # "equivalent" relations with a Δ: the same 4 (ad.* have no Δ) → 1 of 4
+        "invariance_stability": 0.25,
         "n_cells": 5,
-        "n_observations": 4,
+        "n_observations": 5,  # the 4 above + antonym's
+        "n_mad_observations": 2,
+        "n_stability_observations": 4,
         # r1, M × qa: meaning ad.paraphrase 1/1 − presentation ad.format 0/1 = 1
         "agentdiff_gap": 1.0,
     },
@@ -331,8 +336,11 @@ MODEL_ROWS = [
         "mad": 0.25,
         "stability": 0.0,
         "stability_excl_identity": 0.0,
+        "invariance_stability": 0.0,
         "n_cells": 1,
         "n_observations": 1,
+        "n_mad_observations": 1,
+        "n_stability_observations": 1,
         "agentdiff_gap": None,  # presentation side only: no cell has both sides
     },
     {
@@ -356,8 +364,11 @@ MODEL_ROWS = [
         "mad": None,
         "stability": None,
         "stability_excl_identity": None,
+        "invariance_stability": None,
         "n_cells": 0,
         "n_observations": 0,
+        "n_mad_observations": 0,
+        "n_stability_observations": 0,
         "agentdiff_gap": None,
     },
 ]
@@ -539,31 +550,46 @@ def test_net_violation_skips_tasks_without_a_floor_and_goes_on():
     assert noise_floor.net_violation(groups[:2], floors) == (None, None)
 
 
-def test_model_cells_combine_relation_cells_exactly():
-    """Per model from per relation: cells weight the mean Δ, observations add up; identity is
-    left out of MAD and stability-excluding-identity only.
-    M: identity 2 cells mean 1/8, 4 obs (3 stable, |Δ| sum 1/4); paraphrase 3 cells mean −1/4,
-    2 obs (0 stable, |Δ| sum 1/2); antonym (outside MAD: no observations) 1 cell mean 1/2.
-    → cells 6, mean Δ (2·1/8 − 3·1/4 + 1/2) / 6 = 0; obs 6, stability 3/6; without identity:
-    obs 2, MAD (1/2) / 2 = 1/4, stability 0/2. N: identity only → nothing without identity."""
-    relation_cells = [
-        {"model": "M", "relation_id": "si.identity", "n_cells": 2, "mean_delta": 0.125,
-         "n_observations": 4, "n_stable": 3, "sum_abs_delta": 0.25},
-        {"model": "M", "relation_id": "si.paraphrase", "n_cells": 3, "mean_delta": -0.25,
-         "n_observations": 2, "n_stable": 0, "sum_abs_delta": 0.5},
-        {"model": "M", "relation_id": "word.antonym", "n_cells": 1, "mean_delta": 0.5,
-         "n_observations": 0, "n_stable": 0, "sum_abs_delta": 0.0},
-        {"model": "N", "relation_id": "si.identity", "n_cells": 1, "mean_delta": 0.0,
-         "n_observations": 1, "n_stable": 1, "sum_abs_delta": 0.0},
-    ]  # fmt: skip
-    assert metrics._model_cells(relation_cells) == {
-        # mean Δ (2·.125 − 3·.25 + .5) / 6 = 0 / 6
-        "M": {"n_cells": 6, "mean_delta": 0.0, "n_observations": 6, "stability": 0.5,
-              "n_observations_excl_identity": 2, "mad": 0.25, "stability_excl_identity": 0.0},
-        # identity only: nothing left once identity is excluded
-        "N": {"n_cells": 1, "mean_delta": 0.0, "n_observations": 1, "stability": 1.0,
-              "n_observations_excl_identity": 0, "mad": None, "stability_excl_identity": None},
+def _cell(model, relation_id, n_cells, mean_delta, obs, stable, abs_sum, paper, mad, inv):
+    """A ``cell_stats`` row: every observation counted in the sets it belongs to."""
+    return {
+        "model": model, "relation_id": relation_id, "n_cells": n_cells, "mean_delta": mean_delta,
+        "n_observations": obs, "sum_abs_delta": abs_sum, "n_stable": stable,
+        "n_paper": obs if paper else 0, "n_paper_stable": stable if paper else 0,
+        "n_mad": obs if mad else 0, "sum_mad": abs_sum if mad else 0.0,
+        "n_mad_stable": stable if mad else 0,
+        "n_invariance": obs if inv else 0, "n_invariance_stable": stable if inv else 0,
     }  # fmt: skip
+
+
+def test_model_cells_combine_relation_cells_exactly():
+    """Per model from per relation: cells weight the mean Δ, every observation sum adds up.
+    M: identity 2 cells mean 1/8, 4 obs (3 stable, |Δ| sum 1/4); paraphrase 3 cells mean −1/4,
+    2 obs (0 stable, |Δ| sum 1/2); antonym (no SI transformation, no invariance) 1 cell mean
+    1/2, 1 obs (0 stable, |Δ| 1/2).
+    → cells 6, mean Δ (2·1/8 − 3·1/4 + 1/2) / 6 = 0; mean |Δ| (1/4 + 1/2 + 1/2) / 7; SI
+    stability 3/6; MAD over paraphrase (1/2) / 2 = 1/4, its stability 0/2; invariance
+    stability (identity + paraphrase) 3/6. N: identity only → nothing without identity."""
+    relation_cells = [
+        _cell("M", "si.identity", 2, 0.125, 4, 3, 0.25, paper=True, mad=False, inv=True),
+        _cell("M", "si.paraphrase", 3, -0.25, 2, 0, 0.5, paper=True, mad=True, inv=True),
+        _cell("M", "word.antonym", 1, 0.5, 1, 0, 0.5, paper=False, mad=False, inv=False),
+        _cell("N", "si.identity", 1, 0.0, 1, 1, 0.0, paper=True, mad=False, inv=True),
+    ]
+    combined = metrics._model_cells(relation_cells)
+    m, n = combined["M"], combined["N"]
+    assert (m["n_cells"], m["mean_delta"], m["n_observations"]) == (6, 0.0, 7)
+    assert m["mean_abs_delta"] == pytest.approx(1.25 / 7)
+    assert (m["n_paper"], m["stability"]) == (6, 0.5)
+    assert (m["n_mad"], m["mad"], m["stability_excl_identity"]) == (2, 0.25, 0.0)
+    assert m["invariance_stability"] == 0.5
+    assert (n["n_cells"], n["n_paper"], n["stability"], n["invariance_stability"]) == (
+        1,
+        1,
+        1.0,
+        1.0,
+    )
+    assert (n["n_mad"], n["mad"], n["stability_excl_identity"]) == (0, None, None)
     assert metrics._model_cells([]) == {}
 
 
@@ -599,23 +625,23 @@ def custom_store(store):
 def test_relation_roles_read_the_stores_custom_relations(custom_store):
     roles = relation_roles.relation_roles(custom_store)
     assert roles.noise_floor == frozenset({"si.identity"})
-    assert "custom.same" in roles.invariance and "custom.same" not in roles.outside_mad
-    assert "custom.flip" in roles.outside_mad and "custom.flip" not in roles.invariance
-    outside = relation_roles.outside_mad_relations(custom_store)
-    assert "custom.flip" in outside and "custom.same" not in outside
-    assert list(outside) == sorted(outside)
+    assert "custom.same" in roles.invariance and "custom.same" not in roles.paper
+    assert "custom.flip" not in roles.invariance and "custom.flip" not in roles.paper
     # without a store, or with one that keeps no custom relations: the built-in ones only
     for store in (None, object()):
         roles = relation_roles.relation_roles(store)
         assert roles.noise_floor == frozenset({"si.identity"})
-        assert "si.paraphrase" in roles.invariance and "word.antonym" in roles.outside_mad
-        assert not {r for r in roles.invariance | roles.outside_mad if r.startswith("custom.")}
+        assert "si.paraphrase" in roles.invariance and "si.paraphrase" in roles.paper
+        assert "word.antonym" not in roles.invariance | roles.paper
+        assert not {r for r in roles.invariance | roles.paper if r.startswith("custom.")}
 
 
 def test_custom_relations_get_their_roles_in_every_summary(custom_store):
-    """custom.same is an invariance relation: floor 1/2, net 1 − 1/2. custom.flip stays out of
-    MAD and stability. Model M: invariance = custom.same alone (1 FAIL) → net .5; MAD over
-    custom.same's |Δ| .5 only; stability 1 of 3 observations (identity's 0)."""
+    """custom.same is an invariance relation: floor 1/2, net 1 − 1/2. Neither custom relation is
+    one of the SI paper's transformations, so neither enters MAD or stability (SI §3.1, Table
+    3). Model M: invariance = custom.same alone (1 FAIL) → net .5; no MAD (no non-identity SI
+    observation); stability 1 of identity's 2 observations; invariance stability over identity
+    and custom.same: 1 of 3 (identity's 0)."""
     for rows in (
         metrics.model_relation_rows(aggregates.fetch_aggregates(custom_store, CaseFilter())),
         metrics.summarize(custom_store, CaseFilter())["rows"],
@@ -623,9 +649,9 @@ def test_custom_relations_get_their_roles_in_every_summary(custom_store):
         by_relation = {r["relation_id"]: r for r in rows}
         same, flip = by_relation["custom.same"], by_relation["custom.flip"]
         assert (same["noise_floor"], same["net_violation_rate"]) == (0.5, 0.5)
-        assert (same["mad"], same["stability"], same["n_observations"]) == (0.5, 0.0, 1)
+        assert (same["mad"], same["stability"], same["n_observations"]) == (None, None, 1)
         assert (flip["noise_floor"], flip["net_violation_rate"]) == (None, None)
-        assert (flip["mad"], flip["stability"], flip["n_observations"]) == (None, None, 0)
+        assert (flip["mad"], flip["stability"], flip["n_observations"]) == (None, None, 1)
         assert (flip["mean_delta"], flip["n_cells"]) == (0.125, 1)
     everything = aggregates.fetch_aggregates(custom_store, CaseFilter())
     for models in (
@@ -634,10 +660,11 @@ def test_custom_relations_get_their_roles_in_every_summary(custom_store):
     ):
         (model,) = models
         assert (model["noise_floor"], model["net_violation_rate"]) == (0.5, 0.5)
-        assert model["mad"] == 0.5
-        assert model["stability"] == pytest.approx(1 / 3)
-        assert model["stability_excl_identity"] == 0.0
-        assert model["n_observations"] == 3
+        assert model["mad"] is None
+        assert model["stability"] == 0.5
+        assert model["stability_excl_identity"] is None
+        assert model["invariance_stability"] == pytest.approx(1 / 3)
+        assert model["n_observations"] == 4
 
 
 # ------------------------------------------------------------------ breakdown
@@ -879,7 +906,8 @@ def test_severity_table_every_field(severity_store):
     assert [r.id for r in severity.severity_table(severity_store, limit=1)] == ["r1-c000"]
     spy = Spy(severity_store)
     severity.severity_table(spy)
-    assert spy.calls == [("severity_rows", {"limit": 2000})]
+    # the custom tasks' answer types are read for answer_changed
+    assert spy.calls == [("severity_rows", {"limit": 2000}), ("custom_task_rows", {})]
 
 
 def test_drilldown_filter_and_limit(severity_store):
@@ -900,7 +928,8 @@ def test_drilldown_filter_and_limit(severity_store):
     spy = Spy(severity_store)
     severity.drilldown(spy, model="M")
     assert spy.calls == [
-        ("cell_cases", {"model": "M", "relation_id": None, "verdicts": None, "limit": 500})
+        ("cell_cases", {"model": "M", "relation_id": None, "verdicts": None, "limit": 500}),
+        ("custom_task_rows", {}),
     ]
 
 

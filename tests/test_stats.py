@@ -8,7 +8,9 @@ from scipy import stats as scipy_stats
 
 from app.analysis import metrics, stats
 from core.case_filter import CaseFilter
-from tests.test_analysis_queries import seed_dataset
+from core.types import Case, Endpoint, Verdict
+from storage.run_verbs import RunDefinition
+from tests.test_analysis_queries import SAMPLES, seed_dataset
 
 
 def test_benjamini_hochberg_hand_example():
@@ -111,11 +113,78 @@ def test_run_tests_on_the_dataset(store):
     result = stats.run_tests(store, everything, counts=summary["counts"], roles=summary["roles"])
     (mw,) = result["mann_whitney"]
     assert mw["subject"] == "A vs B" and mw["measure"] == "abs_delta"
-    # cell |Δ| (non-identity): A = 0.1, 0.2, 0.03; B = 0.01, 0.01, 0.5
-    reference = scipy_stats.mannwhitneyu([0.1, 0.2, 0.03], [0.01, 0.01, 0.5])
+    # per-observation |Δ| (non-identity): A = 0.1, 0.3, 0.2, 0.03; B = 0.01, 0.01, 0.5
+    reference = scipy_stats.mannwhitneyu([0.1, 0.3, 0.2, 0.03], [0.01, 0.01, 0.5])
     assert mw["p_value"] == pytest.approx(reference.pvalue)
+    assert mw["sizes"] == [4, 3]
     assert mw["p_adjusted"] == pytest.approx(reference.pvalue)  # one test: BH leaves it
     (kw,) = result["kruskal_wallis"]  # B has one relation only: nothing to compare
     assert kw["subject"] == "A"
-    assert kw["p_value"] == pytest.approx(scipy_stats.kruskal([0.01], [0.1, 0.2, 0.03]).pvalue)
-    assert kw["sizes"] == [1, 3]
+    # identity's 4 repeats (one observation each) against paraphrase's 4 observations
+    reference = scipy_stats.kruskal([0.02, 0.02, 0.0, 0.04], [0.1, 0.3, 0.2, 0.03])
+    assert kw["p_value"] == pytest.approx(reference.pvalue)
+    assert kw["sizes"] == [4, 4]
+
+
+def _delta_case(model: str, relation_id: str, sample: str, repeat: int, delta: float) -> Case:
+    return Case(
+        id=f"{model}-{relation_id}-{sample}-{repeat}",
+        run_id="run",
+        sample_id=SAMPLES[sample].id,
+        relation_id=relation_id,
+        family=relation_id.split(".")[0],
+        target="problem",
+        followup_index=0,
+        repeat_index=repeat,
+        model=model,
+        task_id="reasoning",
+        source_input=dict(SAMPLES[sample].fields),
+        verdict=Verdict.PASS if abs(delta) < 0.5 else Verdict.FAIL,
+        score_source=0.5,
+        score_followup=0.5 + delta,
+        delta=delta,
+    )
+
+
+def test_tests_compare_per_observation_abs_delta_of_invariance_relations(store):
+    """Issue 23 item 3 (SI §3.1: MAD, eq. 6, sums |Δ_τ(p)| per observation; §4 compares models
+    with Mann-Whitney U and relations with Kruskal-Wallis on what MAD measures).
+
+    X: si.paraphrase repeats Δ = +0.2, −0.2 on s1 and +0.3, −0.3 on s2; word.negation ("should
+    change") Δ = 0.9 on s1. Y: si.paraphrase 0.01, 0.02 on s1 and 0.00, 0.01 on s2.
+    - Mann-Whitney on per-observation |Δ|: X = 0.2, 0.2, 0.3, 0.3 vs Y = 0.01, 0.02, 0.0, 0.01:
+      every X value is larger, U = 4 × 4 = 16, effect 1. Averaging Δ per (task, sample) before
+      the absolute value would give X = |0|, |0| (+0.9 with negation) and Y = 0.015, 0.005.
+    - Kruskal-Wallis: word.negation is no invariance relation, so X has one group left and no
+      test; Y has one relation too: no Kruskal-Wallis at all (it used to compare 2 groups in X).
+    """
+    cases = [
+        _delta_case("X", "si.paraphrase", "s1", 0, 0.2),
+        _delta_case("X", "si.paraphrase", "s1", 1, -0.2),
+        _delta_case("X", "si.paraphrase", "s2", 0, 0.3),
+        _delta_case("X", "si.paraphrase", "s2", 1, -0.3),
+        _delta_case("X", "word.negation", "s1", 0, 0.9),
+        _delta_case("Y", "si.paraphrase", "s1", 0, 0.01),
+        _delta_case("Y", "si.paraphrase", "s1", 1, 0.02),
+        _delta_case("Y", "si.paraphrase", "s2", 0, 0.0),
+        _delta_case("Y", "si.paraphrase", "s2", 1, 0.01),
+    ]
+    store.save_run(
+        RunDefinition(
+            "run",
+            endpoint=Endpoint(name="ep", base_url="http://127.0.0.1:9/v1", model="X"),
+            task_id="reasoning",
+            config={},
+            samples=[SAMPLES["s1"], SAMPLES["s2"]],
+        )
+    )
+    store.record_cases(cases)
+    everything = CaseFilter()
+    summary = metrics.summarize(store, everything)
+    result = stats.run_tests(store, everything, counts=summary["counts"], roles=summary["roles"])
+    (mw,) = result["mann_whitney"]
+    assert (mw["subject"], mw["measure"], mw["sizes"]) == ("X vs Y", "abs_delta", [4, 4])
+    assert (mw["statistic"], mw["effect"]) == (16.0, 1.0)
+    reference = scipy_stats.mannwhitneyu([0.2, 0.2, 0.3, 0.3], [0.01, 0.02, 0.0, 0.01])
+    assert mw["p_value"] == pytest.approx(reference.pvalue)
+    assert result["kruskal_wallis"] == []

@@ -16,7 +16,7 @@ from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.reports.summary import report
 from core.run_config import RunConfig
-from core.tasks import BUILTIN_TASKS
+from core.tasks import BUILTIN_TASKS, scoring_steps
 from core.types import Endpoint, Sample
 from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
 
@@ -44,6 +44,21 @@ def test_avg_step_score_hand_example():
     cache = EmbeddingCache(TableEmbedder())
     score = cache.avg_step_score(["out A", "out B", "out C"], ["ref one", "ref two"])
     assert score == pytest.approx(2.8 / 3, abs=1e-6)
+
+
+def test_step_numbers_and_the_final_answer_line_are_not_steps():
+    """Issue 23 item 6 (SI §3.1, eq. 4: output steps r_o against reference steps r*_z, which carry
+    no numbering and no final-answer line): "Step 1: out A", "**Step 2:** out B" and "Final
+    answer: 12" score as "out A" and "out B" only: (max(1, 0) + max(0.6, 0.8)) / 2 = 1.8 / 2 =
+    0.9. Embedding the raw lines would look up texts the table does not have (and in a real
+    embedder the shared "Step N:" and the answer line would move every cosine)."""
+    trace = ("Step 1: out A", "**Step 2:** out B", "Final answer: 12")
+    assert scoring_steps(trace) == ("out A", "out B")
+    cache = EmbeddingCache(TableEmbedder())
+    score = cache.avg_step_score(scoring_steps(trace), ["ref one", "ref two"])
+    assert score == pytest.approx(0.9, abs=1e-6)
+    assert scoring_steps(("step 3) out C", "The final answer is 4.", "Step 4:")) == ("out C",)
+    assert scoring_steps(("Stepwise, out C",)) == ("Stepwise, out C",)  # not a step number
 
 
 def test_step_order_does_not_matter():
@@ -112,9 +127,10 @@ def test_runner_stores_step_scores_and_report_shows_them(store, embeddings):
         summary = runner.run_sync(config, REASONING, samples)
     cases = {c.source_input["problem"]: c for c in store.cases_for([summary.run_id])}
     with_steps = cases[samples[0].fields["problem"]]
-    expected_source = embeddings.avg_step_score(
-        REASONING.parse(with_steps.source_output).trace, REFERENCE_STEPS
-    )
+    # The "Final answer: 5.4 km" line is not a step (issue 23 item 6).
+    source_steps = scoring_steps(REASONING.parse(with_steps.source_output).trace)
+    assert len(source_steps) == 2
+    expected_source = embeddings.avg_step_score(source_steps, REFERENCE_STEPS)
     assert with_steps.step_score_source == pytest.approx(expected_source)
     assert with_steps.step_score_followup is not None
     assert with_steps.step_score_followup < with_steps.step_score_source

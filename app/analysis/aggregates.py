@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.analysis.consistency import AnswerTypes, answer_types, set_changed, with_changed
 from app.analysis.noise_floor import Floors, floor_table
 from app.analysis.relation_roles import RelationRoles, relation_roles
 from core.case_filter import CaseFilter
@@ -25,10 +26,10 @@ FLOOR_GROUPS = ("model", "task_id")
 class Aggregates:
     """What the store says about one filter's cases, as ``Store`` verbs return it.
 
-    ``n_cases``: how many cases match; ``task_counts``: ``verdict_counts`` by model × relation × task (so per-task floors can be
-    netted); ``cells``: ``cell_stats`` grouped by ``cells_by`` with the roles' ``outside_mad``
-    relations kept out of MAD and stability; ``floors``: :func:`fetch_floors`; ``gaps``:
-    :func:`agentdiff_gap`; ``step_scores``: :func:`step_scores`.
+    ``n_cases``: how many cases match; ``task_counts``: ``verdict_counts`` by model × relation ×
+    task (so per-task floors can be netted) with ``n_changed`` judged by answer equivalence;
+    ``cells``: :func:`fetch_cells` grouped by ``cells_by``; ``floors``: :func:`fetch_floors`;
+    ``gaps``: :func:`agentdiff_gap`; ``step_scores``: :func:`step_scores`.
     """
 
     roles: RelationRoles
@@ -46,23 +47,44 @@ def fetch_aggregates(store, flt: CaseFilter, *, by_task: bool = False) -> Aggreg
 
     ``by_task`` groups the cells by task too (a model × relation × task table)."""
     roles = relation_roles(store)
+    types = answer_types(store)
     cells_by = MODEL_RELATION_TASK if by_task else MODEL_RELATION
-    outside_mad = tuple(sorted(roles.outside_mad))
     # Independent scans: run them side by side on separate connections.
     found = store.parallel_reads(
         {
             "n_cases": lambda s: s.count_cases(flt),
             "task_counts": lambda s: s.verdict_counts(flt, by=MODEL_RELATION_TASK),
-            "cells": lambda s: s.cell_stats(flt, by=cells_by, outside_mad=outside_mad),
-            "floors": lambda s: fetch_floors(s, flt, roles),
+            # A scan of its own, so the two readers share the work evenly.
+            "task_pairs": lambda s: s.answer_pairs(flt, by=MODEL_RELATION_TASK),
+            "cells": lambda s: fetch_cells(s, flt, roles, cells_by),
+            "floors": lambda s: fetch_floors(s, flt, roles, types),
             "gaps": lambda s: agentdiff_gap(s, flt),
             "step_scores": lambda s: step_scores(s, flt),
         }
     )
+    pairs = found.pop("task_pairs")
+    set_changed(found["task_counts"], pairs, MODEL_RELATION_TASK, types)
     return Aggregates(roles=roles, cells_by=cells_by, **found)
 
 
-def fetch_floors(store, flt: CaseFilter, roles: RelationRoles) -> Floors:
+def fetch_cells(
+    store, flt: CaseFilter, roles: RelationRoles, by: tuple[str, ...] = MODEL_RELATION
+) -> list[dict[str, Any]]:
+    """``cell_stats`` with the roles' relation sets: MAD and stability over the SI paper's
+    transformations (``roles.paper``), the wider stability over the invariance relations, the
+    noise-floor relations counted once per sample × repeat."""
+    return store.cell_stats(
+        flt,
+        by=by,
+        paper=sorted(roles.paper),
+        invariance=sorted(roles.invariance | roles.noise_floor),
+        once_per_repeat=sorted(roles.noise_floor),
+    )
+
+
+def fetch_floors(
+    store, flt: CaseFilter, roles: RelationRoles, types: AnswerTypes | None = None
+) -> Floors:
     """The noise floor per model and task (see ``app.analysis.noise_floor.floor_table``).
 
     The filter's relation list is replaced by the floor relations: the floor is the reference
@@ -70,8 +92,12 @@ def fetch_floors(store, flt: CaseFilter, roles: RelationRoles) -> Floors:
     if not roles.noise_floor:
         return {}
     floor_ids = sorted(roles.noise_floor)
-    cells = store.cell_stats(flt.with_relations(floor_ids), by=FLOOR_GROUPS)
+    floor_flt = flt.with_relations(floor_ids)
+    cells = fetch_cells(store, floor_flt, roles, FLOOR_GROUPS)
     counts = store.noise_floor_counts(flt, floor_ids, by=FLOOR_GROUPS)
+    counts = with_changed(
+        store, counts, floor_flt, FLOOR_GROUPS, first_per_repeat=True, types=types
+    )
     return floor_table(counts, cells)
 
 

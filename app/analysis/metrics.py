@@ -17,14 +17,16 @@ centre = (p + z²/2n) / (1 + z²/n), half-width = z·√(p(1−p)/n + z²/4n²) 
 [0, 1]; ``None`` when pass + fail = 0.
 
 **Δ metrics.** Δ = score_followup − score_source (only when the sample has a reference). A *cell*
-is one (model, task, sample, relation); its Δ is the mean Δ of its cases and ``mean_delta`` is the
-mean cell Δ. MAD and stability follow the SI paper (§3.1) per *observation* (one case with a Δ;
-repeats are not averaged before the absolute value): **MAD** (eq. 6) = mean |Δ| over the
-non-identity relations (the contrastive control included, as in the paper; in a per-relation row
-it is the row's own mean |Δ|, which for ``si.identity`` is the Δ noise); **stability** = share of
-observations with |Δ| < 0.05, over every relation identity included (the paper's 19 × 8
-denominator) and, as ``stability_excl_identity``, without identity. Relations of other families
-whose expectation is "should change" (``outside_mad_relations``) never enter MAD or stability.
+is one (model, task, sample, relation); its Δ is the mean Δ of its observations and
+``mean_delta`` is the mean cell Δ. MAD and stability are the SI paper's (§3.1, Table 3), over its
+8 ``si.*`` transformations only, per *observation* (one judged case with a Δ; repeats are not
+averaged before the absolute value; ``si.identity`` counts once per sample × repeat, as the noise
+floor counts it): **MAD** (eq. 6) = mean |Δ| over the 7 non-identity transformations (the
+contrastive control included); **stability** = share of observations with |Δ| < 0.05 over all 8,
+identity included (the paper's 19 × 8 denominator); ``stability_excl_identity`` the same over the
+7. A per-relation row restricts both to its relation: ``mad`` is None for identity, and both are
+None for relations outside the SI family. The wider **invariance stability** (model level) is the
+same share over every relation whose expectation is "equivalent".
 **AvgStepScore** (eq. 4) = the mean over the output's reasoning steps of each step's highest
 cosine to any reference step; ``step_score`` averages the source outputs' and the follow-ups',
 ``step_score_delta`` the change (follow-up − source) per case.
@@ -35,8 +37,8 @@ statistical tests read only PASS/FAIL cases: a SKIP (the validity gate's, or an 
 
 **Mean similarity** = mean ``output_similarity`` (cosine of the two outputs' embeddings) over judged
 cases. **Inconsistency rate** = share of judged cases whose follow-up answer differs from the source
-answer (compared ignoring ASCII letter case, as SQLite's NOCASE; the task parsers already
-normalise), among cases with both answers.
+answer, among cases with both answers; "differs" is the oracles' answer equivalence for the task's
+answer type (``app.analysis.consistency``: "5.4 km" and "5.4" are one answer).
 
 **Noise floor** (per model × task, never pooled across tasks) = the violation rate of the
 noise-floor relation (``si.identity``: the unchanged input re-sampled) over its observations, one
@@ -68,10 +70,11 @@ import numpy as np
 from app.analysis.aggregates import MODEL_RELATION, Aggregates, fetch_aggregates
 from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.formats import MISSING_META, meta_value_order
+from app.analysis.consistency import answer_types, with_changed
 from app.analysis.noise_floor import net_violation
 from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
 from core.case_filter import CaseFilter
-from storage.analysis_verbs import IDENTITY_RELATION
+from storage.delta_verbs import CELL_SUM_KEYS, cell_ratios
 
 
 def model_relation_rows(found: Aggregates) -> list[dict[str, Any]]:
@@ -103,7 +106,7 @@ def model_relation_rows(found: Aggregates) -> list[dict[str, Any]]:
                 "noise_floor": floor,
                 "net_violation_rate": net,
                 "mean_delta": cell.get("mean_delta"),
-                "mad": cell.get("mean_abs_delta"),
+                "mad": cell.get("mad"),
                 "stability": cell.get("stability"),
                 "n_cells": cell.get("n_cells", 0),
                 "n_observations": cell.get("n_observations", 0),
@@ -113,12 +116,13 @@ def model_relation_rows(found: Aggregates) -> list[dict[str, Any]]:
 
 
 def model_rows(found: Aggregates) -> list[dict[str, Any]]:
-    """One row per model: non-floor rates, MAD, stability (with / without identity), floor.
+    """One row per model: non-floor rates, MAD, stability (with / without identity, and over
+    every invariance relation), floor.
 
     Counts and rates sum the model's non-floor relations; ``noise_floor`` and
     ``net_violation_rate`` are over its invariance relations, task by task (see
-    :func:`net_violation`); ``mad``, ``stability`` and ``stability_excl_identity`` come from the
-    model's cells; ``agentdiff_gap`` from its gap row.
+    :func:`net_violation`); ``mad``, ``stability``, ``stability_excl_identity`` and
+    ``invariance_stability`` come from the model's cells; ``agentdiff_gap`` from its gap row.
     """
     roles = found.roles
     by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -147,8 +151,11 @@ def model_rows(found: Aggregates) -> list[dict[str, Any]]:
                 "mad": cell.get("mad"),
                 "stability": cell.get("stability"),
                 "stability_excl_identity": cell.get("stability_excl_identity"),
+                "invariance_stability": cell.get("invariance_stability"),
                 "n_cells": cell.get("n_cells", 0),
                 "n_observations": cell.get("n_observations", 0),
+                "n_mad_observations": cell.get("n_mad", 0),
+                "n_stability_observations": cell.get("n_paper", 0),
                 "agentdiff_gap": gap.get("gap"),
             }
         )
@@ -157,30 +164,23 @@ def model_rows(found: Aggregates) -> list[dict[str, Any]]:
 
 def _model_cells(relation_cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per-model Δ statistics combined exactly from per-relation ones (cell counts weight the
-    mean Δ; MAD and stability add observation counts), so the model level costs no second pass
-    over the cases. Relations outside MAD already carry zero observations."""
+    mean Δ; MAD and the stabilities add their observation sums), so the model level costs no
+    second pass over the cases."""
     acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for row in relation_cells:
         a = acc[row["model"]]
-        n = row["n_cells"]
-        a["n_cells"] += n
-        a["sum_delta"] += row["mean_delta"] * n
-        a["n_obs"] += row["n_observations"]
-        a["n_stable"] += row["n_stable"]
-        if row["relation_id"] != IDENTITY_RELATION:
-            a["n_excl"] += row["n_observations"]
-            a["sum_abs_excl"] += row["sum_abs_delta"]
-            a["n_stable_excl"] += row["n_stable"]
+        a["n_cells"] += row["n_cells"]
+        a["sum_delta"] += row["mean_delta"] * row["n_cells"]
+        for key in CELL_SUM_KEYS:
+            a[key] += row[key]
     out = {}
     for model, a in acc.items():
+        sums = {key: int(a[key]) if key.startswith("n_") else a[key] for key in CELL_SUM_KEYS}
         out[model] = {
             "n_cells": int(a["n_cells"]),
             "mean_delta": ratio(a["sum_delta"], a["n_cells"]),
-            "n_observations": int(a["n_obs"]),
-            "stability": ratio(a["n_stable"], a["n_obs"]),
-            "n_observations_excl_identity": int(a["n_excl"]),
-            "mad": ratio(a["sum_abs_excl"], a["n_excl"]),
-            "stability_excl_identity": ratio(a["n_stable_excl"], a["n_excl"]),
+            **sums,
+            **cell_ratios(sums),
         }
     return out
 
@@ -236,15 +236,15 @@ def _meta_counts(store, key: str, flt: CaseFilter | None) -> list[dict[str, Any]
     if not models:
         return []
     halves = [models[0::2], models[1::2]] if len(models) > 1 else [models]
+    types = answer_types(store)
+
+    def counted(reader, part: list[str]) -> list[dict[str, Any]]:
+        part_flt = replace(base, models=tuple(part))
+        rows = reader.meta_breakdown(key, part_flt, by=("model",))
+        return with_changed(reader, rows, part_flt, ("model",), meta_key=key, types=types)
+
     found = store.parallel_reads(
-        {
-            f"part{i}": (
-                lambda s, part=part: s.meta_breakdown(
-                    key, replace(base, models=tuple(part)), by=("model",)
-                )
-            )
-            for i, part in enumerate(halves)
-        }
+        {f"part{i}": (lambda s, part=part: counted(s, part)) for i, part in enumerate(halves)}
     )
     return sorted(
         (row for part in found.values() for row in part),
@@ -302,14 +302,14 @@ def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {}
     for counts in store.verdict_counts(flt, by=("run_id", "relation_id")):
         tag = tags[counts["run_id"]]
-        rates = rates_row(counts)
+        rates = verdict_columns(counts)
         relation_id = counts["relation_id"]
         entry = results.setdefault(relation_id, {"relation_id": relation_id})
         entry[f"{tag}_n"] = rates["n"]
         entry[f"{tag}_{VIOLATION_RATE}"] = rates[VIOLATION_RATE]
         cell = cells.get((counts["run_id"], relation_id), {})
         entry[f"{tag}_mean_delta"] = cell.get("mean_delta")
-        entry[f"{tag}_mean_similarity"] = rates["mean_similarity"]
+        entry[f"{tag}_mean_similarity"] = ratio(counts["sum_similarity"], counts["n_similarity"])
     out = []
     for relation_id in sorted(results):
         entry = results[relation_id]

@@ -14,8 +14,9 @@ from app.analysis.catalogue.definitions import COUNTED_METRICS, VIOLATION_RATE
 from app.analysis.proportions import wilson_interval
 from storage.analysis_verbs import VERDICT_COUNT_KEYS
 
-# The additive columns of a ``Store.verdict_counts`` aggregate row, which pooled rows add up.
-COUNT_KEYS: tuple[str, ...] = VERDICT_COUNT_KEYS
+# The additive columns of a ``Store.verdict_counts`` aggregate row, which pooled rows add up, and
+# ``n_changed``, which ``app.analysis.consistency.with_changed`` adds to it.
+COUNT_KEYS: tuple[str, ...] = (*VERDICT_COUNT_KEYS, "n_changed")
 
 
 def ratio(numerator: float, denominator: float) -> float | None:

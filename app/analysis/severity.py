@@ -16,11 +16,11 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from app.analysis.case_fields import input_texts
+from app.analysis.consistency import AnswerTypes, answer_changed_of, answer_types
 from core.case_filter import CaseFilter
 from core.types import Case
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def normalized_levenshtein(a: str, b: str) -> float:
@@ -89,15 +89,11 @@ def _prefetch_inputs(embeddings, cases: list[Case]) -> None:
         embeddings.prefetch(texts)
 
 
-def answer_changed(case: Case) -> bool | None:
-    """Whether the follow-up answer differs from the source answer (None without both).
-
-    Same rule as the SQL aggregate: equal ignoring ASCII letter case (SQLite NOCASE).
-    """
-    source, followup = case.source_answer, case.followup_answer
-    if source is None or followup is None:
-        return None
-    return str(source).translate(_ASCII_FOLD) != str(followup).translate(_ASCII_FOLD)
+def answer_changed(case: Case, types: AnswerTypes) -> bool | None:
+    """Whether the follow-up answer is a different answer from the source's (None without both):
+    the oracles' answer equivalence under the case's task type, the rule of every inconsistency
+    rate (``app.analysis.consistency``)."""
+    return answer_changed_of(types, case.task_id, case.source_answer, case.followup_answer)
 
 
 @dataclass(frozen=True)
@@ -160,8 +156,9 @@ def drilldown(
         flt, model=model, relation_id=relation_id, verdicts=verdicts, limit=limit
     )
     similarity = _similarity(embeddings, cases)
+    types = answer_types(store)
     return [
-        DrilldownCase(case, severity_proxies(case, similarity), answer_changed(case))
+        DrilldownCase(case, severity_proxies(case, similarity), answer_changed(case, types))
         for case in cases
     ]
 
@@ -176,6 +173,7 @@ def severity_table(
     """
     cases = store.severity_rows(flt, limit=limit)
     similarity = _similarity(embeddings, cases)
+    types = answer_types(store)
     return [
         SeverityPoint(
             id=case.id,
@@ -184,7 +182,7 @@ def severity_table(
             side=case.side,
             verdict=case.verdict.value,
             abs_delta=abs(case.delta) if case.delta is not None else None,
-            answer_changed=answer_changed(case),
+            answer_changed=answer_changed(case, types),
             output_similarity=case.output_similarity,
             **asdict(severity_proxies(case, similarity)),
         )

@@ -1,16 +1,20 @@
 """Statistical tests of the Analysis page, each with a plain-language reading.
 
-- Only judged cases (PASS/FAIL) enter: a SKIP — the validity gate's or an oracle's
-  ``precondition: …`` — or an ERROR is no observation.
-- **Mann-Whitney U between models** (two-sided, scipy's default method) on cell |Δ| over
-  non-identity relations (the noise-floor relation left out) — the measure behind MAD. A pair
-  of models without at least two Δ cells each falls back to the per-case violation indicator
-  (1 = FAIL, 0 = PASS; SKIP/ERROR excluded).
+- Only judged cases (PASS/FAIL) of invariance relations (expectation "equivalent") enter: a SKIP
+  — the validity gate's or an oracle's ``precondition: …`` — or an ERROR is no observation, and a
+  "should change" relation's Δ measures a change it asks for, not a lack of robustness.
+- The unit is the *observation*, as for MAD (SI §3.1, eq. 6): one |Δ| per judged case, each
+  repeat, follow-up and target its own, the absolute value taken before anything is pooled;
+  ``si.identity`` counts once per sample × repeat (``storage.delta_verbs``).
+- **Mann-Whitney U between models** (two-sided, scipy's default method) on per-observation |Δ|
+  over the invariance relations, the noise-floor relation left out (sampling noise, not
+  robustness). A pair of models without at least two observations each falls back to the
+  per-case violation indicator (1 = FAIL, 0 = PASS) over the same relations.
   The effect size is P(A > B) + ½·P(A = B) = U_A / (n_A·n_B): above ½ means A's values tend to be
   larger.
-- **Kruskal-Wallis across relations within a model** on cell |Δ| (every relation with a Δ cell,
-  identity included), falling back to the violation indicator when fewer than two relations have
-  Δ cells.
+- **Kruskal-Wallis across relations within a model** on per-observation |Δ|, one group per
+  invariance relation with an observation (identity included, as the noise reference), falling
+  back to the violation indicator when fewer than two relations have observations.
 - **Benjamini-Hochberg** adjusted p-values, separately for the Mann-Whitney family and the
   Kruskal-Wallis family. A result is called significant when its adjusted p < alpha (0.05).
 """
@@ -149,15 +153,18 @@ def _violation_array(n_pass: int, n_fail: int) -> np.ndarray:
     return np.concatenate([np.ones(n_fail), np.zeros(n_pass)])
 
 
-def _collect(store, flt: CaseFilter, counts_rows: list[dict[str, Any]]):
-    """Cell |Δ| per model × relation (queried) and PASS/FAIL counts per model × relation (from
-    ``counts_rows``)."""
+def _collect(store, flt: CaseFilter, counts_rows: list[dict[str, Any]], roles: RelationRoles):
+    """Per-observation |Δ| per model × relation (queried) and PASS/FAIL counts per model ×
+    relation (from ``counts_rows``), both over the invariance and noise-floor relations only."""
+    tested = roles.invariance | roles.noise_floor
     abs_delta: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for model, relation_id, cell_delta in store.cell_deltas(flt):
-        abs_delta[model][relation_id].append(abs(cell_delta))
+    observations = store.observation_deltas(flt, tested, once_per_repeat=sorted(roles.noise_floor))
+    for model, relation_id, value in observations:
+        abs_delta[model][relation_id].append(value)
     counts: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
     for row in counts_rows:
-        counts[row["model"]][row["relation_id"]] = (row["n_pass"], row["n_fail"])
+        if row["relation_id"] in tested:
+            counts[row["model"]][row["relation_id"]] = (row["n_pass"], row["n_fail"])
     return abs_delta, counts
 
 
@@ -289,8 +296,8 @@ def run_tests(
     """All tests for the filtered cases: ``{"alpha", "mann_whitney": [...], "kruskal_wallis":
     [...]}`` with each result as a JSON-friendly dict. ``counts`` (``verdict_counts`` by model ×
     relation) and ``roles`` are those of ``app.analysis.metrics.summarize`` for the same filter;
-    only the cells' Δ are queried here."""
-    abs_delta, per_model = _collect(store, flt, counts)
+    only the observations' |Δ| are queried here."""
+    abs_delta, per_model = _collect(store, flt, counts, roles)
     floor = roles.noise_floor
     return {
         "alpha": alpha,

@@ -12,7 +12,7 @@ from typing import Any
 
 from app.engine.embedder import EmbeddingCache
 from app.engine.plan import PlannedCase
-from core.tasks import Task
+from core.tasks import Task, scoring_steps
 from core.types import Case, Completion, ParsedOutput, Verdict
 from relations.oracles import evaluate
 
@@ -111,10 +111,10 @@ class Judge:
         reference_steps = case.sample.reference_steps
         if reference_steps:
             measured["step_score_source"] = self.embeddings.avg_step_score(
-                source.trace, reference_steps
+                scoring_steps(source.trace), reference_steps
             )
             measured["step_score_followup"] = self.embeddings.avg_step_score(
-                follow.trace, reference_steps
+                scoring_steps(follow.trace), reference_steps
             )
         return measured
 
@@ -127,7 +127,7 @@ def _texts_to_embed(case: PlannedCase, parsed: dict[str, ParsedOutput]) -> list[
         texts.append(case.sample.reference)
     if case.sample.reference_steps:
         texts += list(case.sample.reference_steps)
-        texts += [step for p in parsed.values() for step in p.trace]
+        texts += [step for p in parsed.values() for step in scoring_steps(p.trace)]
     return texts
 
 

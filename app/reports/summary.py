@@ -41,7 +41,8 @@ def report(
     """The ``report --json`` document for the filtered cases (JSON-serialisable, no NaN).
 
     Keys: ``generated_at``, ``filters``, ``n_cases``, ``rows`` (model × relation, keys
-    ``REPORT_ROW_KEYS``), ``models`` (per-model summary: MAD, stability with and without identity,
+    ``REPORT_ROW_KEYS``), ``models`` (per-model summary: the SI paper's MAD and stability over
+    its ``si.*`` transformations, stability without identity and over every invariance relation,
     noise floor, net rate, AgentDiff gap), ``noise_floor`` (model → task → identity violation
     rate over its observations, one per sample × repeat, with n and Wilson interval; absent
     without identity cases), ``agentdiff_gap``, ``step_score`` (model × relation AvgStepScore of

@@ -13,15 +13,16 @@ Definitions pinned (``app/analysis/catalogue/definitions.py``, ``app/analysis/me
   max(0, rate − floor), for the invariance relations (expectation "equivalent"), identity left out;
 - Δ, similarity, inconsistency, MAD and stability read judged (PASS / FAIL) cases only;
 - mean Δ = mean over cells (model, task, sample, relation) of the cell's mean Δ;
-- MAD: per relation row, the row's mean |Δ| per observation (repeats not averaged first); per
-  model, the mean |Δ| over the non-identity observations;
-- stability = share of observations with |Δ| < 0.05: per relation row, that relation's; per model,
-  over every relation, identity included (``stability_excl_identity``: without it);
-- inconsistency = share of judged cases whose two answers differ, ignoring letter case.
+- MAD (SI §3.1 eq. 6) = mean |Δ| per observation (repeats not averaged first) over the SI paper's
+  non-identity transformations; per relation row, that relation's (none for identity);
+- stability (SI §3.1, Table 3's Stability Rate) = share of observations with |Δ| < 0.05 over the
+  SI transformations, identity included: per relation row, that relation's; per model, over all
+  of them (``stability_excl_identity``: without identity);
+- inconsistency = share of judged cases whose two answers are not equivalent under the task's
+  answer type (issue 23 item 5: "Paris" and "paris" are one answer).
 
 Every relation here is of the SI family (``si.identity``, ``si.paraphrase``, ``si.academic``), so
-MAD and stability read the same whether they are taken over every relation outside the "should
-change" ones (today) or over the SI relations only (issue 23's proposal).
+MAD and stability count every relation but identity's MAD.
 """
 
 from __future__ import annotations
@@ -183,7 +184,7 @@ EXPECTED_ROWS = {
         "ci": wilson(1, 4),
         # one case per sample: cells = cases
         "mean_delta": (0.01 - 0.02 - 0.06 + 0.00) / 4,  # −0.0175
-        "mad": (0.01 + 0.02 + 0.06 + 0.00) / 4,  # 0.0225: the identity row's own Δ noise
+        "mad": None,  # eq. 6 leaves identity out (its Δ noise is the floor's mean_abs_delta)
         "stability": 3 / 4,  # |−0.06| ≥ 0.05
         "mean_similarity": (0.99 + 0.97 + 0.40 + 1.00) / 4,  # 0.84
         "inconsistency_rate": 1 / 4,  # Paris → Lyon

@@ -108,6 +108,7 @@ GROUPS = (
             "app/analysis/relation_roles.py",
             "app/analysis/severity.py",
             "app/analysis/case_fields.py",
+            "app/analysis/consistency.py",
         ),
         (
             "app.analysis.metrics.*",
@@ -117,6 +118,7 @@ GROUPS = (
             "app.analysis.relation_roles.*",
             "app.analysis.severity.*",
             "app.analysis.case_fields.*",
+            "app.analysis.consistency.*",
         ),
         (
             "tests/test_metrics.py",
@@ -124,6 +126,7 @@ GROUPS = (
             "tests/test_mutation_kills.py",
             "tests/test_metrics_survivors.py",
             "tests/test_counted_metrics.py",
+            "tests/test_answer_equivalence.py",
         ),
     ),
 )

@@ -179,26 +179,27 @@ _CATALOGUE: tuple[Metric, ...] = (
         "mad",
         "mean |Δ|",
         Unit.DECIMAL,
-        "mean |Δ| per observation (repeats not averaged first) over non-identity relations, "
-        "contrastive included, 'should change' relations of other families left out "
-        "(per relation row: that relation's observations)",
+        "mean |Δ| per observation (repeats not averaged first) over the SI paper's 7 non-identity "
+        "transformations (si.*, contrastive included); per relation row: that si.* relation's "
+        "observations; none for identity and for relations outside si.*",
         title="Mean |Δ|",
         heatmap=HeatmapScale("Purples", ".3f"),
-        formula="MAD = 1/(|T||P|) Σ_τ∈T Σ_p∈P |Δ_τ(p)|, T = the non-identity transformations",
-        source="Semantic Invariance in Agentic AI §3.1, eq. 6",
+        formula="MAD = 1/(|T||P|) Σ_τ∈T Σ_p∈P |Δ_τ(p)|, T = the 7 non-identity si.* "
+        "transformations, one term per observation",
+        source="Semantic Invariance in Agentic AI §3.1, eq. 6; Table 3",
     ),
     Metric(
         "stability",
         "stability",
         Unit.PERCENT,
-        "share of observations with |Δ| < 0.05 (model level: identity included; "
-        "stability_excl_identity without it; 'should change' relations of other families left "
-        "out)",
+        "share of observations with |Δ| < 0.05 over the SI paper's 8 transformations (si.*), "
+        "identity included and counted once per sample × repeat; stability_excl_identity "
+        "over the 7 without identity; none for relations outside si.*",
         title="Stability (|Δ| < 0.05)",
         heatmap=HeatmapScale("Greens", ".0%", _FRACTION),
-        formula="stability = #{(τ, p) : |Δ_τ(p)| < 0.05} / #{(τ, p)}, τ over every SI "
-        "transformation, identity included (19 × 8 = 152 in the paper)",
-        source="Semantic Invariance in Agentic AI §3.1 (stability rate)",
+        formula="stability = #{(τ, p) : |Δ_τ(p)| < 0.05} / #{(τ, p)}, τ over the 8 si.* "
+        "transformations, identity included (19 × 8 = 152 in the paper)",
+        source="Semantic Invariance in Agentic AI §3.1 (Stability Rate), Table 3",
     ),
     Metric(
         "mean_similarity",
@@ -216,13 +217,16 @@ _CATALOGUE: tuple[Metric, ...] = (
         "inconsistency_rate",
         "inconsistency",
         Unit.PERCENT,
-        "share of PASS and FAIL cases whose follow-up answer differs from the source answer, "
-        "among cases with both answers",
+        "share of PASS and FAIL cases whose follow-up answer is not equivalent to the source "
+        "answer (the oracles' equivalence for the task's answer type: '5.4 km' = '5.4'), among "
+        "cases with both answers",
         title="Inconsistency rate (answer changed)",
         heatmap=HeatmapScale(
             "Oranges", ".0%", _FRACTION, interval=CellInterval.WILSON_OVER_N, n_key="n_answered"
         ),
-        formula="inconsistency = #{cases with a(τ(p)) ≠ a(p)} / #{cases with both answers}",
+        formula="inconsistency = #{cases with a(τ(p)) ≢ a(p)} / #{cases with both answers}, ≡ "
+        "= equal labels, numbers within the oracle's ε, math-verify equivalence, equal "
+        "normalised text",
         source="AgentDiff §3.2 (inconsistency rate)",
     ),
     Metric(
@@ -289,9 +293,22 @@ _CATALOGUE: tuple[Metric, ...] = (
         "stability_excl_identity",
         "stability excl. identity",
         Unit.PERCENT,
-        report_label="stability (excl. identity)",
+        report_label="stability (SI, excl. identity)",
+    ),
+    Metric(
+        "invariance_stability",
+        "invariance stability",
+        Unit.PERCENT,
+        "share of observations with |Δ| < 0.05 over every invariance relation (expectation "
+        "'equivalent', any family), identity counted once per sample × repeat; wider than the "
+        "SI paper's stability",
+        formula="invariance stability = #{(τ, p) : |Δ_τ(p)| < 0.05} / #{(τ, p)}, τ over every "
+        "relation whose expectation is 'equivalent'",
+        source="Morphscope (the SI paper's Stability Rate widened to every invariance relation)",
     ),
     Metric("n_observations", "observations", Unit.COUNT),
+    Metric("n_mad_observations", "MAD observations", Unit.COUNT),
+    Metric("n_stability_observations", "stability observations", Unit.COUNT),
     # ---- the definitions table
     Metric("metric", "metric", Unit.TEXT),
     Metric("formula", "formula", Unit.TEXT),
@@ -332,6 +349,29 @@ _CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric("length_change", "length change", Unit.DECIMAL, title="|Length change| ratio"),
     # ---- statistical tests
+    Metric(
+        "mann_whitney",
+        "Mann-Whitney U",
+        Unit.TEXT,
+        "two models compared on per-observation |Δ| (one per judged case, identity left out) "
+        "over the invariance relations; the violation indicator per case when a model has "
+        "fewer than two observations",
+        formula="U on {|Δ_τ(p)| of A} vs {|Δ_τ(p)| of B}, one value per observation, τ over "
+        "relations with expectation 'equivalent' except identity; BH-adjusted over model pairs",
+        source="Semantic Invariance in Agentic AI §3.1 (Δ, eq. 3; unit of MAD, eq. 6), §4–5 "
+        "(Mann-Whitney U; Table 4)",
+    ),
+    Metric(
+        "kruskal_wallis",
+        "Kruskal-Wallis H",
+        Unit.TEXT,
+        "within one model, one group per invariance relation (identity included, once per "
+        "sample × repeat) of per-observation |Δ|; the violation indicator per case when fewer "
+        "than two relations have observations",
+        formula="H over groups {|Δ_τ(p)|}_τ, one value per observation, τ over relations with "
+        "expectation 'equivalent'; BH-adjusted over models",
+        source="Semantic Invariance in Agentic AI §3.1 (unit of MAD, eq. 6), §4–5 (Kruskal-Wallis)",
+    ),
     Metric("subject", "compared", Unit.TEXT),
     Metric("measure", "measure", Unit.TEXT),
     Metric("statistic", "statistic", Unit.DECIMAL),
