@@ -21,7 +21,7 @@ import streamlit as st
 from app.engine.run_setup import RunSetupError, plan_run
 from app.inputs.datasets import DATASETS
 from app.ui.components import inert, page_link
-from app.ui.data import data_changed
+from app.ui.data import claim_results, data_changed, shows_results
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_results import render_results
 from app.ui.probe_run import probe_run_config
@@ -197,6 +197,7 @@ def render_export(store: Store, choices: ProbeChoices, key: str) -> ExportedBatc
             st.error(f"Cannot export: {inert(exc, one_line=True)}")
             return None
         st.session_state[f"{key}_export"] = (choices.fingerprint, exported)
+        claim_results(key)
         data_changed()
     kept = st.session_state.get(f"{key}_export")
     if kept is None or kept[0] != choices.fingerprint:
@@ -359,6 +360,7 @@ def render_import(store: Store, key: str) -> UploadedImport | None:
             outcome = import_uploaded(store, [(f.name, f.getvalue()) for f in uploads or []])
         st.session_state[f"{key}_import"] = outcome
         if outcome.error is None:
+            claim_results(key)
             data_changed()
     outcome = st.session_state.get(f"{key}_import")
     if outcome is not None:
@@ -420,6 +422,8 @@ def render_batch_panel(store: Store, choices: ProbeChoices, key: str) -> None:
                     for run_id in outcome.run_ids
                     if run_id not in shown and run_id not in outcome.rewrites_answered
                 ]
+    if not shows_results(key):  # a probe run started since: its results are the newest
+        return
     for run_id in shown:
         if store.run(run_id) is None:  # deleted since
             continue

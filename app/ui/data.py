@@ -61,6 +61,20 @@ def data_version() -> int:
     return st.session_state.get(_VERSION_KEY, 0)
 
 
+_LATEST_RESULTS = "latest_results_panel"
+
+
+def claim_results(panel_key: str) -> None:
+    """Say that the panel ``panel_key`` made the newest results (a run started, a batch exported
+    or imported): the page then shows those alone, never a stale panel's above them."""
+    st.session_state[_LATEST_RESULTS] = panel_key
+
+
+def shows_results(panel_key: str) -> bool:
+    """Whether the panel's results are the newest (True until any panel has claimed them)."""
+    return st.session_state.get(_LATEST_RESULTS, panel_key) == panel_key
+
+
 def data_changed() -> None:
     """Call after any write that pages show (new run, label, threshold …)."""
     st.session_state[_VERSION_KEY] = data_version() + 1

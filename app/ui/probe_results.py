@@ -22,7 +22,7 @@ from app.ui.components import (
     side_by_side,
     verdict_badge,
 )
-from app.ui.data import data_changed
+from app.ui.data import data_changed, shows_results
 from app.ui.probe_form import ProbeChoices
 from relations.base import RelationKind
 from storage import Store
@@ -211,7 +211,10 @@ def render_delete_run(store: Store, run_id: str, key: str) -> None:
 
 def render_latest_results(store: Store, key: str, choices: ProbeChoices | None = None) -> None:
     """The summary line of this session's last run and its cases side by side; with the form's
-    ``choices``, only while the form still describes that run (a resumed run always shows)."""
+    ``choices``, only while the form still describes that run (a resumed run always shows), and
+    only while no other panel (batch mode) has made newer results."""
+    if not shows_results(key):
+        return
     asked_by = st.session_state.get(f"{key}_fingerprint")
     if choices is not None and asked_by is not None and asked_by != choices.fingerprint:
         st.caption(

@@ -15,7 +15,7 @@ from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, 
 from app.engine.run_setup import RunSetupError, endpoint_problem, plan_run, require_samples
 from app.engine.workspace import make_runner
 from app.ui.components import inert, resolve_embedded
-from app.ui.data import data_changed
+from app.ui.data import claim_results, data_changed
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_results import markdown_literal
 from core.records import Run
@@ -106,6 +106,7 @@ def run_and_remember(
     st.session_state[f"{key}_fingerprint"] = fingerprint
     for stale in ("summary", "run_id"):  # the previous run's results are not this run's
         st.session_state.pop(f"{key}_{stale}", None)
+    claim_results(key)
 
 
 def probe_run_config(

@@ -358,3 +358,19 @@ def test_an_export_that_cannot_be_written_says_why_and_stores_nothing(db_path, m
     assert error.value.startswith(f"Cannot export: cannot write batch-{run_id}.jsonl: permission")
     assert "/tmp" not in error.value
     assert not at.download_button and Store(db_path).runs() == []
+
+
+def test_a_probe_run_started_after_an_import_clears_the_imports_results(db_path, tmp_path):
+    """Issue 28 item 3: an import's results table stayed above the next run's results."""
+    run_id, lines = exported_lines(db_path, tmp_path)
+    outcome = import_uploaded(Store(db_path), [("results.jsonl", result_lines(lines))])
+    at = AppTest.from_function(batch_panel, args=(CHOICES,))
+    at.session_state["probe_batch_import"] = outcome
+    at.session_state["latest_results_panel"] = "probe_batch"  # the import claimed the results
+    at.run()
+    assert [d for d in at.dataframe if "verdict" in d.value.columns]
+    at.session_state["latest_results_panel"] = "probe"  # a probe run started since
+    at.run()
+    assert not at.exception, at.exception
+    assert not [d for d in at.dataframe if "verdict" in d.value.columns]
+    assert not [s for s in at.subheader if s.value == f"Batch run {run_id}"]
