@@ -73,7 +73,7 @@ def test_model_tests_reading_and_adjustment():
     raw = [r.p_value for r in results.values()]
     assert [r.p_adjusted for r in results.values()] == pytest.approx(stats.benjamini_hochberg(raw))
     assert big.significant and big.effect == 1.0
-    assert big.reading.startswith("big's |Δ| is larger than small's (p=<0.001, adjusted <0.001)")
+    assert big.reading.startswith("big's |Δ| is larger than small's (p < 0.001, adjusted p < 0.001)")
     assert big.reading.endswith("unlikely to be chance.")
     assert results["also-small vs big"].reading.startswith("also-small's |Δ| is smaller than big's")
     close = results["also-small vs small"]
@@ -103,7 +103,7 @@ def test_violation_fallback_without_delta():
     reference = scipy_stats.kruskal(np.r_[np.ones(8), np.zeros(2)], np.r_[np.ones(1), np.zeros(9)])
     assert kw["x"].measure == "violation"
     assert kw["x"].p_value == pytest.approx(reference.pvalue)
-    assert kw["x"].reading.startswith("x: violation rate differs across relations (H=")
+    assert kw["x"].reading.startswith("x: violation rate differs across relations (H = ")
 
 
 def test_run_tests_on_the_dataset(store):
@@ -188,3 +188,10 @@ def test_tests_compare_per_observation_abs_delta_of_invariance_relations(store):
     reference = scipy_stats.mannwhitneyu([0.2, 0.2, 0.3, 0.3], [0.01, 0.02, 0.0, 0.01])
     assert mw["p_value"] == pytest.approx(reference.pvalue)
     assert result["kruskal_wallis"] == []
+
+
+def test_tables_show_the_measure_in_words():
+    """Issue 28 item 4: Statistics showed the raw key ``abs_delta``."""
+    rows = [{"measure": "abs_delta", "p_value": 0.5}, {"measure": "violation", "p_value": None}]
+    assert [r["measure"] for r in stats.shown_tests(rows)] == ["|Δ|", "violation rate"]
+    assert rows[0]["measure"] == "abs_delta"  # the JSON rows keep their keys

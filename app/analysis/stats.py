@@ -114,13 +114,19 @@ def kruskal_wallis(groups: list[np.ndarray]) -> tuple[float | None, float | None
 
 
 def _fmt_p(p: float | None) -> str:
+    """A p-value in a sentence: "p < 0.001", "p = 0.042", "p n/a"."""
     if p is None:
-        return "n/a"
-    return "<0.001" if p < 0.001 else f"{p:.3g}"
+        return "p n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3g}"
 
 
 def _p_text(p: float | None, p_adjusted: float | None) -> str:
-    return f"p={_fmt_p(p)}, adjusted {_fmt_p(p_adjusted)}"
+    return f"{_fmt_p(p)}, adjusted {_fmt_p(p_adjusted)}"
+
+
+def shown_tests(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Test rows as tables show them: the measure in words ("|Δ|", not its key)."""
+    return [{**row, "measure": MEASURE_LABELS.get(row["measure"], row["measure"])} for row in rows]
 
 
 def _mw_reading(a: str, b: str, measure: str, result: dict[str, Any], alpha: float) -> str:
@@ -140,7 +146,7 @@ def _kw_reading(model: str, measure: str, result: dict[str, Any], alpha: float) 
     if result["p_value"] is None:
         return f"{model}: no variation in {label} across relations, so nothing to test."
     h = result["statistic"]
-    p_text = f"H={h:.3g}, {_p_text(result['p_value'], result['p_adjusted'])}"
+    p_text = f"H = {h:.3g}, {_p_text(result['p_value'], result['p_adjusted'])}"
     if result["p_adjusted"] is not None and result["p_adjusted"] < alpha:
         return (
             f"{model}: {label} differs across relations ({p_text}): which relation is applied "

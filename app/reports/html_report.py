@@ -225,9 +225,9 @@ def _statistics(doc: _Document, tests: dict[str, Any]) -> None:
         f'<p class="note">Benjamini-Hochberg adjusted within each family; significant when the '
         f"adjusted p &lt; {tests['alpha']}.</p>",
         "<h3>Mann-Whitney U between models</h3>",
-        html_table(tests["mann_whitney"], tables.REPORT_TEST_TABLE),
+        html_table(stats.shown_tests(tests["mann_whitney"]), tables.REPORT_TEST_TABLE),
         "<h3>Kruskal-Wallis across relations, per model</h3>",
-        html_table(tests["kruskal_wallis"], tables.REPORT_TEST_TABLE),
+        html_table(stats.shown_tests(tests["kruskal_wallis"]), tables.REPORT_TEST_TABLE),
     )
 
 

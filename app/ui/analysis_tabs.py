@@ -20,6 +20,7 @@ from app.analysis import figures, heatmaps
 from app.analysis.catalogue import definitions, tables
 from app.analysis.heatmap_grid import FEW_CASES, WIDE_INTERVAL, heatmap_cell_text
 from app.analysis.noise_floor import floor_rows
+from app.analysis.stats import shown_tests
 from app.reports.formats import FORMATS
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
@@ -312,7 +313,7 @@ def render_statistics(data: AnalysisView) -> None:
         if not results[key]:
             st.info("Not enough data for this test (it needs two models / two relations).")
             continue
-        show_table(view.frame(results[key], tables.TEST_TABLE), tables.TEST_TABLE)
+        show_table(view.frame(shown_tests(results[key]), tables.TEST_TABLE), tables.TEST_TABLE)
         for result in results[key]:
             mark = ":green-badge[significant]" if result["significant"] else ":gray-badge[n.s.]"
             st.markdown(f"{mark} {inert(result['reading'])}")
