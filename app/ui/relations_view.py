@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import pandas as pd
@@ -343,8 +344,14 @@ def render_try_it(relations: Sequence[Relation]) -> None:
         key="relations_try_use_model",
         help="Off: LLM-prompted relations only explain what they would need.",
     )
+    # A custom relation is tried on the example its author wrote (its own box, so switching
+    # back and forth keeps each text); built-in relations share one box and one default text.
+    custom = relation.family == "custom"
     text = st.text_area(
-        f"Text ({field})", value=DEFAULT_TRY_TEXT, key="relations_try_text", height=120
+        f"Text ({field})",
+        value=relation.example if custom and relation.example else DEFAULT_TRY_TEXT,
+        key=f"relations_try_text_{relation.id}" if custom else "relations_try_text",
+        height=120,
     )
     fields = {
         name: st.text_input(name, value=value, key=f"relations_try_{relation.id}_{name}")
@@ -360,15 +367,21 @@ def render_try_it(relations: Sequence[Relation]) -> None:
     if not text.strip():
         st.info("Type a text to transform.")
         return
-    result = try_relation(
-        relation,
-        text,
-        seed=int(seed),
-        partner_texts=partners.splitlines(),
-        fields=fields or None,
-        rewrite=transformation_rewriter() if use_model else None,
-    )
-    render_followup(result, relation)
+    # One slot for the result: a rerun replaces the previous relation's follow-up at once with
+    # the spinner, instead of leaving it on screen while an LLM rewrite runs.
+    with st.empty().container():
+        rewrites = use_model and relation.kind == RelationKind.LLM
+        spinner = st.spinner("Rewriting with the embedded model…", show_time=True)
+        with spinner if rewrites else nullcontext():
+            result = try_relation(
+                relation,
+                text,
+                seed=int(seed),
+                partner_texts=partners.splitlines(),
+                fields=fields or None,
+                rewrite=transformation_rewriter() if use_model else None,
+            )
+        render_followup(result, relation)
 
 
 def load_relations() -> list[Relation]:

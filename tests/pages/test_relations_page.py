@@ -286,3 +286,19 @@ def test_import_pasted_json_and_delete(db_path):
         assert store.custom_relation_specs() == {}
     finally:
         store.close()
+
+
+def test_try_it_starts_a_custom_relation_on_its_own_example(db_path):
+    """Issue 28 item 9: a custom relation's example input was not used in Try it."""
+    example = "Our shop opens at 8 am on weekdays."
+    Store(db_path).save_custom_relation(
+        "custom.shout",
+        {"id": "custom.shout", "name": "Shout", "kind": "template", "example": example,
+         "prefix": "", "suffix": "!!!", "expectation": "equivalent"},
+    )  # fmt: skip
+    at = open_page()
+    picker = at.selectbox(key="relations_try_relation")
+    picker.set_value(next(o for o in picker.options if o.startswith("custom.shout"))).run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="relations_try_text_custom.shout").value == example
+    assert "!!!" in markdown_text(at)  # its follow-up, made from the example
