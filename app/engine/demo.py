@@ -27,6 +27,10 @@ from storage import Store
 
 log = logging.getLogger(__name__)
 
+# The demo samples: repeated answers differ, so the noise floor (si.identity) has something to
+# measure. Every place that shows the demo's results says so.
+DEMO_TEMPERATURE = 0.7
+
 
 @dataclass(frozen=True)
 class DemoPart:
@@ -94,7 +98,9 @@ def run_demo(
         task = get_task(store, part.task_id)
         samples = load_dataset(part.dataset_id)[: part.n_samples]
         config = RunConfig(
-            endpoint=replace(endpoint, max_tokens=part.max_tokens, temperature=0.7, seed=None),
+            endpoint=replace(
+                endpoint, max_tokens=part.max_tokens, temperature=DEMO_TEMPERATURE, seed=None
+            ),
             task_id=task.id,
             relation_ids=part.relation_ids,
             repeats=part.repeats,
@@ -254,7 +260,8 @@ class DemoJob:
             self._update(
                 state=DemoState.FINISHED,
                 fraction=1.0,
-                message=f"Demo finished: {_count(done.runs, 'run')}, {_count(done.cases, 'case')}.",
+                message=f"Demo finished: {_count(done.runs, 'run')}, {_count(done.cases, 'case')}, "
+                f"sampled at temperature {DEMO_TEMPERATURE:g}.",
             )
 
 

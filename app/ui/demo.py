@@ -106,14 +106,16 @@ def render_demo_offer(key: str, empty: bool = True) -> None:
         if empty:
             st.markdown(
                 "**No runs yet.** Start with the demo: the embedded SmolLM2-135M model answers "
-                f"the built-in datasets under a handful of relations ({parts}). It takes a few "
+                f"the built-in datasets under a handful of relations ({parts}), sampling at "
+                f"temperature {_demo().DEMO_TEMPERATURE:g} so that the noise floor shows. It takes a few "
                 "minutes on a laptop CPU and runs in the background; everything is cached, and "
                 "you can stop and resume."
             )
         else:
             st.markdown(
                 f"**Demo**: the embedded SmolLM2-135M model over the built-in datasets ({parts}), "
-                "in the background; finished cases come from the cache."
+                f"sampling at temperature {_demo().DEMO_TEMPERATURE:g}, in the background; "
+                "finished cases come from the cache."
             )
         if status.active:
             _live_panel(key)

@@ -64,7 +64,7 @@ def test_demo_starts_from_analysis_on_a_db_with_runs(app_db):
     assert {r.task_id for r in runs} >= {"sentiment"}
     at.run()
     assert not at.exception
-    assert any("Demo finished" in s.value for s in at.success)
+    assert any("Demo finished" in s.value and "temperature 0.7" in s.value for s in at.success)
 
 
 def _first_load() -> AppTest:
