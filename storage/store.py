@@ -22,6 +22,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from storage.analysis_verbs import AnalysisVerbs
+from storage.baseline_verbs import BaselineVerbs
 from storage.batch_verbs import BatchVerbs
 from storage.cache_verbs import CacheVerbs
 from storage.case_verbs import CaseVerbs
@@ -46,6 +47,7 @@ class Store(
     AnalysisVerbs,
     ReportVerbs,
     GateVerbs,
+    BaselineVerbs,
     BatchVerbs,
 ):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""
