@@ -95,7 +95,11 @@ def markdown_summary(store, report: GateReport) -> str:
                 run_ids=[verdict.run_id], relation_ids=[verdict.relation_id], verdicts=["FAIL"],
                 limit=CASES_PER_RELATION,
             )  # fmt: skip
-    for verdict in rows:
+    budget = _MARKDOWN_BUDGET_BYTES
+    for shown, verdict in enumerate(rows):
+        if budget <= 0:
+            lines.append(f"\n({len(rows) - shown} more relations left out: the size limit)")
+            break
         cases = cases_by_key.get((verdict.run_id, verdict.relation_id), [])
         links = ", ".join(f"[`{c.id}`](#{_anchor(c.id)})" for c in cases[:3]) or "–"
         outcome = verdict.outcome.upper() if verdict.outcome != NO_DATA else "no data"
@@ -105,6 +109,7 @@ def markdown_summary(store, report: GateReport) -> str:
             f"{_percent(verdict.gated.noise_floor)} | {_percent(verdict.threshold)} | "
             f"{verdict.gated.judged} | {_change_cell(report, verdict)} | {links} |"
         )
+        budget -= len(lines[-1].encode()) + 1
     lines += [f"\n> note: {html.escape(note)}" for note in report.notes]
     budget = _MARKDOWN_BUDGET_BYTES - len("\n".join(lines).encode())
     details = _case_details(cases_by_key, failing, budget)
