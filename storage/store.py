@@ -22,7 +22,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from storage.analysis_verbs import AnalysisVerbs
-from storage.baseline_verbs import BaselineVerbs
+from storage.baseline_verbs import BaselineVerbs, RunComparisonVerbs
 from storage.batch_verbs import BatchVerbs
 from storage.cache_verbs import CacheVerbs
 from storage.case_verbs import CaseVerbs
@@ -48,6 +48,7 @@ class Store(
     ReportVerbs,
     GateVerbs,
     BaselineVerbs,
+    RunComparisonVerbs,
     BatchVerbs,
 ):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""
