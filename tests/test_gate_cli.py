@@ -142,3 +142,12 @@ def test_baseline_set_and_show(db, capsys):
     assert main(["baseline", "set", "nope", "--db", db]) == 2
     # The stored baseline is the run itself: nothing to compare, so thresholds are still needed.
     assert gate(capsys, "--db", db)[0] == 2
+
+
+def test_exit_2_on_a_missing_config_file_and_on_json_with_github(db, tmp_path, capsys):
+    code, _, err = gate(capsys, "--db", db, "--config", str(tmp_path / "none.toml"))
+    assert code == 2 and "none.toml: no such file" in err
+    with pytest.raises(SystemExit) as refused:  # both would print on stdout
+        main(["gate", "--db", db, "--max", "0.1", "--json", "--github"])
+    assert refused.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

@@ -123,7 +123,9 @@ def gated_rate(row: dict[str, Any], invariance: bool) -> GatedRate:
     )  # fmt: skip
 
 
-def _reason(gated: GatedRate, threshold: float | None, outcome: str, mode: str, more) -> str:
+def _reason(
+    gated: GatedRate, threshold: float | None, outcome: str, mode: str, more: int | None
+) -> str:
     if outcome == REFERENCE:
         return "the noise floor: the reference other rates are netted of, not gated"
     if outcome == NO_DATA:

@@ -171,10 +171,15 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--markdown", metavar="FILE", help="write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)"
     )
-    p.add_argument(
-        "--github", action="store_true", help="print ::error annotations for GitHub Actions"
+    # Both write to stdout: GitHub reads workflow commands there, a JSON reader wants JSON only.
+    stdout_format = p.add_mutually_exclusive_group()
+    stdout_format.add_argument(
+        "--github", action="store_true",
+        help="print ::error annotations for GitHub Actions (the table goes to stderr)",
+    )  # fmt: skip
+    stdout_format.add_argument(
+        "--json", action="store_true", help="print the whole verdict as JSON"
     )
-    p.add_argument("--json", action="store_true", help="print the whole verdict as JSON")
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("baseline", help="set or show the baseline run each task is compared with")
