@@ -73,6 +73,11 @@ def _change_cell(report: GateReport, verdict: RelationVerdict) -> str:
     return "–"
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: HTML-escaped, and a ``|`` cannot end the cell."""
+    return html.escape(text).replace("|", "&#124;")
+
+
 def _anchor(case_id: str) -> str:
     return "case-" + "".join(ch if ch.isalnum() else "-" for ch in case_id)
 
@@ -104,8 +109,8 @@ def markdown_summary(store, report: GateReport) -> str:
         links = ", ".join(f"[`{c.id}`](#{_anchor(c.id)})" for c in cases[:3]) or "–"
         outcome = verdict.outcome.upper() if verdict.outcome != NO_DATA else "no data"
         lines.append(
-            f"| {outcome} | `{verdict.relation_id}` | {html.escape(verdict.model)} / "
-            f"{verdict.task_id} | {_percent(verdict.gated.rate)} | {_interval(verdict)} | "
+            f"| {outcome} | `{verdict.relation_id}` | {_cell(verdict.model)} / "
+            f"{_cell(verdict.task_id)} | {_percent(verdict.gated.rate)} | {_interval(verdict)} | "
             f"{_percent(verdict.gated.noise_floor)} | {_percent(verdict.threshold)} | "
             f"{verdict.gated.judged} | {_change_cell(report, verdict)} | {links} |"
         )

@@ -113,6 +113,15 @@ def render_threshold_editor() -> GateSettings | None:
         [{"relation (id or glob)": p, "max %": _percent(r)} for p, r in base.relation_max],
         columns=["relation (id or glob)", "max %"],
     )
+    if base.tasks:  # kept from the loaded file; edited there
+        st.caption(
+            "Per-task thresholds from the loaded file (kept as they are): "
+            + "; ".join(
+                f"{inert(task_id)}: max {_percent(task.max_rate)}%, "
+                + ", ".join(f"{inert(p)} {_percent(r)}%" for p, r in task.relation_max)
+                for task_id, task in base.tasks
+            )
+        )
     edited = st.data_editor(
         rows, num_rows="dynamic", key="analysis_gate_relations", width="stretch"
     )
