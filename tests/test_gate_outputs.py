@@ -112,7 +112,7 @@ def test_markdown_lists_worst_relations_first_with_links_to_cases(db, tmp_path, 
 def test_markdown_escapes_model_output(tmp_path, capsys):
     path = tmp_path / "md.db"
     store = Store(path)
-    add_run(store, "run-1", {"char.leet": (0, 2, 0, 0)})
+    add_run(store, "run-1", {"char.leet": (0, 2, 0, 0)}, model="a|b <i>")
     store._db.execute(
         "UPDATE cases SET followup_output = '![x](http://evil.example/a.png) <img src=x>'"
     )
@@ -122,6 +122,7 @@ def test_markdown_escapes_model_output(tmp_path, capsys):
     main(["gate", "--db", str(path), "--max", "0.1", "--markdown", str(out)])
     text = out.read_text()
     assert "<img" not in text and "&lt;img src=x&gt;" in text
+    assert "| a&#124;b &lt;i&gt; / sentiment |" in text  # the model name stays in its cell
     pre = text[text.index("<pre>") : text.index("</pre>")]
     assert "![x](http://evil.example/a.png)" in pre  # inside <pre>: shown as text, not parsed
 
