@@ -24,7 +24,15 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	$(PY) -m pip install --find-links $(WHEELHOUSE) -r requirements-dev.txt -c constraints.txt
 	touch $(STAMP)
 
-install: $(STAMP) system-deps
+# The project itself, editable, for the `morphscope` console script: no dependencies (they come
+# from the requirements above) and no build isolation (setuptools is in the venv), so it needs
+# no network and is redone only when pyproject.toml changes.
+CONSOLE_SCRIPT := $(VENV)/bin/morphscope
+$(CONSOLE_SCRIPT): pyproject.toml $(STAMP)
+	$(PY) -m pip install -q --no-deps --no-build-isolation --no-index -e .
+	@touch $(CONSOLE_SCRIPT)
+
+install: $(STAMP) $(CONSOLE_SCRIPT) system-deps
 
 # WordNet (synonym/antonym relations) and Chromium (browser test) come from Debian.
 system-deps:
@@ -77,4 +85,4 @@ planted-bugs: install
 	$(PY) tests/mutation/planted_bugs.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache morphscope.egg-info

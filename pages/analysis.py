@@ -25,7 +25,7 @@ opts = view.options(path, version)
 if not opts["n_cases"]:
     render_demo_offer(key="analysis")
     st.caption(
-        "Or run some relations on the **Probe** page (or `python -m app run …`), then come back "
+        "Or run some relations on the **Probe** page (or `morphscope run …`), then come back "
         "here for heatmaps, box plots and statistics."
     )
     st.stop()

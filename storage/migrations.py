@@ -353,6 +353,21 @@ def m008_engine_version(db: Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN engine_version INTEGER")
 
 
+def m009_release_baselines(db: Database) -> None:
+    """The run approved as each task's baseline for the release gate (``morphscope baseline
+    set``): later runs of the task are compared with it. Deleting the run drops its approval."""
+    db.execute(
+        """
+        CREATE TABLE release_baselines (
+            task_id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            note TEXT NOT NULL DEFAULT '',
+            set_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 # The order they are applied in. m003 was written, and applied to databases, before m002.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m001_initial,
@@ -363,6 +378,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m006_run_liveness,
     m007_batch,
     m008_engine_version,
+    m009_release_baselines,
 )
 
 

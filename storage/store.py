@@ -23,6 +23,7 @@ from sqlite_utils import Database
 
 from storage.analysis_verbs import AnalysisVerbs
 from storage.answer_verbs import AnswerVerbs
+from storage.baseline_verbs import BaselineVerbs, RunComparisonVerbs
 from storage.batch_verbs import BatchVerbs
 from storage.cache_verbs import CacheVerbs
 from storage.case_verbs import CaseVerbs
@@ -50,6 +51,8 @@ class Store(
     AnswerVerbs,
     ReportVerbs,
     GateVerbs,
+    BaselineVerbs,
+    RunComparisonVerbs,
     BatchVerbs,
 ):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""

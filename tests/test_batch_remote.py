@@ -359,7 +359,7 @@ def test_polling_stops_at_the_timeout_and_says_how_to_come_back(tmp_path, two_pa
     assert outcome.exit_code == EXIT_RUNNING
     assert {job.status for job in outcome.jobs} == {"in_progress"}
     assert outcome.lines[-1] == (
-        "2 of 2 batches still running; check again later: python -m app batch status run-1 --wait"
+        "2 of 2 batches still running; check again later: morphscope batch status run-1 --wait"
     )
 
 
@@ -522,7 +522,7 @@ def test_submit_saves_each_job_and_status_picks_them_up_again(tmp_path, two_part
         assert lines[0].startswith("part 1/2 (batch_fake")
         assert lines[0].endswith(": in_progress, 1 of 3 answered")
         assert lines[-2] == "2 batches: 2 in_progress"
-        assert lines[-1] == "wait for them and import: python -m app batch status run-1 --wait"
+        assert lines[-1] == "wait for them and import: morphscope batch status run-1 --wait"
 
         imported: list[list[Path]] = []
         args = command_args(

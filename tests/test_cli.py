@@ -412,7 +412,8 @@ def test_each_command_group_adds_its_commands_in_help_order():
 
     (commands,) = [a for a in build_parser()._actions if a.dest == "command"]
     assert list(commands.choices) == [
-        "relations", "transform", "run", "delete-run", "report", "export", "import", "batch"
+        "relations", "transform", "run", "delete-run", "report", "export", "import", "batch",
+        "gate", "baseline",
     ]  # fmt: skip
     (export_format,) = [a for a in commands.choices["export"]._actions if a.dest == "format"]
     assert export_format.choices == ["csv", "jsonl", "llmorph", "html"]
@@ -437,6 +438,6 @@ def test_run_numbers_no_run_could_use_are_refused_as_argparse_refuses(
         main([*run, "--inputs", "in.csv", "--db", str(tmp_path / "m.db"), *option])
     assert stopped.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: python -m app [-h] [--verbose]")
-    assert err.endswith(f"python -m app: error: {message}\n")
+    assert err.startswith("usage: morphscope [-h] [--verbose]")
+    assert err.endswith(f"morphscope: error: {message}\n")
     assert not (tmp_path / "m.db").exists()

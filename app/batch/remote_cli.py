@@ -74,7 +74,9 @@ def configure_remote_batch(
     _add_polling_options(parser_status)
     parser_status.add_argument("--json", action="store_true", help="print the jobs as JSON")
     if "--db" not in parser_status._option_string_actions:
-        parser_status.add_argument("--db")
+        parser_status.add_argument(
+            "--db", help="the SQLite database (default: $MORPHSCOPE_DB, else data/morphscope.db)"
+        )
 
 
 def _add_polling_options(parser: argparse.ArgumentParser) -> None:
@@ -136,9 +138,9 @@ def status_lines(
     summary = ", ".join(f"{count} {status}" for status, count in sorted(by_status.items()))
     lines.append(f"{len(jobs)} batch{'es' if len(jobs) != 1 else ''}: {summary}")
     if run_id and not all(job.terminal for job in jobs):
-        lines.append(f"wait for them and import: python -m app batch status {run_id} --wait")
+        lines.append(f"wait for them and import: morphscope batch status {run_id} --wait")
     elif run_id and run_status != "done" and any(job.has_results for job in jobs):
-        lines.append(f"download and import the results: python -m app batch status {run_id} --wait")
+        lines.append(f"download and import the results: morphscope batch status {run_id} --wait")
     return lines
 
 
@@ -247,7 +249,7 @@ def wait_and_import(
     outcome.jobs = list(jobs)
     running = [job for job in jobs if not job.terminal]
     if running:
-        later = f"python -m app batch status {run_id} --wait" if run_id else "batch status"
+        later = f"morphscope batch status {run_id} --wait" if run_id else "batch status"
         say(f"{len(running)} of {len(jobs)} batches still running; check again later: {later}")
         outcome.exit_code = EXIT_RUNNING
         return outcome

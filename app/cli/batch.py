@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from app.cli.common import CliError, open_store
+from app.cli.common import DB_HELP, JSON_HELP, CliError, open_store
 from app.cli.plan import (
     RETRIES_DEFAULT,
     add_plan_options,
@@ -146,7 +146,7 @@ def add_commands(sub) -> None:
         default=200.0,
         help="MB per file before a new numbered part (default 200, the Batch API's)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     # What `run` options set that a batch export has no use for (nothing is sent from here).
     p.set_defaults(
         func=cmd_batch_export,
@@ -161,8 +161,8 @@ def add_commands(sub) -> None:
         "import", help="read batch result files, judge the runs they answer, store the cases"
     )
     p.add_argument("results", nargs="+", help="result files (OpenAI Batch or vLLM output)")
-    p.add_argument("--db")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_batch_import)
 
     from app.batch.remote_cli import configure_remote_batch  # argparse only: no SDK import

@@ -11,6 +11,13 @@ from pathlib import Path
 
 log = logging.getLogger("morphscope")
 
+# Help texts of the options many commands share.
+DB_HELP = "the SQLite database (default: $MORPHSCOPE_DB, else data/morphscope.db)"
+JSON_HELP = "print the result as JSON on stdout"
+API_KEY_ENV_HELP = (
+    "name of the environment variable (or .streamlit/secrets.toml key) holding the API key"
+)
+
 # Exit code of a command that stopped early with what it stored kept (rerun it to resume).
 EXIT_STOPPED = 1
 

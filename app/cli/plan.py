@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.common import CliError
+from app.cli.common import API_KEY_ENV_HELP, DB_HELP, CliError
 from core.types import Endpoint, Sample
 
 if TYPE_CHECKING:
@@ -188,9 +188,13 @@ def add_plan_options(
     transformation endpoint, database — shared by `run` and `batch export`, so that the same
     options give the same run. A batch export names its server's model (nothing to default to)."""
     parser.add_argument("--endpoint", required=True, help=endpoint_help)
-    parser.add_argument("--model", required=batch)
-    parser.add_argument("--api-key-env")
-    parser.add_argument("--task", required=True)
+    parser.add_argument(
+        "--model",
+        required=batch,
+        help="model name at the endpoint" + ("" if batch else " (default: the embedded model)"),
+    )
+    parser.add_argument("--api-key-env", help=API_KEY_ENV_HELP)
+    parser.add_argument("--task", required=True, help="task id (see the Probe page or README)")
     parser.add_argument("--relations", required=True, help="comma-separated relation ids")
     parser.add_argument("--inputs", required=True, help="CSV, JSONL or TXT file")
     parser.add_argument(
@@ -204,11 +208,18 @@ def add_plan_options(
         help="read the inputs file in this one encoding (default: UTF-8, checked line by line; "
         "UTF-16 with a BOM; or cp1252 when no line is UTF-8)",
     )
-    parser.add_argument("--db")
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--temperature", type=float)
-    parser.add_argument("--top-p", type=float)
-    parser.add_argument("--max-tokens", type=int)
-    parser.add_argument("--transformation-endpoint")
-    parser.add_argument("--transformation-model")
+    parser.add_argument("--db", help=DB_HELP)
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="times each case is sampled (default 1)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of every random choice of the run (default 0)"
+    )
+    parser.add_argument("--temperature", type=float, help="sampling temperature, 0 to 2")
+    parser.add_argument("--top-p", type=float, help="nucleus sampling top_p")
+    parser.add_argument("--max-tokens", type=int, help="most tokens per answer")
+    parser.add_argument(
+        "--transformation-endpoint",
+        help="base URL that rewrites inputs for LLM-prompted relations (default: embedded)",
+    )
+    parser.add_argument("--transformation-model", help="model name at the transformation endpoint")

@@ -7,7 +7,14 @@ import json
 import sys
 from typing import Any
 
-from app.cli.common import CliError, open_store, read_text_file
+from app.cli.common import (
+    API_KEY_ENV_HELP,
+    DB_HELP,
+    JSON_HELP,
+    CliError,
+    open_store,
+    read_text_file,
+)
 from app.cli.plan import check_key_is_set, endpoint_from_args
 from core.types import Sample
 
@@ -63,7 +70,7 @@ def cmd_transform(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     relations = {r.id: r for r in all_relations(store)}
     if args.relation not in relations:
-        raise CliError(f"unknown relation {args.relation!r} (see `python -m app relations`)")
+        raise CliError(f"unknown relation {args.relation!r} (see `morphscope relations`)")
     relation = relations[args.relation]
     task_ids = relation.task_ids(BUILTIN_TASKS.values())
     task_id = args.task or (task_ids[0] if task_ids else "sentiment")
@@ -115,25 +122,25 @@ def add_commands(sub) -> None:
     """`relations` and `transform`."""
     p = sub.add_parser(
         "relations",
-        help="list the relation catalog, or `relations import FILE` to add custom relations",
+        help="list the relations; `relations import FILE` adds custom ones",
     )
     p.add_argument("action", nargs="?", choices=["import"], help="import custom relations")
     p.add_argument("file", nargs="?", help="JSON file to import (the Relations page's format)")
-    p.add_argument("--task")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--db")
+    p.add_argument("--task", help="only the relations that apply to this task id")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.add_argument("--db", help=DB_HELP)
     p.set_defaults(func=cmd_relations)
 
     p = sub.add_parser("transform", help="print the follow-up a relation makes from a text")
-    p.add_argument("relation")
-    p.add_argument("--text", required=True)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--partner")
-    p.add_argument("--task")
-    p.add_argument("--field")
+    p.add_argument("relation", help="the relation id (see `relations`)")
+    p.add_argument("--text", required=True, help="the source text to transform")
+    p.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
+    p.add_argument("--partner", help="a second input, for relations that combine two")
+    p.add_argument("--task", help="task id (default: the relation's first task)")
+    p.add_argument("--field", help="the task field the text fills (default: its first)")
     p.add_argument("--endpoint", help="transformation endpoint for LLM-prompted relations")
-    p.add_argument("--model")
-    p.add_argument("--api-key-env")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--db")
+    p.add_argument("--model", help="model name at the transformation endpoint")
+    p.add_argument("--api-key-env", help=API_KEY_ENV_HELP)
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.add_argument("--db", help=DB_HELP)
     p.set_defaults(func=cmd_transform)

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.common import CliError, open_store
+from app.cli.common import DB_HELP, JSON_HELP, CliError, open_store
 from app.reports.formats import EXPORT_FORMATS
 
 
@@ -69,20 +69,22 @@ def cmd_import(args: argparse.Namespace) -> int:
 def add_commands(sub) -> None:
     """`report`, `export` (one of the export formats) and `import`."""
     p = sub.add_parser("report", help="per model × relation statistics")
-    p.add_argument("--db", required=True)
-    p.add_argument("--run")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--db", required=True, help=DB_HELP)
+    p.add_argument("--run", help="only this run (default: every run)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="export cases")
-    p.add_argument("--db", required=True)
-    p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
-    p.add_argument("--out", required=True)
-    p.add_argument("--run")
+    p.add_argument("--db", required=True, help=DB_HELP)
+    p.add_argument("--format", required=True, choices=list(EXPORT_FORMATS), help="the file format")
+    p.add_argument("--out", required=True, help="the file to write")
+    p.add_argument("--run", help="only this run (default: every run)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("import", help="import LLMorph JSON logs")
-    p.add_argument("--db", required=True)
-    p.add_argument("--format", required=True, choices=["llmorph"])
-    p.add_argument("file")
+    p.add_argument("--db", required=True, help=DB_HELP)
+    p.add_argument(
+        "--format", required=True, choices=["llmorph"], help="the log format (LLMorph's JSON)"
+    )
+    p.add_argument("file", help="the log file to import as a run")
     p.set_defaults(func=cmd_import)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from app.cli.common import EXIT_STOPPED, CliError, log, open_store
+from app.cli.common import DB_HELP, EXIT_STOPPED, CliError, log, open_store
 from app.cli.plan import (
     RETRIES_DEFAULT,
     add_plan_options,
@@ -148,7 +148,12 @@ def add_commands(sub) -> None:
     """`run` and `delete-run`."""
     p = sub.add_parser("run", help="run relations over inputs against an endpoint")
     add_plan_options(p, endpoint_help="base URL, or 'embedded' for the local model")
-    p.add_argument("--concurrency", type=int, default=Endpoint.concurrency)
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=Endpoint.concurrency,
+        help=f"calls in flight at once (default {Endpoint.concurrency}; adapts to 429/503)",
+    )
     p.add_argument(
         "--timeout", type=float, help="seconds one attempt of a call may take (default 60)"
     )
@@ -173,11 +178,11 @@ def add_commands(sub) -> None:
         default=5.0,
         help="stop the run (resumable) when no case finished for this long (default 5)",
     )
-    p.add_argument("--quiet", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     p.set_defaults(func=cmd_run, argument_problem=run_argument_problem)
 
     p = sub.add_parser("delete-run", help="delete a run with its cases and their labels")
-    p.add_argument("run_id")
-    p.add_argument("--db", required=True)
+    p.add_argument("run_id", help="the run to delete")
+    p.add_argument("--db", required=True, help=DB_HELP)
     p.set_defaults(func=cmd_delete_run)

@@ -51,3 +51,20 @@ def diff_html(source: str, followup: str, *, for_markdown: bool = False) -> tupl
         if new:
             right.append(f'<span style="{INSERTED_STYLE}">{new}</span>')
     return "".join(left), "".join(right)
+
+
+def diff_line(source: str | None, followup: str | None, limit: int = 200) -> str:
+    """The word changes from ``source`` to ``followup`` on one plain-text line:
+    ``-removed +added`` per changed stretch (whitespace runs shown as one space), cut at
+    ``limit`` characters; ``(no difference)`` when the texts have the same words."""
+    a, b = _tokens(source), _tokens(followup)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    parts = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        old = " ".join("".join(a[i1:i2]).split())
+        new = " ".join("".join(b[j1:j2]).split())
+        parts.append(" ".join(p for p in (f"-{old}" if old else "", f"+{new}" if new else "") if p))
+    line = " · ".join(p for p in parts if p) or "(no difference)"
+    return line if len(line) <= limit else line[: limit - 1] + "…"

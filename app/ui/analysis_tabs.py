@@ -22,6 +22,7 @@ from app.analysis.heatmap_grid import FEW_CASES, WIDE_INTERVAL, heatmap_cell_tex
 from app.analysis.noise_floor import floor_rows
 from app.analysis.stats import shown_tests
 from app.reports.formats import FORMATS
+from app.ui import analysis_gate
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.components import error_boundary, inert, shorten, show_table
@@ -337,7 +338,8 @@ def compare_legend(run_a: dict[str, Any], run_b: dict[str, Any]) -> tuple[str, s
 
 
 def render_compare_runs(data: AnalysisView) -> None:
-    """Two runs side by side: violation rate per relation and the change."""
+    """Two runs side by side: violation rate per relation and the change, then the change's
+    significance, the flipped cases and "Set as baseline" (``analysis_gate.render_flips``)."""
     runs_by_id = data.runs_by_id
     run_choices = list(runs_by_id)
     pair = view.default_run_pair(list(runs_by_id.values()))
@@ -372,6 +374,7 @@ def render_compare_runs(data: AnalysisView) -> None:
     label_a, label_b = compare_legend(runs_by_id[run_a], runs_by_id[run_b])
     st.plotly_chart(figures.compare_runs_bars(compared, label_a, label_b), key="analysis_compare")
     show_table(view.frame(compared, tables.COMPARE_TABLE), tables.COMPARE_TABLE)
+    analysis_gate.render_flips(data, run_a, run_b)
 
 
 # ---------------------------------------------------------------- downloads
@@ -403,6 +406,7 @@ TABS: dict[str, Callable[[AnalysisView], None]] = {
     "Breakdown": render_breakdown,
     "Statistics": render_statistics,
     "Compare runs": render_compare_runs,
+    "Gate": analysis_gate.render_gate,
     "Downloads": render_downloads,
     "Definitions": render_definitions,
 }

@@ -313,7 +313,7 @@ def import_uploaded(
     if total > max_bytes:
         return UploadedImport(
             error=f"The files hold {total / 1024 / 1024:.0f} MB, more than a browser upload may "
-            f"({max_bytes / 1024 / 1024:.0f} MB): import them with python -m app batch import "
+            f"({max_bytes / 1024 / 1024:.0f} MB): import them with morphscope batch import "
             "FILE … --db …, which reads them from disk."
         )
     outcome = UploadedImport(warnings=[w for n, d in uploads if (w := _not_utf8(n, d))])

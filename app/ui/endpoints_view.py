@@ -213,7 +213,7 @@ def _kind_field(base: Endpoint, disabled: bool) -> str:
         format_func=offered.get,
         horizontal=True,
         disabled=disabled,
-        help="Batch endpoints are never called from here: the Probe page and `python -m app "
+        help="Batch endpoints are never called from here: the Probe page and `morphscope "
         "batch export` write their requests as files for a batch engine, and import the "
         "results.",
     )

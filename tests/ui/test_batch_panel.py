@@ -215,7 +215,7 @@ def test_an_upload_over_the_size_limit_is_refused(db_path, tmp_path) -> None:
     data = result_lines(lines)
     outcome = import_uploaded(Store(db_path), [("big.jsonl", data)], max_bytes=len(data) - 1)
     assert "more than a browser upload may" in outcome.error
-    assert "python -m app batch import" in outcome.error
+    assert "morphscope batch import" in outcome.error
     assert Store(db_path).run(run_id).status == "awaiting_batch"
 
 
