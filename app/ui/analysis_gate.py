@@ -10,7 +10,7 @@ follow-ups before they are sent.) Widget keys are prefixed ``analysis_gate_``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from app.analysis.release_thresholds import (
 from app.ui import analysis_view as view
 from app.ui.components import inert
 from app.ui.data import data_changed
+from core.types import Case
 from storage import Store
 
 SETTINGS_KEY = "analysis_gate_settings"
@@ -274,12 +275,8 @@ def change_rows(found: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _case_dicts(path: str, case_ids: tuple[str, ...]) -> list[dict[str, Any] | None]:
-    def read(store: Store) -> list[dict[str, Any] | None]:
-        cases = [store.case(case_id) for case_id in case_ids]
-        return [None if c is None else {**asdict(c), "verdict": str(c.verdict)} for c in cases]
-
-    return _with_store(path, read)
+def _stored_cases(path: str, case_ids: tuple[str, ...]) -> list[Case | None]:
+    return _with_store(path, lambda store: [store.case(case_id) for case_id in case_ids])
 
 
 def render_flips(data, run_a: str, run_b: str) -> None:
@@ -305,7 +302,7 @@ def render_flips(data, run_a: str, run_b: str) -> None:
             list(names), format_func=names.get, key="analysis_gate_flip",
         )  # fmt: skip
         flip = flips[picked]
-        cases = _case_dicts(data.path, (flip.case_a, flip.case_b))
+        cases = _stored_cases(data.path, (flip.case_a, flip.case_b))
         for title, case in zip(("Run A", "Run B"), cases, strict=True):
             st.markdown(f"**{title}**")
             if case is None:  # deleted since the list was read
