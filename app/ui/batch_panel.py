@@ -2,7 +2,7 @@
 import batch result files (uploaded), and the runs still waiting for theirs.
 
 The batch engine (an OpenAI Batch job, vLLM's offline runner) does the inference; the export and
-the import are ``app.batch``'s, exactly as ``python -m app batch export|import`` do them. Model
+the import are ``app.batch``'s, exactly as ``morphscope batch export|import`` do them. Model
 text from result files is only ever shown as plain text or in tables, never as Markdown.
 """
 
@@ -127,7 +127,7 @@ def cli_export_command(
     dataset = DATASETS.get(choices.dataset or "")
     inputs = str(dataset.path) if dataset is not None else "INPUTS.jsonl"
     arguments = [
-        "python", "-m", "app", "batch", "export",
+        "morphscope", "batch", "export",
         "--endpoint", endpoint.base_url, "--model", endpoint.model,
         "--task", choices.task.id, "--relations", ",".join(choices.relation_ids),
         "--inputs", inputs, "--repeats", str(choices.repeats), "--seed", str(choices.seed),

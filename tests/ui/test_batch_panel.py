@@ -75,7 +75,7 @@ def exported_lines(db_path: Path, tmp_path: Path) -> tuple[str, list[str]]:
 
 def import_report(at) -> list[str]:
     """The import's plain-text report (the other code block is the export's command line)."""
-    return [c.value for c in at.code if not c.value.startswith("python -m app")]
+    return [c.value for c in at.code if not c.value.startswith("morphscope ")]
 
 
 def batch_panel(choices):
@@ -223,6 +223,7 @@ def test_the_command_line_quotes_its_arguments_and_names_no_key() -> None:
     endpoint = Endpoint("hosted", "https://api.example.com/v1", "gpt x", api_key_env="MY_KEY")
     choices = ProbeChoices(endpoint, SENTIMENT, RELATIONS, SAMPLES, "sentiment", 2, 7, FAKE)
     command = cli_export_command(choices, "/data/my db.sqlite", needs_transformation=True)
+    assert command.startswith("morphscope batch export ")
     assert "--model 'gpt x'" in command and "--db '/data/my db.sqlite'" in command
     assert "--repeats 2 --seed 7" in command
     assert f"--inputs {DATASETS['sentiment'].path}" in command  # the demo dataset's file
