@@ -4,7 +4,14 @@ negation, tense, singular ↔ plural, active ↔ passive voice and declarative �
 from __future__ import annotations
 
 from core.answers import AnswerType
-from relations.base import Expectation, NotApplicable, RelationKind, TaskGate, TransformContext
+from relations.base import (
+    NLI_FIELDS,
+    Expectation,
+    NotApplicable,
+    RelationKind,
+    TaskGate,
+    TransformContext,
+)
 from relations.english.negation import negate_sentence
 from relations.english.number import noun_phrases, to_plural, to_singular
 from relations.english.questions import declarative_to_question, question_to_declarative
@@ -20,7 +27,7 @@ NOT_FOR_SCORES = TaskGate(answer_types=frozenset(AnswerType) - {AnswerType.SCORE
 # LLMorph leaves NLI (a premise and its hypothesis) out; counts decide math and reasoning answers.
 NOT_FOR_COUNTS_OR_NLI = TaskGate(
     answer_types=frozenset(AnswerType) - {AnswerType.MATH, AnswerType.REASONING},
-    unless_fields=frozenset({"premise", "hypothesis"}),
+    unless_fields=NLI_FIELDS,
 )
 
 

@@ -259,4 +259,5 @@ def test_antonyms_change_one_nli_input_at_a_time():
     assert antonym.joint_target is False
     assert field_targets(antonym, ["premise", "hypothesis"]) == [("premise",), ("hypothesis",)]
     synonym = get_relation("word.synonym")  # an invariance relation keeps the joint follow-up
-    assert field_targets(synonym, ["premise", "hypothesis"])[-1] == ("premise", "hypothesis")
+    both = field_targets(synonym, ["premise", "hypothesis"], nli_target="both")
+    assert both[-1] == ("premise", "hypothesis")
