@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
-from relations.english.agreement import be_present, finite_verb, present_of, subject_of
+from relations.english.agreement import (
+    be_present,
+    finite_slot,
+    finite_verb,
+    present_of,
+    subject_after,
+    subject_of,
+)
+from relations.english.lemmas import is_unknown_past_verb, verb_tags
 from relations.english.lexicon import CONJUNCTIONS
 from relations.english.tokens import is_word, match_case, norm, prev_word
-from relations.english.verbs import MODALS, past_tense
+from relations.english.verbs import AUXILIARIES, MODALS, forms_of, past_tense
 
 
 def tense_counts(sentences: list[list[str]]) -> tuple[int, int]:
     """(past, present): how many finite verbs of each tense the sentences have."""
     past = present = 0
     for tokens in sentences:
+        bare_after = False  # after do-support or a modal the main verb is bare, of no tense
         for i, token in enumerate(tokens):
             if not is_word(token):
                 continue
             lower = norm(token)
+            if lower in MODALS:
+                bare_after = True
             if lower in {"was", "were", "had", "did", "wasn't", "weren't", "hadn't", "didn't"}:
                 past += 1
+                bare_after = bare_after or lower in {"did", "didn't"}
             elif lower in {"am", "is", "are", "has", "have", "does", "do"} or lower in {
                 "isn't",
                 "aren't",
@@ -27,7 +39,10 @@ def tense_counts(sentences: list[list[str]]) -> tuple[int, int]:
                 "don't",
             }:
                 present += 1
+                bare_after = bare_after or lower in {"do", "does", "doesn't", "don't"}
             elif (form := finite_verb(tokens, i)) is not None:
+                if form.kind == "base" and bare_after:
+                    continue
                 if form.kind == "past" and past_tense(form.base) != form.base:
                     past += 1
                 elif form.kind in {"3sg", "base"}:
@@ -52,15 +67,65 @@ _TO_PAST = {
 }
 
 
+_WH_WORDS = frozenset(["why", "what", "where", "when", "how", "who", "which"])
+
+
+def inverted(tokens: list[str], index: int) -> bool:
+    """Whether the word at ``index`` opens a question before its subject: "Did you …?",
+    "Where did you …?"."""
+    if "?" not in tokens or norm(tokens[index]) not in AUXILIARIES:
+        return False
+    before = prev_word(tokens, index)
+    return before is None or (
+        norm(tokens[before]) in _WH_WORDS and prev_word(tokens, before) is None
+    )
+
+
+# Words that fix a sentence in one time: "last spring" stays past, "tomorrow" stays ahead.
+PAST_MARKERS = frozenset(["yesterday", "ago", "last", "formerly", "previously"])
+NON_PAST_MARKERS = frozenset(["tomorrow", "next", "now", "currently", "nowadays"])
+
+
+def time_marker(tokens: list[str], to_past: bool) -> str | None:
+    """A word that ties the sentence to the tense it has ("last spring" when moving to the
+    present, "tomorrow" when moving to the past), or None."""
+    markers = NON_PAST_MARKERS if to_past else PAST_MARKERS
+    return next((t for t in tokens if is_word(t) and norm(t) in markers), None)
+
+
+def unknown_finite_verb(tokens: list[str], to_past: bool) -> str | None:
+    """A finite verb outside our lexicon that the move would leave in the other tense
+    ('examined' when moving to the present, 'boils' when moving to the past), or None.
+
+    Moving the verbs we know and leaving this one writes two tenses into one sentence
+    ("The doctor examined the patient and writes a prescription"): the sentence stays as it is.
+    """
+    for i, token in enumerate(tokens):
+        if not is_word(token) or forms_of(token) or norm(token) in AUXILIARIES:
+            continue
+        word = norm(token)
+        unknown = "VBZ" in verb_tags(word) if to_past else is_unknown_past_verb(word)
+        if unknown and finite_slot(tokens, i):
+            return token
+    return None
+
+
 def sentence_to_past(tokens: list[str]) -> None:
     """Move the sentence's present-tense finite verbs to the past, in place."""
-    do_support = False  # after "do"/"does" the main verb stays bare: "did they pay", not "paid"
+    # After "do"/"does" or a modal the main verb stays bare: "did they pay", not "paid"; "did
+    # Tom have", not "had"; "can you tell", not "told".
+    do_support = False
     for i, token in enumerate(tokens):
         if not is_word(token):
             continue
         lower = norm(token)
         before = prev_word(tokens, i)
         after_modal = before is not None and norm(tokens[before]) in MODALS | {"to"}
+        if lower in MODALS or lower in {"did", "didn't"}:
+            do_support = True
+            continue
+        if lower in {"do", "have"} and do_support:
+            continue
         if lower in _TO_PAST and not after_modal:
             tokens[i] = match_case(token, _TO_PAST[lower])
             do_support = do_support or lower in {"do", "does", "don't", "doesn't"}
@@ -85,7 +150,12 @@ def sentence_to_present(tokens: list[str]) -> None:
         previous = norm(tokens[before]) if before is not None else ""
         if previous in MODALS | {"to"}:
             continue
-        subject = last_subject if previous in CONJUNCTIONS else subject_of(tokens, i)
+        if inverted(tokens, i):
+            subject = subject_after(tokens, i)
+        elif previous in CONJUNCTIONS:
+            subject = last_subject
+        else:
+            subject = subject_of(tokens, i)
         if lower in {"was", "were", "wasn't", "weren't"}:
             be = be_present(subject) if lower in {"was", "wasn't"} else "are"
             if lower.endswith("n't"):
