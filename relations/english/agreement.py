@@ -152,7 +152,7 @@ _NOT_BEFORE_FINITE = (
 
 def finite_slot(tokens: list[str], index: int) -> bool:
     """Whether the word at ``index`` stands where a finite verb would, whatever the word: after
-    a subject, not after a determiner, preposition, auxiliary, adjective, number or 'to'
+    a subject, not after a determiner, preposition, auxiliary, adjective, number, verb or 'to'
     (adverbs skipped), nor before 'by' (a participle: "the patient examined by …").
 
     For verbs outside our lexicon, so that a rule can see them ("three bridges" is no verb)."""
@@ -164,8 +164,8 @@ def finite_slot(tokens: list[str], index: int) -> bool:
     if before is None:
         return False
     previous = norm(tokens[before])
-    if previous in _NOT_BEFORE_FINITE or previous[:1].isdigit():
-        return False
+    if previous in _NOT_BEFORE_FINITE or previous[:1].isdigit() or is_verb_form(previous):
+        return False  # after a verb comes its object: "She sells flowers"
     after = next_word(tokens, index)
     return after is None or norm(tokens[after]) != "by"
 

@@ -1,10 +1,11 @@
-"""Verb forms outside our lexicon, read from lemminflect's (it ships its data with the package;
-nothing is downloaded).
+"""Verb and adjective forms outside our lexicon, read from lemminflect's (it ships its tables
+with the package; nothing is downloaded).
 
-Our grammar rules change only the verbs of ``relations.english.verbs``: those we know how to
-inflect and where we trust the reading as a verb. A sentence can hold another verb ("The doctor
-examined the patient and wrote …"), and a rule that moves 'wrote' but not 'examined' writes two
-tenses into one sentence. These lookups let a rule see such verbs and leave the sentence alone.
+Our grammar rules know the verbs of ``relations.english.verbs``. A sentence can hold another
+verb ("The doctor examined the patient and wrote …"), and a rule that moves 'wrote' but not
+'examined' writes two tenses into one sentence; negation would skip 'hired' and negate a later
+verb. These lookups let the rules see such a verb where it stands as a finite verb
+(``agreement.finite_slot``) and inflect it.
 """
 
 from __future__ import annotations
@@ -33,22 +34,6 @@ def _verb_lemmas(word: str) -> tuple[str, ...]:
         return tuple(lemminflect.getAllLemmas(word, upos="VERB").get("VERB", ()))
 
 
-def verb_tags(word: str) -> frozenset[str]:
-    """The Penn tags ``word`` has as a form of some verb (VBD past, VBZ 3rd person …)."""
-    lower = word.lower()
-    tags: set[str] = set()
-    for lemma in _verb_lemmas(lower):
-        with _load_lock:
-            inflections = _inflections(lemma)
-        tags.update(tag for tag, forms in inflections.items() if lower in forms)
-    return frozenset(tags)
-
-
-def is_unknown_past_verb(word: str) -> bool:
-    """A simple-past verb form ('examined', 'hired') that our verb lexicon does not know."""
-    return not forms_of(word) and "VBD" in verb_tags(word)
-
-
 def unknown_finite_form(word: str) -> tuple[str, str] | None:
     """(lemma, 'past' or '3sg') for a simple-past or third-person verb form outside our lexicon
     ('hired' → ('hire', 'past'), 'boils' → ('boil', '3sg')), or None."""
@@ -73,3 +58,10 @@ def is_graded_adjective(word: str) -> bool:
 
         lemmas = lemminflect.getAllLemmas(word.lower())
     return any(lemma != word.lower() for lemma in lemmas.get("ADJ", ())) and "NOUN" not in lemmas
+
+
+def inflect_verb(lemma: str, tag: str) -> str | None:
+    """The form of a verb for a Penn tag ('VBD' past, 'VBZ' third person), or None."""
+    with _load_lock:
+        forms = _inflections(lemma).get(tag, ())
+    return forms[0] if forms else None

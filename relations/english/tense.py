@@ -10,7 +10,7 @@ from relations.english.agreement import (
     subject_after,
     subject_of,
 )
-from relations.english.lemmas import is_unknown_past_verb, verb_tags
+from relations.english.lemmas import inflect_verb, unknown_finite_form
 from relations.english.lexicon import CONJUNCTIONS
 from relations.english.tokens import is_word, match_case, norm, prev_word
 from relations.english.verbs import AUXILIARIES, MODALS, forms_of, past_tense
@@ -40,6 +40,9 @@ def tense_counts(sentences: list[list[str]]) -> tuple[int, int]:
             }:
                 present += 1
                 bare_after = bare_after or lower in {"do", "does", "doesn't", "don't"}
+            elif (unknown := _unknown_finite(tokens, i)) is not None:
+                past += unknown[1] == "past"
+                present += unknown[1] == "3sg"
             elif (form := finite_verb(tokens, i)) is not None:
                 if form.kind == "base" and bare_after:
                     continue
@@ -93,21 +96,13 @@ def time_marker(tokens: list[str], to_past: bool) -> str | None:
     return next((t for t in tokens if is_word(t) and norm(t) in markers), None)
 
 
-def unknown_finite_verb(tokens: list[str], to_past: bool) -> str | None:
-    """A finite verb outside our lexicon that the move would leave in the other tense
-    ('examined' when moving to the present, 'boils' when moving to the past), or None.
-
-    Moving the verbs we know and leaving this one writes two tenses into one sentence
-    ("The doctor examined the patient and writes a prescription"): the sentence stays as it is.
-    """
-    for i, token in enumerate(tokens):
-        if not is_word(token) or forms_of(token) or norm(token) in AUXILIARIES:
-            continue
-        word = norm(token)
-        unknown = "VBZ" in verb_tags(word) if to_past else is_unknown_past_verb(word)
-        if unknown and finite_slot(tokens, i):
-            return token
-    return None
+def _unknown_finite(tokens: list[str], index: int) -> tuple[str, str] | None:
+    """(lemma, 'past' or '3sg') for a verb outside our lexicon standing as a finite verb."""
+    token = tokens[index]
+    if not is_word(token) or forms_of(token) or norm(token) in AUXILIARIES:
+        return None
+    found = unknown_finite_form(norm(token))
+    return found if found is not None and finite_slot(tokens, index) else None
 
 
 def sentence_to_past(tokens: list[str]) -> None:
@@ -129,6 +124,12 @@ def sentence_to_past(tokens: list[str]) -> None:
         if lower in _TO_PAST and not after_modal:
             tokens[i] = match_case(token, _TO_PAST[lower])
             do_support = do_support or lower in {"do", "does", "don't", "doesn't"}
+            continue
+        unknown = _unknown_finite(tokens, i)
+        if unknown is not None and unknown[1] == "3sg":
+            past = inflect_verb(unknown[0], "VBD")
+            if past is not None:
+                tokens[i] = match_case(token, past)
             continue
         form = finite_verb(tokens, i)
         if form is not None and form.kind == "base" and do_support:
@@ -165,6 +166,13 @@ def sentence_to_present(tokens: list[str]) -> None:
             base = "have" if lower.startswith("had") else "do"
             present = present_of(base, subject)
             tokens[i] = match_case(token, present + ("n't" if lower.endswith("n't") else ""))
+        elif (unknown := _unknown_finite(tokens, i)) is not None:
+            if unknown[1] != "past":
+                continue
+            present = unknown[0] if subject in {"i", "plural"} else inflect_verb(unknown[0], "VBZ")
+            if present is None:
+                continue
+            tokens[i] = match_case(token, present)
         else:
             form = finite_verb(tokens, i)
             if form is None or form.kind != "past" or past_tense(form.base) == form.base:

@@ -20,7 +20,6 @@ from relations.english.tense import (
     sentence_to_present,
     tense_counts,
     time_marker,
-    unknown_finite_verb,
 )
 from relations.english.tokens import norm, protected_tokens, split_sentences, tokenize
 from relations.english.verbs import forms_of
@@ -87,13 +86,14 @@ def negation(text: str, ctx: TransformContext) -> str:
     description=(
         "Moves the finite verbs between present and past (whichever the text mostly uses turns "
         "into the other): 'walks' → 'walked', 'is' → 'was', 'went' → 'goes'. Modal verbs stay. "
-        "A sentence with a time word of its tense ('yesterday', 'last', 'tomorrow') or a verb "
-        "outside our list stays as it is. The answer should not change."
+        "Verbs outside our list take lemminflect's forms ('examined' → 'examines'). A sentence "
+        "with a time word of its tense ('yesterday', 'last', 'tomorrow') stays as it is. The "
+        "answer should not change."
     ),
     example="She walks to the station and buys a newspaper.",
     kind=RelationKind.RULE,
     expectation=Expectation.EQUIVALENT,
-    preconditions="a present- or past-tense verb we know (be/have/do or our verb list)",
+    preconditions="a present- or past-tense verb (be/have/do, our verb list or lemminflect's)",
     ref="LLMorph 155",
     gate=NOT_FOR_SCORES,
 )
@@ -114,11 +114,8 @@ def tense(text: str, ctx: TransformContext) -> str:
         position += len(sentence)
         changed = list(sentence)
         marker = time_marker(changed, to_past)
-        blocking = unknown_finite_verb(changed, to_past)
         if marker is not None:
             kept.append(f"'{marker}' ties a sentence to its tense")
-        elif blocking is not None:
-            kept.append(f"a verb we cannot inflect, '{blocking}', would keep its tense")
         elif not any(i in protected for i in span):
             convert(changed)
         pieces.extend(changed)

@@ -203,7 +203,8 @@ ROWS = [
         "word.tense",
         "The doctor quickly examined the patient and wrote a prescription.",
         "The doctor quickly examined the patient and writes a prescription.",
-        "SKIP",
+        # 'examine' is outside our verb list: lemminflect's forms move it with 'wrote'.
+        "The doctor quickly examines the patient and writes a prescription.",
     ),
     (
         "word.tense",
@@ -293,6 +294,8 @@ def test_negation_reaches_verbs_outside_our_list(text, negated):
         ("Where did the children play?", "Where do the children play?"),
         ("He and I went home.", "He and I go home."),
         ("The cat and the dog slept.", "The cat and the dog sleep."),
+        ("Water boils at 100 degrees.", "Water boiled at 100 degrees."),  # 'boil': lemminflect
+        ("She sells flowers at the market.", "She sold flowers at the market."),  # no 'flowered'
     ],
 )
 def test_tense_agrees_with_inverted_and_joined_subjects(text, moved):
