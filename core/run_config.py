@@ -9,6 +9,12 @@ from typing import Any
 from core.identity import run_id
 from core.types import Endpoint, Sample
 
+# Which NLI field the relations that expect the same label perturb. The hypothesis is the claim
+# judged against the premise: editing it can change what it claims, so by default only the
+# premise changes (``relations.apply.kept_fields_of`` applies the rule).
+NLI_TARGETS = ("premise", "hypothesis", "both")
+DEFAULT_NLI_TARGET = "premise"
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -21,6 +27,13 @@ class RunConfig:
     seed: int = 0
     dataset: str | None = None
     transformation_endpoint: Endpoint | None = None
+    nli_target: str = DEFAULT_NLI_TARGET
+
+    def __post_init__(self) -> None:
+        if self.nli_target not in NLI_TARGETS:
+            raise ValueError(
+                f"nli_target must be one of {', '.join(NLI_TARGETS)}, not {self.nli_target!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -28,6 +41,10 @@ class RunConfig:
         if self.transformation_endpoint is not None:
             data["transformation_endpoint"] = self.transformation_endpoint.to_dict()
         data["relation_ids"] = list(self.relation_ids)
+        # Left out at its default: the run ids of every run made before the option existed (and
+        # of every run that keeps the default) stay what they were.
+        if self.nli_target == DEFAULT_NLI_TARGET:
+            del data["nli_target"]
         return data
 
     @classmethod
@@ -42,6 +59,7 @@ class RunConfig:
             seed=data.get("seed", 0),
             dataset=data.get("dataset"),
             transformation_endpoint=Endpoint.from_dict(transformation) if transformation else None,
+            nli_target=data.get("nli_target", DEFAULT_NLI_TARGET),
         )
 
     def run_id(self, samples: Sequence[Sample]) -> str:

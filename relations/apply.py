@@ -8,8 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.answers import AnswerType, TaskProfile
+from core.run_config import DEFAULT_NLI_TARGET
 from core.types import Sample
-from relations.base import FollowUp, NotApplicable, Relation, Rewriter, TransformContext
+from relations.base import (
+    CLAIM_FIELDS,
+    Expectation,
+    FollowUp,
+    NotApplicable,
+    Relation,
+    Rewriter,
+    TransformContext,
+)
 from relations.requirements import availability
 
 
@@ -27,16 +36,45 @@ class SkippedFollowUp:
     reason: str
 
 
-def field_targets(relation: Relation, task_fields: Sequence[str]) -> list[tuple[str, ...]]:
+def kept_fields_of(
+    relation: Relation, task_fields: Sequence[str], nli_target: str = DEFAULT_NLI_TARGET
+) -> frozenset[str]:
+    """The fields this relation leaves as they are on a task with these perturbable fields.
+
+    Its own ``kept_fields`` always. On an NLI task (a claim field, the hypothesis, judged
+    against the other fields), a relation that expects the same label and does not name its
+    fields changes only the fields the run's ``nli_target`` names: by default the premise. An
+    edited hypothesis can claim something else ("Unrelated note: …" added to it, a formal
+    rewrite that drops a qualifier), and then "same label" is no longer the right expectation.
+    Relations that expect a change, and those that name their fields (nli.*), choose for
+    themselves.
+    """
+    kept = set(relation.kept_fields)
+    claims = CLAIM_FIELDS.intersection(task_fields)
+    others = set(task_fields) - claims
+    same_label = relation.expectation is Expectation.EQUIVALENT and relation.fields is None
+    if claims and others and same_label:
+        if nli_target == "premise":
+            kept |= claims
+        elif nli_target == "hypothesis":
+            kept |= others
+    return frozenset(kept)
+
+
+def field_targets(
+    relation: Relation, task_fields: Sequence[str], nli_target: str = DEFAULT_NLI_TARGET
+) -> list[tuple[str, ...]]:
     """Which field sets get their own follow-up: each field, then all of them together.
 
-    Only the relation's ``fields`` (when it names some), never its ``kept_fields``; the follow-up
-    of all fields together only when the relation's ``joint_target`` allows it.
+    Only the relation's ``fields`` (when it names some), never the fields it keeps (see
+    ``kept_fields_of``); the follow-up of all fields together only when the relation's
+    ``joint_target`` allows it.
     """
+    kept = kept_fields_of(relation, task_fields, nli_target)
     fields = [
         f
         for f in task_fields
-        if (relation.fields is None or f in relation.fields) and f not in relation.kept_fields
+        if (relation.fields is None or f in relation.fields) and f not in kept
     ]
     if not fields:
         return []
@@ -78,10 +116,12 @@ def generate_followups(
     run_seed: int = 0,
     partners: Sequence[Sample] = (),
     rewrite: Rewriter | None = None,
+    nli_target: str = DEFAULT_NLI_TARGET,
 ) -> list[FollowUp | SkippedFollowUp]:
     """All follow-ups of one sample under one relation, in a stable order (index = position).
 
-    ``task_fields`` are the fields the relation may transform (the task's perturbable ones).
+    ``task_fields`` are the fields the relation may transform (the task's perturbable ones);
+    ``nli_target`` the NLI field(s) a same-label relation perturbs (see ``kept_fields_of``).
     """
     task_id = task.id
     available, why = availability(relation.requires)
@@ -101,8 +141,14 @@ def generate_followups(
             return [SkippedFollowUp(target="*", reason=str(exc))]
 
     assert relation.transform is not None, f"{relation.id} has neither transform nor build"
+    targets = field_targets(relation, task_fields, nli_target)
+    if not targets:
+        kept = sorted(kept_fields_of(relation, task_fields, nli_target))
+        return [
+            SkippedFollowUp(target="*", reason=_nothing_to_perturb(kept, task_fields, nli_target))
+        ]
     results: list[FollowUp | SkippedFollowUp] = []
-    for index, target in enumerate(field_targets(relation, task_fields)):
+    for index, target in enumerate(targets):
         seed = case_seed(run_seed, sample.id, relation.id, index)
         new_fields = dict(sample.fields)
         target_name = "+".join(target)
@@ -124,6 +170,14 @@ def generate_followups(
         preamble = relation.params.get("preamble")
         results.append(FollowUp(fields=new_fields, target=target_name, preamble=preamble))
     return results
+
+
+def _nothing_to_perturb(kept: list[str], task_fields: Sequence[str], nli_target: str) -> str:
+    if nli_target != DEFAULT_NLI_TARGET and CLAIM_FIELDS.intersection(task_fields):
+        return f"the run's NLI target is the {nli_target}, and this relation never changes it"
+    if kept:
+        return f"no field to perturb: this relation leaves {', '.join(kept)} as they are"
+    return "no field to perturb: the relation changes none of the task's fields"
 
 
 def transform_text(

@@ -43,9 +43,13 @@ class Expectation(StrEnum):
 
 # Input fields that state a claim judged against another field: the NLI hypothesis, judged against
 # the premise. A relation that adds content (a random word or sentence) changes what a claim says,
-# so "same label" is logically wrong there; such relations perturb the other fields only (LLMorph
-# applies its word insertion (9) and random sentence (84) to the NLI premise only).
+# so "same label" is logically wrong there; such relations keep these fields whatever the run asks
+# (LLMorph applies its word insertion (9) and random sentence (84) to the NLI premise only). Every
+# other same-label relation leaves them as they are unless the run's NLI target says otherwise
+# (``relations.apply.kept_fields_of``).
 CLAIM_FIELDS = frozenset({"hypothesis"})
+# The fields of an NLI pair: relations that LLMorph leaves out of NLI gate on them.
+NLI_FIELDS = frozenset({"premise", "hypothesis"})
 
 
 class NotApplicable(Exception):  # noqa: N818 - it is a signal, not an error
@@ -123,6 +127,9 @@ class TaskGate:
         if self.answer_types is not None and AnswerType(task.answer_type) not in self.answer_types:
             return False
         return not self.unless_fields.intersection(task.fields)
+
+
+NOT_FOR_NLI = TaskGate(unless_fields=NLI_FIELDS)
 
 
 # Why a source output is outside a precondition (a short phrase), or None when it is inside.

@@ -43,8 +43,46 @@ def _label(answer: str | None) -> str | None:
     return answer.strip().lower() if answer else None
 
 
+# Lines of a reply that are not a sentence of content: a step or list item ("Step 1: …", "2.",
+# "- "), a labelled line ("Note: …", "Hypothesis: …"), an instruction ("Read the problem."), or
+# talk about the task ("This sentence implies …"). Appended to a premise, such a line is no
+# premise sentence, and a case judged on it measures nothing.
+_LIST_ITEM = re.compile(r"^\s*(?:(?:step|part|item)\s*\d+\b|\d+\s*[.):]\s|[-*•]\s|\(\w\)\s)", re.I)
+_LABELLED = re.compile(r"^\s*[A-Za-z]+(?:\s+[A-Za-z]+){0,2}\s*:\s")
+_INSTRUCTION = re.compile(
+    r"^\s*(?:read|write|give|translate|rewrite|paraphrase|consider|note|remember|let's|let us|"
+    r"make sure|solve|answer|explain|describe|list|think|imagine|suppose|try|use|find)\b",
+    re.I,
+)
+_TASK_TALK = re.compile(
+    r"\b(?:sentences?|hypothes[ie]s|premises?|paraphrase|rephrase|rewrit\w*|implie[sd]|entails?|"
+    r"entailment|the (?:text|input|task))\b",
+    re.I,
+)
+
+
+def statement_problem(line: str) -> str | None:
+    """Why ``line`` is not one plain declarative sentence of content, or None when it is."""
+    if _LIST_ITEM.match(line):
+        return "a step or list item"
+    if _LABELLED.match(line):
+        return "a labelled line"
+    if line.rstrip().endswith("?"):
+        return "a question"
+    if _INSTRUCTION.match(line):
+        return "an instruction"
+    if _TASK_TALK.search(line):
+        return "talk about the task"
+    if len(re.findall(r"[A-Za-z]+", line)) < 3:
+        return "fewer than 3 words"
+    return None
+
+
 def clean_generated_sentence(text: str) -> str:
-    """First usable line of an LLM reply, without labels or quotes, ending with punctuation."""
+    """First usable line of an LLM reply, without labels or quotes, ending with punctuation.
+
+    It must be a plain statement (``statement_problem``): anything else is SKIPped as an invalid
+    follow-up, naming the line and what it is."""
     # The shared cleaning first: "Here is a sentence:" openers, fences, trailing notes.
     for line in (clean_rewrite(text) or "").splitlines():
         line = re.sub(
@@ -52,6 +90,11 @@ def clean_generated_sentence(text: str) -> str:
         )
         line = line.strip().strip("\"'“”‘’`").strip()
         if line:
+            problem = statement_problem(line)
+            if problem:
+                raise NotApplicable(
+                    f"{INVALID}: the generated line is {problem}, not a statement: {line[:80]!r}"
+                )
             return line if line[-1] in ".!?" else line + "."
     raise NotApplicable("the transformation endpoint returned no usable sentence")
 

@@ -7,7 +7,13 @@ leave the answer unchanged (EQUIVALENT).
 
 from __future__ import annotations
 
-from relations.base import CLAIM_FIELDS, NotApplicable, RelationKind, TransformContext
+from relations.base import (
+    CLAIM_FIELDS,
+    NOT_FOR_NLI,
+    NotApplicable,
+    RelationKind,
+    TransformContext,
+)
 from relations.llm_prompts import PRESERVATION_CONSTRAINT, clean_rewrite, llm_rewrite
 from relations.registry import transform_relation
 from relations.text_utils import (
@@ -98,6 +104,9 @@ def paraphrase(text: str, ctx: TransformContext) -> str:
     example=EXAMPLE,
     preconditions="2 different sentences after the first that can move on their own",
     ref=_llmorph(19),
+    # As in LLMorph: an NLI premise is one or two sentences, and the order of its events can be
+    # what the hypothesis is about.
+    gate=NOT_FOR_NLI,
 )
 def shuffle(text: str, ctx: TransformContext) -> str:
     sentences = split_sentences(text)

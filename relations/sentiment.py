@@ -59,7 +59,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 
 
 def exclamation(text: str, ctx: TransformContext) -> str:
-    """150: every sentence-ending '.' becomes '!' (decimals, ellipses, abbreviations kept)."""
+    """150: every sentence-ending '.' becomes '!' (decimals, ellipses, abbreviations kept); a
+    text with none gets a '!' at its end, as LLMorph's relation does."""
     out: list[str] = []
     last = 0
     changed = False
@@ -73,7 +74,9 @@ def exclamation(text: str, ctx: TransformContext) -> str:
         last = match.end()
         changed = True
     if not changed:
-        raise NotApplicable("no sentence-ending '.' to replace")
+        if not text.strip():
+            raise NotApplicable("empty text: nothing to end with '!'")
+        return text.rstrip() + "!"
     out.append(text[last:])
     return "".join(out)
 
@@ -143,10 +146,10 @@ for _id, _ref, _name, _fn, _description, _pre, _example in (
         150,
         "Replace '.' with '!'",
         exclamation,
-        "End sentences with '!' instead of '.': the text reads more emphatic, so the sentiment "
-        "should be at least as strong.",
-        "The text must contain a sentence-ending period (decimals, '...' and abbreviations are "
-        "left alone).",
+        "End sentences with '!' instead of '.' (a text without a sentence-ending '.' gets a '!' "
+        "at its end): the text reads more emphatic, so the sentiment should be at least as "
+        "strong.",
+        "A non-empty text (decimals, '...' and abbreviations keep their '.').",
         "The soundtrack is wonderful. The acting felt a bit stiff at times.",
     ),
     (

@@ -256,25 +256,32 @@ def _synsets(wordnet: Any, word: str, pos: str | None) -> list[Any]:
 
 
 @_serialised
-def _synonyms(wordnet: Any, word: str, pos: str | None, senses: int | None) -> tuple[str, ...]:
+def _synonyms(
+    wordnet: Any, word: str, pos: str | None, senses: int | None, min_count: int
+) -> tuple[str, ...]:
     lower = word.lower()
     found: set[str] = set()
     for synset in _synsets(wordnet, lower, pos)[:senses]:
         for lemma in synset.lemmas():
             text = _lemma_text(lemma.name())
-            if text.lower() != lower:
+            # ``lemma.count()`` reads cntlist.rev through the shared handle: under the lock.
+            if text.lower() != lower and (min_count == 0 or lemma.count() >= min_count):
                 found.add(text)
     return tuple(sorted(found))
 
 
-def synonyms(word: str, pos: str | None = None, senses: int | None = None) -> list[str]:
+def synonyms(
+    word: str, pos: str | None = None, senses: int | None = None, min_count: int = 0
+) -> list[str]:
     """WordNet synonyms of ``word`` (other lemmas of its synsets), sorted, without the word.
 
     ``pos`` is one of ``n v a r`` (None: any); ``senses`` keeps only the first N synsets
-    (WordNet lists the most frequent sense first). Multi-word lemmas come back with spaces.
+    (WordNet lists the most frequent sense first); ``min_count`` keeps only lemmas tagged at
+    least that often in that sense in WordNet's sense-tagged corpus (``cntlist.rev``): 'car' →
+    'automobile' (15), not 'machine' (0). Multi-word lemmas come back with spaces.
     Safe to call from several threads; the same arguments always give the same list.
     """
-    return list(_synonyms(word.lower(), pos, senses))
+    return list(_synonyms(word.lower(), pos, senses, min_count))
 
 
 @_serialised

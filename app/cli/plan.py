@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.cli.common import API_KEY_ENV_HELP, DB_HELP, CliError
+from core.run_config import DEFAULT_NLI_TARGET, NLI_TARGETS
 from core.types import Endpoint, Sample
 
 if TYPE_CHECKING:
@@ -175,6 +176,7 @@ def run_config_from_args(
             seed=args.seed,
             dataset=Path(args.inputs).name,
             transformation_endpoint=transformation,
+            nli_target=args.nli_target,
         )
     except RunSetupError as exc:
         raise CliError(str(exc)) from None
@@ -223,3 +225,11 @@ def add_plan_options(
         help="base URL that rewrites inputs for LLM-prompted relations (default: embedded)",
     )
     parser.add_argument("--transformation-model", help="model name at the transformation endpoint")
+    parser.add_argument(
+        "--nli-target",
+        choices=NLI_TARGETS,
+        default=DEFAULT_NLI_TARGET,
+        help="NLI tasks only: which input the relations that expect the same label perturb "
+        f"(default {DEFAULT_NLI_TARGET}; an edited hypothesis can claim something else, so "
+        "'hypothesis' and 'both' are for those who mean to test that)",
+    )

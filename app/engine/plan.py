@@ -116,7 +116,9 @@ async def plan_cases(
     run's evaluation thread, with the rest of its embedding)."""
     jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
     rewrite = _rewriter(transform_calls, asyncio.get_running_loop())
-    results = await _make_followups(jobs, list(samples), task, config.seed, rewrite)
+    results = await _make_followups(
+        jobs, list(samples), task, config.seed, rewrite, nli_target=config.nli_target
+    )
     planned: list[PlannedCase] = []
     for (_, sample, relation), result in zip(jobs, results, strict=True):
         planned += _cases_of(run_id, sample, relation, result, config.repeats)
@@ -143,6 +145,8 @@ async def _make_followups(
     task: Task,
     seed: int,
     rewrite: Callable[[str], str],
+    *,
+    nli_target: str,
 ) -> list[Any]:
     """Each job's follow-ups (or the exception that stopped them), in job order."""
     loop = asyncio.get_running_loop()
@@ -165,6 +169,7 @@ async def _make_followups(
                         run_seed=seed,
                         partners=Partners(every_sample, index),
                         rewrite=rewrite,
+                        nli_target=nli_target,
                     )
                 )
             except Exception as exc:

@@ -26,7 +26,7 @@ from app.engine.workspace import all_relations, get_task
 from app.inputs.errors import InputError
 from app.inputs.input_files import MAX_INPUT_BYTES, load_input_file
 from app.inputs.limits import MAX_ROWS
-from core.run_config import RunConfig
+from core.run_config import DEFAULT_NLI_TARGET, NLI_TARGETS, RunConfig
 from core.tasks import Task
 from core.types import Endpoint, Sample
 from storage import Store
@@ -53,10 +53,15 @@ class RunPlan:
         seed: int = 0,
         dataset: str | None = None,
         transformation_endpoint: Endpoint | None = None,
+        nli_target: str = DEFAULT_NLI_TARGET,
     ) -> RunConfig:
         """The run's config; ``transformation_endpoint`` stays None unless one was resolved."""
         if repeats < 1:
             raise RunSetupError("repeats must be at least 1")
+        if nli_target not in NLI_TARGETS:
+            raise RunSetupError(
+                f"the NLI target must be one of {', '.join(NLI_TARGETS)}, not {nli_target!r}"
+            )
         return RunConfig(
             endpoint=endpoint,
             task_id=self.task.id,
@@ -65,6 +70,7 @@ class RunPlan:
             seed=seed,
             dataset=dataset,
             transformation_endpoint=transformation_endpoint,
+            nli_target=nli_target,
         )
 
 

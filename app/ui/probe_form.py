@@ -20,9 +20,10 @@ from app.inputs.uploads import encoding_note, read_upload
 from app.ui import form_memory
 from app.ui.components import endpoint_picker, inert
 from core.answers import AnswerType
+from core.run_config import DEFAULT_NLI_TARGET, NLI_TARGETS
 from core.tasks import Task, custom_task
 from core.types import Endpoint, Sample
-from relations.base import Relation
+from relations.base import CLAIM_FIELDS, Relation
 from storage import Store
 
 DEFAULT_RELATIONS = {
@@ -65,6 +66,26 @@ def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str
                     f"{note}  \n{inert(relation.description)}"
                 )
     return chosen
+
+
+def nli_target_picker(task: Task, key: str) -> str:
+    """Which NLI input the same-label relations perturb; shown only for an NLI task (one with a
+    hypothesis judged against another field). Other tasks keep the default."""
+    claims = CLAIM_FIELDS.intersection(task.perturbable_fields)
+    if not claims or not set(task.perturbable_fields) - claims:
+        return DEFAULT_NLI_TARGET
+    form_memory.seed(key, DEFAULT_NLI_TARGET, NLI_TARGETS, in_url=True)
+    target = st.selectbox(
+        "Perturb which NLI input",
+        NLI_TARGETS,
+        key=key,
+        help="For the relations that expect the same label. The premise by default: an edited "
+        "hypothesis can claim something else, and then the label may rightly change. Choose "
+        "'hypothesis' or 'both' to test exactly that. Relations that expect a change, and the "
+        "nli.* relations, pick their own input.",
+    )
+    form_memory.keep(key, in_url=True)
+    return str(target)
 
 
 def input_picker(task: Task, key: str) -> tuple[list[Sample], str | None]:
@@ -214,6 +235,7 @@ class ProbeChoices:
     seed: int
     # The picker's choice; used only when an LLM-prompted relation rewrites inputs.
     transformation_endpoint: Endpoint
+    nli_target: str = DEFAULT_NLI_TARGET
 
     @property
     def ready(self) -> bool:
@@ -226,7 +248,7 @@ class ProbeChoices:
             (
                 self.endpoint.name, self.endpoint.temperature, self.endpoint.max_tokens,
                 self.task.id, self.relation_ids, self.samples, self.dataset, self.repeats,
-                self.seed, self.transformation_endpoint.name,
+                self.seed, self.transformation_endpoint.name, self.nli_target,
             )
         )  # fmt: skip
 
@@ -259,6 +281,7 @@ def render_run_form(store: Store, key: str) -> ProbeChoices:
         task = tasks[task_id]
         custom_task_form(store, key=f"{key}_custom_task", task_key=f"{key}_task")
         relation_ids = relation_picker(all_relations(store, task.id), task, key=f"{key}_relations")
+        nli_target = nli_target_picker(task, key=f"{key}_nli_target")
     with right:
         samples, dataset = input_picker(task, key=f"{key}_inputs")
         endpoint, repeats, seed = sampling_options(endpoint, task, key=f"{key}_options")
@@ -276,4 +299,5 @@ def render_run_form(store: Store, key: str) -> ProbeChoices:
         repeats=repeats,
         seed=seed,
         transformation_endpoint=transformation,
+        nli_target=nli_target,
     )

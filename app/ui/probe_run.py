@@ -133,6 +133,7 @@ def probe_run_config(
         seed=choices.seed,
         dataset=choices.dataset,
         transformation_endpoint=transformation,
+        nli_target=choices.nli_target,
     )
 
 

@@ -39,22 +39,35 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
         )
     ),
     "colour": tuple(word_list("red blue green yellow purple pink brown grey")),
-    "animal": tuple(word_list("dog cat horse rabbit cow goat pig duck lion tiger bear fox")),
+    # Animals that share a place: a cat sleeps on a windowsill, a bear does not.
+    "pet": tuple(word_list("dog cat rabbit hamster parrot")),
+    "farm_animal": tuple(word_list("cow goat pig sheep horse duck")),
+    "wild_animal": tuple(word_list("lion tiger bear wolf fox deer")),
     "fruit": tuple(word_list("apple banana pear peach plum mango lemon grape melon cherry")),
-    "vehicle": tuple(word_list("car bus truck train bicycle van boat ship")),
+    # Vehicles and occupations in groups of members that fit the same sentence: a bus ride can
+    # be a train ride, not a ship's; a doctor's patient is not a pilot's.
+    "road_vehicle": tuple(word_list("car van truck taxi")),
+    "transit_vehicle": tuple(word_list("bus train tram")),
+    "two_wheeler": tuple(word_list("bicycle motorbike scooter")),
+    "boat": tuple(word_list("boat ship ferry yacht")),
     "instrument": tuple(word_list("piano guitar violin flute drum trumpet cello")),
-    "occupation": tuple(
-        word_list(
-            "teacher doctor nurse lawyer farmer engineer pilot chef baker dentist plumber "
-            "architect journalist"
-        )
-    ),
+    "health_job": tuple(word_list("doctor nurse dentist surgeon pharmacist")),
+    "school_job": tuple(word_list("teacher tutor lecturer instructor")),
+    "office_job": tuple(word_list("lawyer architect journalist accountant")),
+    "trade_job": tuple(word_list("engineer plumber carpenter electrician mechanic technician")),
+    "farm_job": tuple(word_list("farmer gardener")),
+    "kitchen_job": tuple(word_list("chef baker waiter")),
     "sport": tuple(word_list("football tennis basketball golf baseball hockey volleyball rugby")),
     "number_word": tuple(word_list("two three four five six seven eight nine ten eleven twelve")),
 }
 # Capitalised categories match exactly; the others in any case, singular or plural.
 PROPER_CATEGORIES = frozenset(["female_name", "male_name", "city", "country", "weekday", "month"])
-PLURAL_CATEGORIES = frozenset(["animal", "fruit", "vehicle", "instrument", "occupation"])
+PLURAL_CATEGORIES = frozenset(
+    word_list(
+        "pet farm_animal wild_animal fruit instrument road_vehicle transit_vehicle two_wheeler boat health_job "
+        "school_job office_job trade_job farm_job kitchen_job"
+    )
+)
 
 
 def _category_lookup() -> dict[str, tuple[str, str, bool]]:

@@ -135,3 +135,25 @@ def remove_tokens(tokens: list[str], indices: Iterable[int]) -> list[str]:
         skip_space = False
         result.append(token)
     return result
+
+
+# Words whose first letter does not give their first sound: "a unit", "a one-off", "an hour".
+_CONSONANT_SOUND = re.compile(r"^(?:uni|use|usu|uti|eu|ewe|one|once|ur[aeiou])", re.I)
+_VOWEL_SOUND = re.compile(r"^(?:hour|honest|honou?r|heir)", re.I)
+
+
+def indefinite_article(word: str) -> str:
+    """'a' or 'an' for the word that follows it, by its first sound."""
+    if _VOWEL_SOUND.match(word):
+        return "an"
+    if _CONSONANT_SOUND.match(word):
+        return "a"
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def fix_article(tokens: list[str], index: int) -> None:
+    """After the word at ``index`` was replaced: make an 'a'/'an' right before it agree with it
+    ("a car" → "an auto" when 'car' becomes 'auto'), in place."""
+    before = prev_word(tokens, index)
+    if before is not None and norm(tokens[before]) in {"a", "an"}:
+        tokens[before] = match_case(tokens[before], indefinite_article(tokens[index]))

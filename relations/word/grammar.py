@@ -4,12 +4,24 @@ negation, tense, singular ↔ plural, active ↔ passive voice and declarative �
 from __future__ import annotations
 
 from core.answers import AnswerType
-from relations.base import Expectation, NotApplicable, RelationKind, TaskGate, TransformContext
-from relations.english.negation import negate_sentence
+from relations.base import (
+    NLI_FIELDS,
+    Expectation,
+    NotApplicable,
+    RelationKind,
+    TaskGate,
+    TransformContext,
+)
+from relations.english.negation import NEGATORS, negate_sentence
 from relations.english.number import noun_phrases, to_plural, to_singular
 from relations.english.questions import declarative_to_question, question_to_declarative
-from relations.english.tense import sentence_to_past, sentence_to_present, tense_counts
-from relations.english.tokens import protected_tokens, split_sentences, tokenize
+from relations.english.tense import (
+    sentence_to_past,
+    sentence_to_present,
+    tense_counts,
+    time_marker,
+)
+from relations.english.tokens import norm, protected_tokens, split_sentences, tokenize
 from relations.english.verbs import forms_of
 from relations.english.voice import active_to_passive, passive_to_active
 from relations.registry import transform_relation
@@ -20,7 +32,7 @@ NOT_FOR_SCORES = TaskGate(answer_types=frozenset(AnswerType) - {AnswerType.SCORE
 # LLMorph leaves NLI (a premise and its hypothesis) out; counts decide math and reasoning answers.
 NOT_FOR_COUNTS_OR_NLI = TaskGate(
     answer_types=frozenset(AnswerType) - {AnswerType.MATH, AnswerType.REASONING},
-    unless_fields=frozenset({"premise", "hypothesis"}),
+    unless_fields=NLI_FIELDS,
 )
 
 
@@ -30,30 +42,41 @@ NOT_FOR_COUNTS_OR_NLI = TaskGate(
     category=CATEGORY,
     description=(
         "Negates the main verb of the first sentence that has one: 'is' → 'is not', 'can' → "
-        "'cannot', 'sells' → 'does not sell'; an existing negation is removed instead. The "
-        "answer should change."
+        "'cannot', 'sells' → 'does not sell', 'Why did …?' → 'Why didn't …?'; an existing "
+        "negation ('not', 'never') is removed instead. A sentence with 'no', 'nobody', "
+        "'rarely' … is left alone. The answer should change."
     ),
     example="The bakery sells fresh bread every morning.",
     kind=RelationKind.RULE,
     expectation=Expectation.DIFFERENT,
-    preconditions="a sentence with an auxiliary, a form of be/have/do or a known verb",
+    preconditions=(
+        "a sentence without 'no'/'nobody'/'rarely' … that has an auxiliary, a form of "
+        "be/have/do or a verb (lemminflect's forms)"
+    ),
     ref="LLMorph 152",
 )
 def negation(text: str, ctx: TransformContext) -> str:
     tokens = tokenize(text)
     protected = protected_tokens(text, tokens)
     position = 0
+    reason = "no verb to negate"
     for sentence in split_sentences(tokens):
         indices = range(position, position + len(sentence))
         position += len(sentence)
         if any(i in protected for i in indices):
+            continue
+        negators = [t for t in sentence if norm(t) in NEGATORS]
+        if negators:  # "John never has no money" is no negation of it
+            reason = (
+                f"the sentence already negates with '{negators[0]}'; a second negation breaks it"
+            )
             continue
         negated = negate_sentence(list(sentence))
         if negated is not None:
             before = "".join(tokens[: indices.start])
             after = "".join(tokens[indices.stop :])
             return changed_or_skip(text, before + "".join(negated) + after, "nothing to negate")
-    raise NotApplicable("no verb to negate")
+    raise NotApplicable(reason)
 
 
 @transform_relation(
@@ -63,12 +86,14 @@ def negation(text: str, ctx: TransformContext) -> str:
     description=(
         "Moves the finite verbs between present and past (whichever the text mostly uses turns "
         "into the other): 'walks' → 'walked', 'is' → 'was', 'went' → 'goes'. Modal verbs stay. "
-        "The answer should not change."
+        "Verbs outside our list take lemminflect's forms ('examined' → 'examines'). A sentence "
+        "with a time word of its tense ('yesterday', 'last', 'tomorrow') stays as it is. The "
+        "answer should not change."
     ),
     example="She walks to the station and buys a newspaper.",
     kind=RelationKind.RULE,
     expectation=Expectation.EQUIVALENT,
-    preconditions="a present- or past-tense verb we know (be/have/do or our verb list)",
+    preconditions="a present- or past-tense verb (be/have/do, our verb list or lemminflect's)",
     ref="LLMorph 155",
     gate=NOT_FOR_SCORES,
 )
@@ -79,17 +104,23 @@ def tense(text: str, ctx: TransformContext) -> str:
     past, present = tense_counts(sentences)
     if past == present == 0:
         raise NotApplicable("no present- or past-tense verb we know")
-    convert = sentence_to_present if past > present else sentence_to_past
+    to_past = past <= present
+    convert = sentence_to_past if to_past else sentence_to_present
     pieces: list[str] = []
     position = 0
+    kept: list[str] = []  # why a sentence stays as it is
     for sentence in sentences:
         span = range(position, position + len(sentence))
         position += len(sentence)
         changed = list(sentence)
-        if not any(i in protected for i in span):
+        marker = time_marker(changed, to_past)
+        if marker is not None:
+            kept.append(f"'{marker}' ties a sentence to its tense")
+        elif not any(i in protected for i in span):
             convert(changed)
         pieces.extend(changed)
-    return changed_or_skip(text, "".join(pieces), "no verb whose tense we can change")
+    why = "no verb whose tense we can change" + (f" ({kept[0]})" if kept else "")
+    return changed_or_skip(text, "".join(pieces), why)
 
 
 @transform_relation(

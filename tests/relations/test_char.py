@@ -197,17 +197,17 @@ def test_same_seed_same_output_different_seeds_differ(relation_id):
 
 
 def test_multi_field_tasks_get_one_followup_per_field_and_one_for_both():
-    sample = Sample(fields={"premise": "A dog runs outside.", "hypothesis": "An animal moves."})
+    sample = Sample(fields={"context": "A dog runs outside.", "question": "What runs?"})
     followups = generate_followups(
         get_relation("char.delete"),
         sample,
-        BUILTIN_TASKS["nli"],
-        ["premise", "hypothesis"],
+        BUILTIN_TASKS["qa"],
+        ["context", "question"],
         run_seed=1,
     )
-    assert [f.target for f in followups] == ["premise", "hypothesis", "premise+hypothesis"]
-    assert followups[0].fields["hypothesis"] == sample.fields["hypothesis"]
-    assert followups[1].fields["premise"] == sample.fields["premise"]
+    assert [f.target for f in followups] == ["context", "question", "context+question"]
+    assert followups[0].fields["question"] == sample.fields["question"]
+    assert followups[1].fields["context"] == sample.fields["context"]
 
 
 def test_seeded_global_call_restores_global_generators():

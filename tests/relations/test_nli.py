@@ -96,6 +96,36 @@ def test_weaken_relations_replace_the_field_with_the_generated_sentence():
     }
 
 
+@pytest.mark.parametrize(
+    ("reply", "what"),
+    [
+        ("Step 1: read the problem.", "a step or list item"),  # the issue's example (item 6)
+        ("1. A man is outdoors.", "a step or list item"),
+        ("- A man is outdoors.", "a step or list item"),
+        ("Note: the man is outdoors.", "a labelled line"),
+        ("Is the man outdoors?", "a question"),
+        ("Read the hypothesis carefully.", "an instruction"),
+        ("This sentence implies that a man is outdoors.", "talk about the task"),
+        ("Outdoors, yes.", "fewer than 3 words"),
+    ],
+)
+def test_extend_premise_refuses_what_is_not_a_plain_statement(reply, what):
+    """LLMorph 77 appends a *premise sentence*: "Step 1: read the problem." was accepted as one
+    (issue 23, item 6). A reply that is not one declarative sentence of content is SKIPped as
+    an invalid follow-up; the premise never gets it."""
+    [skipped] = nli_followups("nli.extend_premise", Recorder(reply))
+    assert isinstance(skipped, SkippedFollowUp)
+    assert skipped.reason.startswith(f"invalid_followup: the generated line is {what}")
+    assert reply[:20] in skipped.reason
+
+
+def test_a_plain_statement_with_a_colon_later_is_kept():
+    [followup] = nli_followups(
+        "nli.extend_premise", Recorder("The man outside has one tool: a wrench.")
+    )
+    assert followup.fields["premise"] == NLI["premise"] + " The man outside has one tool: a wrench."
+
+
 def test_nli_generation_without_a_transformation_endpoint_is_skipped():
     [skipped] = nli_followups("nli.extend_premise", rewrite=None)
     assert isinstance(skipped, SkippedFollowUp)
@@ -259,4 +289,5 @@ def test_antonyms_change_one_nli_input_at_a_time():
     assert antonym.joint_target is False
     assert field_targets(antonym, ["premise", "hypothesis"]) == [("premise",), ("hypothesis",)]
     synonym = get_relation("word.synonym")  # an invariance relation keeps the joint follow-up
-    assert field_targets(synonym, ["premise", "hypothesis"])[-1] == ("premise", "hypothesis")
+    both = field_targets(synonym, ["premise", "hypothesis"], nli_target="both")
+    assert both[-1] == ("premise", "hypothesis")

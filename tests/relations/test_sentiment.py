@@ -25,8 +25,16 @@ def test_exclamation_replaces_sentence_periods_only():
         "Tickets cost 3.5 euros! Dr. Lee agreed, e.g. on price... It was great! J. Doe left!"
     )
     assert exclamation('He said "fine."', ctx()) == 'He said "fine!"'
-    with pytest.raises(NotApplicable, match="no sentence-ending"):
-        exclamation("What a film! Loved it", ctx())
+
+
+def test_exclamation_appends_to_text_without_a_period():
+    """LLMorph 150 (issue 23, item 6): a text with no '.' to replace gets '!' appended; it
+    SKIPped before."""
+    assert exclamation("What a film! Loved it", ctx()) == "What a film! Loved it!"
+    assert exclamation("Loved every minute  \n", ctx()) == "Loved every minute!"
+    assert exclamation("Costs 3.5 euros", ctx()) == "Costs 3.5 euros!"  # a decimal is no end
+    with pytest.raises(NotApplicable, match="empty text"):
+        exclamation("   ", ctx())
 
 
 def test_exclamation_through_transform_text():
