@@ -38,14 +38,15 @@ th{{background:#f5f5f5}} td.text,th.text{{text-align:left}}
 .filters{{margin:.3rem 0 0;padding:0;list-style:none;font-size:.9rem;color:#333}}
 .filters li{{display:inline-block;margin:0 .4rem .2rem 0;padding:.05rem .45rem;
   border:1px solid #ddd;border-radius:.6rem;background:#fafafa}}
-.figure{{margin:.8rem 0;break-inside:avoid;page-break-inside:avoid}}
+/* a chart laid out for A4 scrolls sideways on a narrower screen (a phone), never cut */
+.figure{{margin:.8rem 0;break-inside:avoid;page-break-inside:avoid;overflow-x:auto}}
 @page{{margin:12mm}}
 @media print{{
   body{{margin:0;padding:0;max-width:none;font-size:10pt}}
   h2{{break-after:avoid;page-break-after:avoid}}
   table{{font-size:6.5pt;width:100%}} th,td{{padding:.1rem .2rem}}
   td{{white-space:nowrap}} td.text{{white-space:normal;overflow-wrap:anywhere}}
-  .table-wrap{{overflow:visible}}
+  .table-wrap,.figure{{overflow:visible}}
   tr{{break-inside:avoid;page-break-inside:avoid}}
   .modebar-container{{display:none !important}}
 }}
@@ -116,8 +117,9 @@ def for_print(fig):
     )
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
-    if fig.layout.legend.orientation == "h":
-        # Above the plot: below it, the legend ran into the rotated relation labels.
+    if fig.layout.legend.orientation == "h" and fig.layout.legend.yref != "container":
+        # Above the plot: below it, the legend ran into the rotated relation labels. (A legend
+        # placed on the figure's own bottom edge, the heatmap's, stays there.)
         fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"})
         fig.update_layout(title={"y": 0.98, "yanchor": "top"}, margin={"t": 100})
     if "yaxis2" in fig.layout and fig.layout.yaxis2.overlaying:

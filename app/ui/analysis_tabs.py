@@ -57,17 +57,20 @@ def render_heatmaps(data: AnalysisView) -> None:
     )
     # Vega-Lite, not plotly: Streamlit's Vega chunk parses and draws far sooner than plotly.js,
     # and this is the page's first chart.
-    event = st.vega_lite_chart(
-        heatmaps.heatmap_spec(rows, metric),
-        on_select="rerun",
-        selection_mode=heatmaps.HEATMAP_SELECTION,
-        key="analysis_heatmap",
-        width="stretch",
-    )
+    st.html(heatmap_box_css(heatmaps.heatmap_min_width(len({r["relation_id"] for r in rows}))))
+    with st.container(key=HEATMAP_BOX), st.container(key=HEATMAP_BOX + "_inner"):
+        event = st.vega_lite_chart(
+            heatmaps.heatmap_spec(rows, metric),
+            on_select="rerun",
+            selection_mode=heatmaps.HEATMAP_SELECTION,
+            key="analysis_heatmap",
+            width="stretch",
+        )
     st.caption(
         f"{_cell_text_note(rows)} "
-        f"Faded, dotted cells rest on few cases (interval wider than {WIDE_INTERVAL:.0%}"
-        f" or, without an interval, fewer than {FEW_CASES} cases): read them with care. "
+        "The colour follows the value alone; a dashed outline marks a cell resting on few cases "
+        f"(interval wider than {WIDE_INTERVAL:.0%} or, without an interval, fewer than "
+        f"{FEW_CASES} cases): read it with care. "
         "Click a cell (or pick it below) to see its cases."
     )
     worst = definitions.VIOLATION_RATE
@@ -90,6 +93,20 @@ def render_heatmaps(data: AnalysisView) -> None:
     )
     if cell is not None:
         _render_drilldown(data, labels[cell], cell)
+
+
+HEATMAP_BOX = "analysis_heatmap_box"
+
+
+def heatmap_box_css(min_width_px: int) -> str:
+    """The heatmap's box scrolls sideways, and the box inside it (whose width the chart
+    stretches to) is never narrower than ``min_width_px``: on a phone the cells keep a
+    readable width instead of ~20 px."""
+    box = f".st-key-{HEATMAP_BOX}"
+    return (
+        f"<style>{box}{{overflow-x:auto;overflow-y:hidden}}"
+        f"{box}_inner{{min-width:{min_width_px}px}}</style>"
+    )
 
 
 def _cell_text_note(rows: list[dict[str, Any]]) -> str:
