@@ -16,7 +16,6 @@ cases, with a legend entry saying so.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ import plotly.graph_objects as go
 
 from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.formats import format_value
-from app.analysis.figures import Rows
+from app.analysis.figures import Rows, wrapped_name
 from app.analysis.heatmap_colours import DARK_INK, LIGHT_INK, ink_for
 from app.analysis.heatmap_grid import (
     FEW_CASES_LEGEND,
@@ -231,22 +230,6 @@ def _tooltip_layer(grid: HeatmapGrid, matrix: _Matrix) -> go.Scatter:
         hovertemplate=hover,
         showlegend=False,
     )
-
-
-_NAME_LINE = 22  # characters per line of a wrapped model name
-
-
-def wrapped_name(name: str, width: int = _NAME_LINE) -> str:
-    """A long model name broken into lines of at most ``width`` characters after its "-", "/",
-    "_" or "." ("meta-llama-3.1-8b-instruct-turbo" → "meta-llama-3.1-8b-<br>instruct-turbo"):
-    side by side on top of a turned heatmap, unbroken names ran into each other."""
-    lines, line = [], ""
-    for part in re.findall(r"[^-/_.]+[-/_.]?|[-/_.]", name):
-        if line and len(line) + len(part) > width:
-            lines.append(line)
-            line = ""
-        line += part
-    return "<br>".join([*lines, line])
 
 
 def _model_ticks(models: list[str]) -> dict[str, Any]:

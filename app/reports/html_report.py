@@ -74,7 +74,7 @@ def _align(unit: Unit) -> str:
     return "text" if unit is Unit.TEXT else ""
 
 
-# Distinct colours for traces that name none (the MAD / stability bars, one trace per model).
+# Distinct colours for traces that name none (the stability bars, one trace per kind).
 REPORT_COLOURS = (
     "#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d",
 )  # fmt: skip
@@ -122,11 +122,6 @@ def for_print(fig):
         # placed on the figure's own bottom edge, the heatmap's, stays there.)
         fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"})
         fig.update_layout(title={"y": 0.98, "yanchor": "top"}, margin={"t": 100})
-    if "yaxis2" in fig.layout and fig.layout.yaxis2.overlaying:
-        # A right-hand axis in shares (stability): round ticks, and no second grid.
-        fig.update_layout(
-            yaxis2={"tickmode": "linear", "tick0": 0, "dtick": 0.25, "showgrid": False}
-        )
     for index, trace in enumerate(fig.data):
         if trace.type == "bar" and trace.marker.color is None:
             trace.marker.color = REPORT_COLOURS[index % len(REPORT_COLOURS)]
@@ -193,7 +188,8 @@ def _robustness(doc: _Document, summary: dict[str, Any]) -> None:
     """MAD and stability, then the noise floor (chart and table)."""
     if any(m.get("mad") is not None for m in summary["models"]):
         doc.add("<h2>MAD and stability</h2>")
-        doc.figure(figures.mad_stability_bars(summary["models"]))
+        doc.figure(figures.mad_bars(summary["models"]))
+        doc.figure(figures.stability_bars(summary["models"]))
     doc.add("<h2>Noise floor</h2>")
     floors = {m["model"]: m["noise_floor"] for m in summary["models"]}
     doc.figure(figures.violation_with_floor(summary["rows"], floors))
