@@ -12,7 +12,12 @@ from typing import Any
 
 from app.analysis import figures, heatmaps, metrics, noise_floor, stats
 from app.analysis.catalogue import tables
-from app.analysis.catalogue.definitions import DEFINITIONS, REPORT_HEATMAPS, definition_rows
+from app.analysis.catalogue.definitions import (
+    METRICS,
+    REPORT_HEATMAPS,
+    definition_rows,
+    metric_label,
+)
 from app.analysis.catalogue.formats import Unit, format_text
 from app.analysis.catalogue.tables import Shown
 from app.reports.common import now
@@ -233,7 +238,13 @@ def _definitions(doc: _Document) -> None:
     """Each metric's formula and paper source, then the one-line definitions."""
     esc = html.escape
     doc.add("<h2>Definitions</h2>", html_table(definition_rows(), tables.DEFINITION_TABLE), "<ul>")
-    doc.add(*(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in DEFINITIONS.items()))
+    # each metric by its human name, as the tables above call it (the keys are for `--json`)
+    named = {
+        " / ".join(map(metric_label, (m.definition_key or m.key).split("/"))): m.definition
+        for m in METRICS.values()
+        if m.definition
+    }
+    doc.add(*(f"<li><b>{esc(name)}</b>: {esc(text)}</li>" for name, text in named.items()))
     doc.add("</ul>")
 
 
