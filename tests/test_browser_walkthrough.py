@@ -129,6 +129,9 @@ class Watch:
     def _on_console(self, message) -> None:
         if message.type == "error" and not message.text.startswith("Failed to load resource"):
             self.console_errors.append(message.text)
+        # Vega-Lite's own warnings ("WARN Dropping "fit-y" …"): a chart spec it had to patch
+        if message.type == "warning" and message.text.startswith("WARN "):
+            self.console_errors.append(message.text)
 
     def assert_clean(self) -> None:
         assert self.foreign_requests == [], "requests left the machine"
