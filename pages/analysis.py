@@ -23,7 +23,7 @@ view.render_damage(path)  # a damaged file is said before any number is shown
 
 opts = view.options(path, version)
 if not opts["n_cases"]:
-    render_demo_offer(key="analysis")
+    render_demo_offer(key="analysis", analysis_link=False)
     st.caption(
         "Or run some relations on the **Probe** page (or `morphscope run …`), then come back "
         "here for heatmaps, box plots and statistics."
@@ -44,7 +44,7 @@ if not summary["n_cases"]:
     tab_area.empty()
     headline.warning("No cases match these filters.")
     with demo_slot:
-        render_demo_offer(key="analysis", empty=False)
+        render_demo_offer(key="analysis", empty=False, analysis_link=False)
     st.stop()
 
 with headline:
@@ -52,4 +52,4 @@ with headline:
 runs_by_id = {run["id"]: run for run in opts["runs"]}
 render_open_tabs(tabs, AnalysisView(path, version, flt, summary, runs_by_id))
 with demo_slot:
-    render_demo_offer(key="analysis", empty=False)
+    render_demo_offer(key="analysis", empty=False, analysis_link=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import subprocess
@@ -76,3 +77,105 @@ def assert_no_traceback(page, where: str) -> None:
     body = page.inner_text("body")
     for marker in TRACEBACK_MARKERS:
         assert marker not in body, f"{where} shows {marker!r}"
+
+
+# ---------------------------------------------------------------- what a stakeholder sees
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def raw_words() -> frozenset[str]:
+    """Internal names a page must never show a reader: every snake_case key of the metric
+    catalogue (``violation_rate``, ``relation_id``, …), the Triage label values
+    (``fp_oracle``, …) and the counts' column names."""
+    from app.analysis.catalogue.definitions import METRICS
+    from core.types import Label
+
+    keys = {key for key in METRICS if "_" in key}
+    keys |= {label.value for label in Label if "_" in label.value}
+    return frozenset(keys | {"n_fail", "n_pass", "n_skip", "n_error", "abs_delta"})
+
+
+# A value left as Python's None in a table cell, after a label or alone on a line ("None of
+# the …" in a sentence is a word, not a missing value).
+_NONE_VALUE = re.compile(r"(?:^|[\t:·=(|])[ ]*None[ ]*(?:$|[\t,)·|])", re.M)
+
+
+def raw_text_found(text: str) -> list[str]:
+    """The raw keys and ``None`` values in a page's visible ``text``."""
+    found = [word for word in sorted(raw_words()) if re.search(rf"\b{word}\b", text)]
+    if _NONE_VALUE.search(text):
+        found.append("None")
+    return found
+
+
+# Elements that stick out past the viewport's right edge with no ancestor that scrolls or
+# clips them inside it (the page itself would be wider than the screen, or cut by it).
+_OVERFLOW_PROBE = """
+() => {
+  const limit = window.innerWidth + 1;
+  const contained = el => {
+    for (let up = el.parentElement; up; up = up.parentElement) {
+      const overflow = getComputedStyle(up).overflowX;
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(overflow)
+          && up.getBoundingClientRect().right <= limit) return true;
+    }
+    return false;
+  };
+  const out = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    if (el.closest('svg') && el.tagName.toLowerCase() !== 'svg') continue;
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0 || box.right <= limit) continue;
+    if (getComputedStyle(el).visibility === 'hidden' || contained(el)) continue;
+    out.push(`${el.tagName.toLowerCase()}.${[...el.classList].join('.')}`
+             + `[${el.getAttribute('data-testid') || ''}] right=${Math.round(box.right)}`);
+  }
+  const page = document.documentElement.scrollWidth;
+  if (page > limit) out.push(`document scrollWidth=${page}`);
+  return out;
+}
+"""
+
+
+def overflowing(page) -> list[str]:
+    """What sticks out past the viewport's right edge without a scroll container (empty when
+    the page fits its width, or everything wider scrolls inside a box of its own)."""
+    return page.evaluate(_OVERFLOW_PROBE)
+
+
+# Each printed text of a heatmap: its ink (computed fill) and the point just left of it,
+# inside its cell, where the cell's own colour shows (no glyph there).
+_TEXT_PROBE = """
+selector => [...document.querySelectorAll(selector)].map(t => {
+  const box = t.getBoundingClientRect();
+  return {text: t.textContent, fill: getComputedStyle(t).fill,
+          x: Math.round(box.left - 3), y: Math.round(box.top + box.height / 2),
+          w: box.width};
+}).filter(t => t.w > 0 && t.text.trim())
+"""
+
+
+def low_contrast_texts(page, selector: str, least: float) -> list[str]:
+    """The heatmap texts (``selector``) in view whose WCAG contrast against the colour around
+    them, read from a screenshot, is below ``least``; and how many were checked."""
+    import io
+
+    from PIL import Image
+
+    from app.analysis.heatmap_colours import contrast_ratio, parse_colour
+
+    texts = page.evaluate(_TEXT_PROBE, selector)
+    shot = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    low, checked = [], 0
+    for text in texts:
+        if not (0 <= text["x"] < shot.width and 0 <= text["y"] < shot.height):
+            continue  # scrolled out of view: read when it is scrolled in
+        behind = shot.getpixel((text["x"], text["y"]))
+        ratio = contrast_ratio(parse_colour(text["fill"]), behind)
+        checked += 1
+        if ratio < least:
+            low.append(f"{text['text']!r}: {text['fill']} on rgb{behind} = {ratio:.2f}:1")
+    assert checked, f"no heatmap text in view for {selector!r}"
+    return low

@@ -112,9 +112,11 @@ def test_report_reads_well_offline_on_screen_and_in_print(report_file, tmp_path)
                 # chart (1 px of rounding): nothing clipped at an edge.
                 assert left - 1 <= label[0] and label[2] <= right + 1, (chart["title"], label)
                 assert top - 1 <= label[1] and label[3] <= bottom + 1, (chart["title"], label)
+        # MAD and stability, each in its own chart (issue 28 item 8), none of its bars black
+        stability = next(c for c in charts if c["title"].startswith("Stability"))
+        assert len(stability["fills"]) == 2 and len(set(stability["fills"])) == 2
         mad = next(c for c in charts if c["title"].startswith("MAD"))
-        assert len(mad["fills"]) == 3 and len(set(mad["fills"])) == 3, mad["fills"]
-        assert "rgb(0, 0, 0)" not in mad["fills"]
+        assert "rgb(0, 0, 0)" not in mad["fills"] + stability["fills"]
 
         text = page.inner_text("body")
         assert "models: A, fake-model" in text and "from 2026-01-01" in text

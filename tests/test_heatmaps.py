@@ -18,6 +18,12 @@ ROWS = [
 ]  # fmt: skip
 
 
+def _traces(fig) -> dict[str, object]:
+    """A plotly heatmap's traces by name: "colour" (the heatmap), "labels" (the printed text),
+    "cells" (the tooltips) and, where a cell rests on few cases, the dashed outline's legend."""
+    return {trace.name or "colour": trace for trace in fig.data}
+
+
 def _value_line(text: str) -> str:
     """A cell's printed value (its first line; the second holds n and the interval)."""
     return text.split("<br>")[0].removeprefix("<b>").removesuffix("</b>")
@@ -25,12 +31,15 @@ def _value_line(text: str) -> str:
 
 def test_heatmap_values_text_and_tooltip_data():
     fig = heatmaps.heatmap(ROWS, "violation_rate")
-    trace, tooltips = fig.data
+    traces = _traces(fig)
+    trace, tooltips, labels = traces["colour"], traces["cells"], traces["labels"]
     assert list(trace.x) == ["ad.format", "si.paraphrase"]
     assert list(trace.y) == ["m1", "m2"]
     assert [list(row) for row in trace.z] == [[0.0, 0.25], [None, 0.5]]
     assert [[_value_line(t) for t in row] for row in trace.text] == [["0%", "25%"], ["", "50%"]]
-    assert trace.texttemplate == "%{text}"
+    # the text layer prints each filled cell, in its own ink (light cells: black)
+    assert [_value_line(t) for t in labels.text] == ["0%", "25%", "50%"]
+    assert labels.mode == "text" and list(labels.textfont.color) == ["#000000"] * 3
     assert list(trace.customdata[1][1])[:3] == ["m2", "si.paraphrase", 10]
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
     assert fig.layout.title.text == "Violation rate"
@@ -48,7 +57,7 @@ def test_heatmap_values_text_and_tooltip_data():
 def test_heatmap_delta_is_diverging_around_zero():
     fig = heatmaps.heatmap(pd.DataFrame(ROWS), "mean_delta")
     trace = fig.data[0]
-    assert trace.zmid == 0.0
+    assert (trace.zmin, trace.zmax) == (-0.12, 0.12)  # symmetric: 0 in the middle colour
     assert [[_value_line(t) for t in row] for row in trace.text] == [
         ["", "+0.004"],
         ["", "-0.120"],
@@ -73,7 +82,7 @@ def test_heatmap_cells_print_n_and_the_95_percent_interval():
     """Issue 12 item 5: a 100% from 4 cases must not look like 47% from 60 — every cell prints
     and hovers its n (the judged PASS + FAIL cases) and its Wilson interval."""
     fig = heatmaps.heatmap(SMALL_AND_LARGE, "violation_rate")
-    trace, tooltips = fig.data
+    trace, tooltips = _traces(fig)["colour"], _traces(fig)["cells"]
     few, many = trace.text[0]
     assert few == "<b>100%</b><br>n=4<br>51–100%"
     assert many == "<b>47%</b><br>n=60<br>35–59%"
@@ -85,13 +94,25 @@ def test_heatmap_cells_print_n_and_the_95_percent_interval():
     assert "95% interval %{customdata[3]}" in tooltips.hovertemplate
 
 
-def test_heatmap_fades_only_cells_with_a_wide_interval():
-    """The 4-case cell (interval 49 points wide) is faded; the 60-case cell (25 points) is not."""
+def test_heatmap_outlines_only_cells_with_a_wide_interval_and_keeps_their_colour():
+    """Issue 28 item 1: the 4-case cell (interval 49 points wide) keeps the colour of its value
+    (100%: the ramp's darkest red, no white veil over it) and gets a dashed outline in its ink
+    (white on that dark red), named in a legend entry; the 60-case cell (25 points) gets none."""
     cells = heatmap_grid.heatmap_cells(SMALL_AND_LARGE, "violation_rate")
     assert [(c.relation_id, c.uncertain) for c in cells] == [("few", True), ("many", False)]
-    shapes = heatmaps.heatmap(SMALL_AND_LARGE, "violation_rate").layout.shapes
-    assert [(s.x0, s.x1, s.y0, s.y1) for s in shapes] == [(-0.5, 0.5, -0.5, 0.5)]
-    assert "255,255,255" in shapes[0].fillcolor
+    fig = heatmaps.heatmap(SMALL_AND_LARGE, "violation_rate")
+    (outline,) = fig.layout.shapes
+    assert (outline.x0, outline.x1, outline.y0, outline.y1) == (-0.44, 0.44, -0.44, 0.44)
+    assert outline.fillcolor is None and outline.line.dash == "dash"
+    assert outline.line.color == "#ffffff"
+    legend = _traces(fig)[heatmap_grid.FEW_CASES_LEGEND]
+    assert legend.showlegend and legend.line.dash == "dash"
+    assert fig.layout.legend.yref == "container"  # at the figure's foot, clear of the colour bar
+    # the colour scale's top stop is the 100% cell's colour, and its text is white on it
+    assert fig.data[0].colorscale[-1] == (1.0, "#67000d")
+    assert list(_traces(fig)["labels"].textfont.color) == ["#ffffff", "#000000"]
+    assert heatmap_grid.FEW_CASES_LEGEND not in _traces(heatmaps.heatmap(
+        [SMALL_AND_LARGE[1]], "violation_rate"))  # fmt: skip
 
 
 def test_heatmap_colour_bar_is_titled_and_in_percent():
@@ -135,31 +156,45 @@ def test_heatmap_spec_cells_print_value_n_and_interval_like_the_plotly_heatmap()
     assert (few["label"], few["n"], few["uncertain"], many["uncertain"]) == ("100%", 4, True, False)
     assert spec["encoding"]["x"]["sort"] == ["few", "many"]  # relations sorted by name
     assert spec["encoding"]["x"]["axis"]["labelOverlap"] is False  # every column named
-    assert spec["encoding"]["y"]["axis"]["labelLimit"] >= 240  # long model names not cut
+    # long model names are cut at 180 px (at 320 they took most of a phone's width); the
+    # tooltip names the model in full
+    assert spec["encoding"]["y"]["axis"]["labelLimit"] == 180
+    assert spec["encoding"]["tooltip"][0] == {"field": "model", "title": "model"}
     assert spec["title"] == "Violation rate"
 
 
-def test_heatmap_spec_faded_layer_shows_only_uncertain_cells_dotted():
+def test_heatmap_spec_outlines_only_uncertain_cells_dashed_with_a_legend():
+    """No fading: the uncertain cells get a dashed outline in their ink, and an invisible point
+    layer carries the legend entry (a dashed square) that names it."""
     layers = heatmaps.heatmap_spec(SMALL_AND_LARGE, "violation_rate")["layer"]
-    faded = [layer for layer in layers if layer.get("transform")]
-    assert faded == [
-        {
-            "transform": [{"filter": "datum.uncertain"}],
-            "mark": {"type": "rect", "fill": "white", "fillOpacity": 0.5, "stroke": "#888",
-                     "strokeWidth": 1, "strokeDash": [2, 2]},
-        }
-    ]  # fmt: skip
+    outline, key = [layer for layer in layers if layer.get("transform")]
+    assert outline["transform"] == key["transform"] == [{"filter": "datum.uncertain"}]
+    assert outline["mark"] == {"type": "rect", "fillOpacity": 0, "strokeWidth": 1.5,
+                               "strokeDash": [4, 3]}  # fmt: skip
+    assert outline["encoding"]["stroke"]["condition"]["test"] == "datum.ink == '#ffffff'"
+    shape = key["encoding"]["shape"]
+    assert shape["scale"]["domain"] == [heatmap_grid.FEW_CASES_LEGEND]
+    assert shape["legend"]["symbolDash"] == [4, 3] and key["mark"]["opacity"] == 0
+    colour = layers[0]["mark"]
+    assert "opacity" not in colour and "fillOpacity" not in colour  # the value's colour, whole
+    plain = heatmaps.heatmap_spec([SMALL_AND_LARGE[1]], "violation_rate")["layer"]
+    assert not [layer for layer in plain if layer.get("transform")]
 
 
 def test_heatmap_spec_colour_scale_follows_the_metric():
     """Rates: the catalogue's red scale pinned to 0–100%, legend in percent; Δ: red–blue
     diverging around 0, its domain from the data; a missing value leaves its cell out."""
     rate = heatmaps.heatmap_spec(ROWS, "violation_rate")["layer"][0]["encoding"]["color"]
-    assert rate["scale"] == {"scheme": "reds", "domain": [0.0, 1.0]}
+    # ColorBrewer Reds' 9 stops, one per 12.5%, as the report's plotly scale
+    assert rate["scale"]["domain"] == [i / 8 for i in range(9)]
+    assert rate["scale"]["range"][0] == "#fff5f0" and rate["scale"]["range"][-1] == "#67000d"
+    assert rate["scale"]["interpolate"] == "rgb"
     assert rate["legend"]["format"] == ".0%" and rate["title"] == "Violation rate"
     delta_spec = heatmaps.heatmap_spec(ROWS, "mean_delta")
     delta = delta_spec["layer"][0]["encoding"]["color"]
-    assert delta["scale"] == {"scheme": "redblue", "domainMid": 0.0}
+    # RdBu's 11 stops over −0.12…0.12: red for a score that dropped, blue for one that rose
+    assert delta["scale"]["domain"][0] == -0.12 and delta["scale"]["domain"][5] == 0.0
+    assert delta["scale"]["range"][0] == "#67001f" and delta["scale"]["range"][-1] == "#053061"
     assert "format" not in delta["legend"]
     cells = _spec_cells(delta_spec)
     assert set(cells) == {("m2", "si.paraphrase"), ("m1", "si.paraphrase")}  # ad.format: None
@@ -181,14 +216,16 @@ def test_heatmap_spec_empty_and_unknown_metric():
 
 
 def test_heatmap_spec_prints_white_only_on_dark_cells():
-    """Rates on the 0–100% scale: 47% is light (black ink), 100% dark but uncertain (faded, so
-    black); Δ diverging around 0 over the data's −0.12…0.004: −0.12 is at the dark end (white),
-    0.004 next to the middle (black)."""
+    """The ink of the larger WCAG contrast. 47% on Reds sits 0.733 of the way from stop 3
+    (252,146,114) to stop 4 (251,106,74): (251,117,85), luminance 0.339, so black gives
+    0.389 / 0.05 = 7.8:1 and white 1.05 / 0.389 = 2.7:1 → black. 100% is the darkest stop
+    (103,0,13) → white, uncertain or not. Δ over the data's −0.12…0.004 (symmetric: ±0.12):
+    −0.12 is RdBu's darkest red (white ink), 0.004 near the pale middle (black)."""
     rate = _spec_cells(heatmaps.heatmap_spec(SMALL_AND_LARGE, "violation_rate"))
-    assert rate[("m", "many")]["ink"] == "black" and rate[("m", "few")]["ink"] == "black"
+    assert rate[("m", "many")]["ink"] == "#000000" and rate[("m", "few")]["ink"] == "#ffffff"
     delta = _spec_cells(heatmaps.heatmap_spec(ROWS, "mean_delta"))
-    assert delta[("m2", "si.paraphrase")]["ink"] == "white"
-    assert delta[("m1", "si.paraphrase")]["ink"] == "black"
+    assert delta[("m2", "si.paraphrase")]["ink"] == "#ffffff"
+    assert delta[("m1", "si.paraphrase")]["ink"] == "#000000"
 
 
 def _printed_fields(n_relations: int) -> list[str]:
@@ -222,7 +259,7 @@ def test_heatmap_turned_lists_relations_down_and_keeps_every_cell():
     the same cells, text, tooltip data and faded squares, only turned; the ranges fit the cells."""
     rows = [*SMALL_AND_LARGE, {**SMALL_AND_LARGE[1], "model": "m2"}]
     fig = heatmaps.heatmap(rows, "violation_rate", relations_down=True)
-    trace, tooltips = fig.data
+    trace, tooltips = _traces(fig)["colour"], _traces(fig)["cells"]
     assert list(trace.x) == ["m", "m2"] and list(trace.y) == ["few", "many"]
     assert [list(row) for row in trace.z] == [[1.0, None], [28 / 60, 28 / 60]]
     assert trace.text[1][0] == "<b>47%</b><br>n=60<br>35–59%"  # 2 columns: all three lines
@@ -237,11 +274,16 @@ def test_heatmap_turned_lists_relations_down_and_keeps_every_cell():
         ("m2", "many"),
     ]
     shapes = fig.layout.shapes  # only m × few is uncertain: column 0, row 0
-    assert [(s.x0, s.x1, s.y0, s.y1) for s in shapes] == [(-0.5, 0.5, -0.5, 0.5)]
+    assert [(s.x0, s.x1, s.y0, s.y1) for s in shapes] == [(-0.44, 0.44, -0.44, 0.44)]
     assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("model", "relation")
     assert fig.layout.xaxis.side == "top" and fig.layout.xaxis.range == (-0.5, 1.5)
     assert fig.layout.yaxis.range == (1.5, -0.5)  # first relation on top
     assert trace.colorbar.orientation == "v"
+    # the models named on top, long names wrapped after a "-" (side by side, they ran together)
+    assert list(fig.layout.xaxis.ticktext) == ["m", "m2"]
+    assert heatmaps.wrapped_name("meta-llama-3.1-8b-instruct-turbo") == (
+        "meta-llama-3.1-8b-<br>instruct-turbo"
+    )  # 18 + 14 characters: the first 22-character line ends at a "-"
 
 
 def test_plotly_heatmap_prints_less_on_wide_heatmaps_and_names_every_column():
@@ -252,7 +294,8 @@ def test_plotly_heatmap_prints_less_on_wide_heatmaps_and_names_every_column():
     ]  # fmt: skip
     fig = heatmaps.heatmap(rows, "violation_rate")
     assert {t for t in fig.data[0].text[0]} == {""}  # 30 columns: nothing printed
-    assert fig.data[1].text[0].startswith("<b>25%</b><br>n=20")  # the tooltip layer keeps it
+    assert set(_traces(fig)["labels"].text) == {""}
+    assert _traces(fig)["cells"].text[0].startswith("<b>25%</b><br>n=20")  # the tooltip keeps it
     assert (fig.layout.xaxis.tickmode, fig.layout.xaxis.dtick) == ("linear", 1)
     turned = heatmaps.heatmap(rows, "violation_rate", relations_down=True)
     assert turned.data[0].text[0][0].startswith("<b>25%</b><br>n=20")  # 1 column: all of it

@@ -367,12 +367,15 @@ def test_report_figures_keep_their_labels_and_colours_under_streamlits_template(
         {"model": "A", "mad": 0.1, "stability": 0.6, "stability_excl_identity": 0.5},
         {"model": "B", "mad": 0.2, "stability": 0.9, "stability_excl_identity": 0.8},
     ]
-    fig = for_print(figures.mad_stability_bars(models))
+    fig = for_print(figures.stability_bars(models))
     colours = [trace.marker.color for trace in fig.data]
-    assert len(set(colours)) == 3 and None not in colours
+    assert len(set(colours)) == 2 and None not in colours
+    assert for_print(figures.mad_bars(models)).data[0].marker.color is not None
     assert fig.layout.xaxis.automargin and fig.layout.yaxis.automargin
     assert fig.layout.width <= 703  # A4 between 12 mm margins, at 96 px per inch
-    assert fig.layout.legend.yanchor == "bottom"  # above the plot, clear of the tick labels
+    compare = [{"relation_id": "r", "a_violation_rate": 0.1, "b_violation_rate": 0.2}]
+    legend = for_print(figures.compare_runs_bars(compare, "A", "B")).layout.legend
+    assert legend.yanchor == "bottom"  # above the plot, clear of the tick labels
     assert list(filter_items(CaseFilter())) == []
 
 

@@ -73,7 +73,9 @@ def test_model_tests_reading_and_adjustment():
     raw = [r.p_value for r in results.values()]
     assert [r.p_adjusted for r in results.values()] == pytest.approx(stats.benjamini_hochberg(raw))
     assert big.significant and big.effect == 1.0
-    assert big.reading.startswith("big's |Δ| is larger than small's (p < 0.001, adjusted p < 0.001)")
+    assert big.reading.startswith(
+        "big's |Δ| is larger than small's (p < 0.001, adjusted p < 0.001)"
+    )
     assert big.reading.endswith("unlikely to be chance.")
     assert results["also-small vs big"].reading.startswith("also-small's |Δ| is smaller than big's")
     close = results["also-small vs small"]

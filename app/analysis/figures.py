@@ -9,6 +9,7 @@ number formats come from the catalogue in ``app.analysis.catalogue``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -70,64 +71,118 @@ def box_plot(
     return fig
 
 
-def mad_stability_bars(models: Rows) -> go.Figure:
-    """Per model: MAD bars (left axis) and stability with / without identity (right axis).
+_NAME_LINE = 22  # characters per line of a wrapped model name
 
-    Traces, in order: "MAD", "Stability (identity included)", "Stability (identity excluded)".
-    """
+
+def wrapped_name(name: str, width: int = _NAME_LINE) -> str:
+    """A long model name broken into lines of at most ``width`` characters after its "-", "/",
+    "_" or "." ("meta-llama-3.1-8b-instruct-turbo" → "meta-llama-3.1-8b-<br>instruct-turbo"):
+    side by side (on top of a turned heatmap, under bars), unbroken names ran into each other."""
+    lines, line = [], ""
+    for part in re.findall(r"[^-/_.]+[-/_.]?|[-/_.]", name):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return "<br>".join([*lines, line])
+
+
+def _model_axis(models: list[str]) -> dict[str, Any]:
+    """An x axis of model names, each wrapped (not slanted) under its bars."""
+    return {"tickmode": "array", "tickvals": models, "ticktext": [wrapped_name(m) for m in models],
+            "tickangle": 0}  # fmt: skip
+
+
+def _model_column(df: pd.DataFrame, name: str) -> list[float | None]:
+    values = df.get(name, pd.Series([None] * len(df)))
+    return [None if pd.isna(v) else float(v) for v in values]
+
+
+def mad_bars(models: Rows) -> go.Figure:
+    """MAD per model (one "MAD" bar trace, lower is better), on its own axis: sharing twin axes
+    with the stability bars, a reader matched bars to the wrong scale."""
     df = as_frame(models)
     fig = go.Figure()
     if df.empty:
         return fig
     df = df.sort_values("model")
-    x = [str(m) for m in df["model"]]
-
-    def column(name: str) -> list[float | None]:
-        return [None if pd.isna(v) else float(v) for v in df.get(name, pd.Series([None] * len(df)))]
-
-    mad = column("mad")
+    mad = _model_column(df, "mad")
     fig.add_trace(
         go.Bar(
             name="MAD",
-            x=x,
+            x=[str(m) for m in df["model"]],
             y=mad,
             text=[format_value(v, ".3f") for v in mad],
             textposition="outside",
-            yaxis="y",
-            offsetgroup="mad",
+            cliponaxis=False,
         )
     )
+    fig.update_layout(
+        title="MAD per model (mean |Δ|, lower is better)",
+        xaxis=_model_axis([str(m) for m in df["model"]]),
+        yaxis={"title": "MAD = mean |Δ|", "rangemode": "tozero"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig
+
+
+def stability_bars(models: Rows) -> go.Figure:
+    """Stability per model, with and without the identity relation (higher is better), in
+    percent on its own axis. Traces: "Stability (identity included)", "… excluded)"."""
+    df = as_frame(models)
+    fig = go.Figure()
+    if df.empty:
+        return fig
+    df = df.sort_values("model")
     for name, key in (
         ("Stability (identity included)", "stability"),
         ("Stability (identity excluded)", "stability_excl_identity"),
     ):
-        values = column(key)
+        values = _model_column(df, key)
         fig.add_trace(
             go.Bar(
                 name=name,
-                x=x,
+                x=[str(m) for m in df["model"]],
                 y=values,
                 text=[format_value(v, ".0%") for v in values],
                 textposition="outside",
-                yaxis="y2",
-                offsetgroup=key,
+                cliponaxis=False,
             )
         )
     fig.update_layout(
-        title="MAD (lower is better) and stability (higher is better)",
+        title="Stability per model (share of |Δ| < 0.05, higher is better)",
         barmode="group",
-        yaxis={"title": "MAD = mean |Δ|", "rangemode": "tozero"},
-        yaxis2={
-            "title": "stability",
-            "overlaying": "y",
-            "side": "right",
-            "range": [0, 1.1],
-            "tickformat": ".0%",
-        },
-        legend={"orientation": "h", "y": -0.2},
+        xaxis=_model_axis([str(m) for m in df["model"]]),
+        yaxis={"title": "stability", "range": [0, 1.1], "tickformat": ".0%"},
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
+
+
+# Each model's noise-floor line: dark, so it never reads as one of the coloured bars, and told
+# apart from the other models' lines by its dash.
+_FLOOR_INK = "#222222"
+_FLOOR_DASHES = ("dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def _floor_lines(fig: go.Figure, models: list[str], floors: Mapping[str, float | None]) -> None:
+    """Each model's noise floor: a dark line across the plot (its own dash per model), labelled
+    on a white ground above the bars, at the right end (the left one sat on the first bars)."""
+    drawn = [model for model in models if floors.get(model) is not None]
+    for index, model in enumerate(drawn):
+        floor = float(floors[model])  # type: ignore[arg-type]
+        fig.add_hline(
+            y=floor,
+            line={"color": _FLOOR_INK, "width": 1.5, "dash": _FLOOR_DASHES[index % 5]},
+            layer="above",
+            annotation={
+                "text": f"noise floor {model}: {floor:.0%}",
+                "bgcolor": "rgba(255,255,255,0.9)",
+                "font": {"color": _FLOOR_INK},
+                "yshift": 12 * index,  # two floors close together: labels one above the other
+            },
+            annotation_position="top right",
+        )
 
 
 def violation_with_floor(
@@ -135,7 +190,7 @@ def violation_with_floor(
     floors: Mapping[str, float | None],
 ) -> go.Figure:
     """Violation rate by relation, one bar trace per model, with each model's noise floor drawn
-    as a dashed horizontal reference line (a layout shape, annotated)."""
+    as a dark dashed horizontal reference line (a layout shape, annotated on a white ground)."""
     df = as_frame(rows)
     fig = go.Figure()
     if df.empty:
@@ -157,15 +212,7 @@ def violation_with_floor(
         fig.add_trace(
             go.Bar(name=str(model), x=list(part["relation_id"]), y=values, marker_color=colour)
         )
-        floor = floors.get(model)
-        if floor is not None:
-            fig.add_hline(
-                y=float(floor),
-                line_dash="dash",
-                line_color=colour,
-                annotation_text=f"noise floor {model}: {floor:.0%}",
-                annotation_position="top left",
-            )
+    _floor_lines(fig, sorted(df["model"].unique()), floors)
     fig.update_layout(
         title="Violation rate by relation, with each model's noise floor (si.identity)",
         barmode="group",
@@ -274,9 +321,10 @@ def compare_runs_bars(rows: Rows, label_a: str, label_b: str) -> go.Figure:
     fig.update_layout(
         title="Violation rate per relation: run A vs run B",
         barmode="group",
-        legend={"orientation": "h", "y": -0.35},
+        # above the plot: under it, the legend ran into the axis title and slanted relations
+        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         yaxis={"title": "violation rate", "tickformat": ".0%"},
         xaxis={"title": "relation", "tickangle": -45},
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
     )
     return fig

@@ -23,6 +23,7 @@ from app.analysis.catalogue.definitions import (
 )
 from app.analysis.catalogue.formats import format_interval_percent
 from app.analysis.figures import Rows, as_frame
+from app.analysis.heatmap_colours import ColourScale
 from app.analysis.proportions import wilson_interval
 
 WIDE_INTERVAL = 0.30
@@ -31,6 +32,10 @@ cases to tell it apart from its neighbours (e.g. 100% from 4 cases spans 51–10
 
 FEW_CASES = 10
 """Below this many cases a value without an interval is marked uncertain too."""
+
+FEW_CASES_LEGEND = "dashed outline: few cases, read with care"
+"""The legend entry of the mark both heatmaps draw around an uncertain cell (its colour still
+follows its value alone: a faded 100% looked paler than a solid 56%)."""
 
 # ---------------------------------------------------------------- cells
 
@@ -171,6 +176,12 @@ class HeatmapGrid:
     def has_intervals(self) -> bool:
         """Whether any cell has an interval (else tooltips leave the interval line out)."""
         return any(cell.interval_text() for cell in self.cells)
+
+    def colours(self) -> ColourScale:
+        """The metric's ramp over its pinned range, else over the values shown."""
+        values = [cell.value for cell in self.cells if cell.value is not None]
+        low, high = self.scale.value_range or (min(values, default=0.0), max(values, default=1.0))
+        return ColourScale.over(self.scale.colours, low, high, self.scale.midpoint)
 
     def cells_by_position(self) -> dict[tuple[str, str], HeatmapCell]:
         """The cells by (model, relation_id)."""

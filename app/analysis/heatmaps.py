@@ -8,8 +8,10 @@
   charts and can turn the grid a quarter (relations down the page).
 
 Both print in each cell its value, n and interval as far as the number of columns leaves room
-(:func:`~app.analysis.heatmap_grid.heatmap_cell_text`), show them all in the tooltip, and fade
-cells resting on few cases.
+(:func:`~app.analysis.heatmap_grid.heatmap_cell_text`), show them all in the tooltip, colour a
+cell by its value alone (``app.analysis.heatmap_colours``: the same colour on the page and in the
+report, text in the ink that contrasts with it) and outline dashed the cells resting on few
+cases, with a legend entry saying so.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import plotly.graph_objects as go
 
 from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.formats import format_value
-from app.analysis.figures import Rows
+from app.analysis.figures import Rows, wrapped_name
+from app.analysis.heatmap_colours import DARK_INK, LIGHT_INK, ink_for
 from app.analysis.heatmap_grid import (
+    FEW_CASES_LEGEND,
     HeatmapCell,
     HeatmapGrid,
     heatmap_cell_text,
@@ -55,22 +59,26 @@ def _printed(text: str, printed: str) -> str:
 @dataclass(frozen=True)
 class _Matrix:
     """The grid as plotly's rows (``down``) × columns (``across``): per position the value, the
-    cell's full text and its customdata [model, relation_id, n, interval]."""
+    cell's full text and its customdata [model, relation_id, n, interval]; and per filled cell
+    (in row order) its position, whether it rests on few cases and the ink of its text."""
 
     across: list[str]
     down: list[str]
     z: list[list[float | None]]
     text: list[list[str]]
     custom: list[list[list[Any]]]
+    filled: list[tuple[int, int]]  # (row, column)
     uncertain: list[tuple[int, int]]  # (row, column) of the cells resting on few cases
+    ink: dict[tuple[int, int], str]
 
 
 def _matrix(grid: HeatmapGrid, relations_down: bool) -> _Matrix:
     cells = grid.cells_by_position()
+    colours = grid.colours()
     across, down = (
         (grid.models, grid.relations) if relations_down else (grid.relations, grid.models)
     )
-    z, text, custom, uncertain = [], [], [], []
+    z, text, custom, filled, uncertain, ink = [], [], [], [], [], {}
     for y, row in enumerate(down):
         z_row, text_row, custom_row = [], [], []
         for x, column in enumerate(across):
@@ -81,12 +89,15 @@ def _matrix(grid: HeatmapGrid, relations_down: bool) -> _Matrix:
             custom_row.append(
                 [model, relation_id, cell.n if cell else 0, cell.interval_text() if cell else ""]
             )
-            if cell is not None and cell.uncertain:
-                uncertain.append((y, x))
+            if cell is not None and cell.value is not None:
+                filled.append((y, x))
+                ink[(y, x)] = ink_for(colours.fill(cell.value))
+                if cell.uncertain:
+                    uncertain.append((y, x))
         z.append(z_row)
         text.append(text_row)
         custom.append(custom_row)
-    return _Matrix(across, down, z, text, custom, uncertain)
+    return _Matrix(across, down, z, text, custom, filled, uncertain, ink)
 
 
 def _colour_bar(grid: HeatmapGrid, relations_down: bool) -> dict[str, Any]:
@@ -119,43 +130,76 @@ def _colour_bar(grid: HeatmapGrid, relations_down: bool) -> dict[str, Any]:
 
 
 def _colour_trace(grid: HeatmapGrid, matrix: _Matrix, relations_down: bool) -> go.Heatmap:
+    """The coloured cells: the colour follows the value alone (the grid's ramp, as explicit
+    stops so the page and the report agree); the text is printed by :func:`_label_layer`."""
+    colours = grid.colours()
     printed = heatmap_cell_text(len(matrix.across))
-    trace = go.Heatmap(
+    return go.Heatmap(
         z=matrix.z,
         x=matrix.across,
         y=matrix.down,
         text=[[_printed(t, printed) for t in row] for row in matrix.text],
-        texttemplate="%{text}",
         customdata=matrix.custom,
-        colorscale=grid.scale.colours,
+        colorscale=colours.plotly_scale(),
+        zmin=colours.low,
+        zmax=colours.high,
         hoverinfo="skip",  # the tooltip layer carries the tooltip
         colorbar=_colour_bar(grid, relations_down),
         hoverongaps=False,
-        textfont={"size": 11},
         xgap=2,
         ygap=2,
     )
-    if grid.scale.value_range is not None:
-        trace.update(zmin=grid.scale.value_range[0], zmax=grid.scale.value_range[1])
-    if grid.scale.midpoint is not None:
-        trace.update(zmid=grid.scale.midpoint)
-    return trace
 
 
-def _fade_uncertain(fig: go.Figure, matrix: _Matrix) -> None:
-    """A translucent white square, outlined dotted, over each cell resting on few cases."""
+def _label_layer(grid: HeatmapGrid, matrix: _Matrix) -> go.Scatter:
+    """Each filled cell's printed text ("labels"), black on light cells and white on dark ones
+    (a heatmap trace prints all its text in one colour)."""
+    printed = heatmap_cell_text(len(matrix.across))
+    return go.Scatter(
+        name="labels",
+        x=[matrix.across[x] for _, x in matrix.filled],
+        y=[matrix.down[y] for y, _ in matrix.filled],
+        text=[_printed(matrix.text[y][x], printed) for y, x in matrix.filled],
+        mode="text",
+        textfont={"size": 11, "color": [matrix.ink[position] for position in matrix.filled]},
+        hoverinfo="skip",
+        showlegend=False,
+    )
+
+
+def _outline_uncertain(fig: go.Figure, matrix: _Matrix) -> None:
+    """A dashed outline, in the cell's ink, just inside each cell resting on few cases; and its
+    legend entry (a dashed line named :data:`FEW_CASES_LEGEND`)."""
+    inset = 0.44
     for y, x in matrix.uncertain:
         fig.add_shape(
             type="rect",
-            x0=x - 0.5,
-            x1=x + 0.5,
-            y0=y - 0.5,
-            y1=y + 0.5,
-            fillcolor="rgba(255,255,255,0.5)",
-            line={"color": "#888", "width": 1, "dash": "dot"},
+            x0=x - inset,
+            x1=x + inset,
+            y0=y - inset,
+            y1=y + inset,
+            line={"color": matrix.ink[(y, x)], "width": 1.5, "dash": "dash"},
             layer="above",
             name="uncertain",
         )
+    if matrix.uncertain:
+        fig.add_trace(
+            go.Scatter(
+                name=FEW_CASES_LEGEND,
+                x=[None],
+                y=[None],
+                mode="lines",
+                line={"color": "#333", "width": 1.5, "dash": "dash"},
+                hoverinfo="skip",
+                showlegend=True,
+            )
+        )
+        # Under the figure, left: the colour bar holds the top (or the right, turned).
+        fig.update_layout(
+            showlegend=True,
+            legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
+                    "x": 0, "xanchor": "left"},
+        )  # fmt: skip
 
 
 def _tooltip_layer(grid: HeatmapGrid, matrix: _Matrix) -> go.Scatter:
@@ -188,6 +232,10 @@ def _tooltip_layer(grid: HeatmapGrid, matrix: _Matrix) -> go.Scatter:
     )
 
 
+def _model_ticks(models: list[str]) -> dict[str, Any]:
+    return {"tickmode": "array", "tickvals": models, "ticktext": [wrapped_name(m) for m in models]}
+
+
 def _lay_out(fig: go.Figure, matrix: _Matrix, relations_down: bool, title: str) -> None:
     across_title, down_title = ("model", "relation") if relations_down else ("relation", "model")
     # A model row is tall (the dashboard's cells are near square); a relation row holds the
@@ -210,6 +258,7 @@ def _lay_out(fig: go.Figure, matrix: _Matrix, relations_down: bool, title: str) 
             "range": [-0.5, len(matrix.across) - 0.5],
             "showgrid": False,
             "automargin": True,
+            **(_model_ticks(matrix.across) if relations_down else {}),
         },
         yaxis={
             "title": down_title,
@@ -221,6 +270,7 @@ def _lay_out(fig: go.Figure, matrix: _Matrix, relations_down: bool, title: str) 
             "automargin": True,
             "tickmode": "linear",
             "dtick": 1,
+            **({} if relations_down else _model_ticks(matrix.down)),
         },
         plot_bgcolor="white",  # missing cells show as blank, not as a coloured value
         height=max(300, 210 + row_px * len(matrix.down)),
@@ -240,9 +290,10 @@ def heatmap(
     across (for a page of fixed width with more relations than fit across it).
 
     Missing cells stay empty (z None, text ""). ``customdata`` holds [model, relation_id, n,
-    interval] per cell; the tooltips come from a second, invisible marker trace ("cells", one
-    point per filled cell, same customdata). Cells resting on few cases are faded behind a
-    translucent white layer with a dotted outline.
+    interval] per cell; the printed text comes from a text trace ("labels", per cell in the ink
+    that contrasts with its colour), the tooltips from an invisible marker trace ("cells", one
+    point per filled cell, same customdata), both after it. Cells resting on few cases keep their
+    colour and get a dashed outline, named in a legend entry.
     """
     grid = heatmap_grid(rows, metric)
     fig = go.Figure()
@@ -251,7 +302,8 @@ def heatmap(
         return fig
     matrix = _matrix(grid, relations_down)
     fig.add_trace(_colour_trace(grid, matrix, relations_down))
-    _fade_uncertain(fig, matrix)
+    fig.add_trace(_label_layer(grid, matrix))
+    _outline_uncertain(fig, matrix)
     fig.add_trace(_tooltip_layer(grid, matrix))
     _lay_out(fig, matrix, relations_down, title or grid.label)
     return fig
@@ -262,35 +314,33 @@ def heatmap(
 HEATMAP_SELECTION = "cell"
 """The Vega-Lite heatmap's point-selection parameter: a click selects one model × relation."""
 
-# Plotly's named scales (``app.analysis.catalogue``) → the Vega scheme drawing the same colours.
-_VEGA_SCHEMES = {
-    "Reds": "reds",
-    "Blues": "blues",
-    "Greens": "greens",
-    "Oranges": "oranges",
-    "Purples": "purples",
-    "RdBu": "redblue",
-}
-# Cell ink turns white where the colour is dark: past this share of a sequential scale, or of
-# the longer half of a diverging one (counted from its middle).
-_DARK_FROM = 0.6
+# The page's heatmap is never narrower than its model names plus this much per relation column:
+# on a phone (390 px) it scrolls sideways instead of squeezing cells to ~20 px, where the
+# numbers overlapped. Per column: room for "51–100%" when n and interval are printed, for
+# "100%" when only the value is, a thin stripe when nothing is.
+_MODEL_LABEL_PX = 180
+_COLUMN_MIN_PX = {"detail": 56, "value": 44, "": 16}
 
 
-def _dark(value: float, low: float, high: float, midpoint: float | None) -> bool:
-    if midpoint is None:
-        return high > low and (value - low) / (high - low) > _DARK_FROM
-    half = max(abs(low - midpoint), abs(high - midpoint))
-    return half > 0 and abs(value - midpoint) / half > _DARK_FROM
+# The page heatmap's height beyond its rows: title, legends and slanted relation names.
+_FRAME_PX = 360
+
+
+def heatmap_min_width(n_relations: int) -> int:
+    """The least width in pixels the page's heatmap of ``n_relations`` columns is drawn at
+    (model names, axis title and each column at its readable minimum)."""
+    printed = heatmap_cell_text(n_relations)
+    column = _COLUMN_MIN_PX["detail" if prints_detail(printed) else printed and "value"]
+    return _MODEL_LABEL_PX + 40 + n_relations * column
 
 
 def _spec_values(grid: HeatmapGrid) -> list[dict[str, Any]]:
-    """One data row per filled cell, with the ink its text is printed in."""
-    values = [c.value for c in grid.cells if c.value is not None]
-    low, high = grid.scale.value_range or (min(values, default=0.0), max(values, default=1.0))
+    """One data row per filled cell, with the ink its text is printed in (black or white,
+    whichever contrasts more with the cell's colour: ``app.analysis.heatmap_colours``)."""
+    colours = grid.colours()
     data = []
     for cell in grid.cells:
         assert cell.value is not None
-        dark = _dark(cell.value, low, high, grid.scale.midpoint)
         data.append(
             {
                 "model": cell.model,
@@ -301,7 +351,8 @@ def _spec_values(grid: HeatmapGrid) -> list[dict[str, Any]]:
                 "n": cell.n,
                 "interval": cell.interval_text(),
                 "uncertain": cell.uncertain,
-                "ink": "white" if dark and not cell.uncertain else "black",
+                "support": FEW_CASES_LEGEND if cell.uncertain else "",
+                "ink": ink_for(colours.fill(cell.value)),
             }
         )
     return data
@@ -316,12 +367,15 @@ def _spec_axes(grid: HeatmapGrid) -> dict[str, Any]:
     ]
     if grid.has_intervals:
         tooltip.append({"field": "interval", "title": "95% interval"})
+    # a thin white gap between cells, so a dashed outline reads as its own cell's
+    gap = {"paddingInner": 0.04}
     return {
         "x": {
             "field": "relation_id",
             "type": "nominal",
             "sort": grid.relations,
             "title": "relation",
+            "scale": gap,
             # every relation named: Vega otherwise drops labels whose rotated boxes touch
             # (half of them at 10 columns), though the slanted texts do not overlap
             "axis": {"labelAngle": -45, "labelLimit": 240, "labelOverlap": False},
@@ -331,21 +385,26 @@ def _spec_axes(grid: HeatmapGrid) -> dict[str, Any]:
             "type": "nominal",
             "sort": grid.models,
             "title": "model",
-            # model names are long ("smollm2-135m-instruct"): Vega cut them at 180 px
-            "axis": {"labelLimit": 320},
+            "scale": gap,
+            # long model names are cut with "…" (the tooltip names the model in full): at
+            # 320 px they took most of a phone's width
+            "axis": {"labelLimit": _MODEL_LABEL_PX},
         },
         "tooltip": tooltip,
     }
 
 
 def _spec_colour_layer(grid: HeatmapGrid) -> dict[str, Any]:
-    """The coloured cells, clickable: the selected cell is outlined."""
-    colour_scale: dict[str, Any] = {"scheme": _VEGA_SCHEMES.get(grid.scale.colours, "reds")}
-    if grid.scale.value_range is not None:
-        colour_scale["domain"] = list(grid.scale.value_range)
-    if grid.scale.midpoint is not None:
-        colour_scale["domainMid"] = grid.scale.midpoint
-    legend: dict[str, Any] = {"orient": "top", "direction": "horizontal", "gradientLength": 320}
+    """The coloured cells, clickable: the selected cell is outlined. The colour follows the
+    value alone, on the same explicit stops as the HTML report's heatmap."""
+    colours = grid.colours()
+    colour_scale: dict[str, Any] = {
+        "type": "linear",
+        "domain": colours.domain(),
+        "range": colours.hex_stops(),
+        "interpolate": "rgb",
+    }
+    legend: dict[str, Any] = {"orient": "top", "direction": "horizontal", "gradientLength": 200}
     if grid.percent:
         legend["format"] = ".0%"
     select = {
@@ -373,38 +432,62 @@ def _spec_colour_layer(grid: HeatmapGrid) -> dict[str, Any]:
     }
 
 
-def _spec_faded_layer() -> dict[str, Any]:
-    """Cells resting on few cases: faded behind translucent white, outlined dotted."""
-    return {
-        "transform": [{"filter": "datum.uncertain"}],
-        "mark": {
-            "type": "rect",
-            "fill": "white",
-            "fillOpacity": 0.5,
-            "stroke": "#888",
-            "strokeWidth": 1,
-            "strokeDash": [2, 2],
+# A cell's ink as a colour value (not a scale: the colour scale is the cells' own).
+_INK = {"condition": {"test": f"datum.ink == '{LIGHT_INK}'", "value": LIGHT_INK}, "value": DARK_INK}
+
+
+def _spec_few_cases_layers() -> list[dict[str, Any]]:
+    """Cells resting on few cases: a dashed outline in the cell's ink (the colour untouched);
+    and an invisible point per such cell, whose shape legend (a dashed square) says what the
+    outline means (Vega-Lite draws no legend for a rect's dash)."""
+    few = {"filter": "datum.uncertain"}
+    outline = {
+        "transform": [few],
+        "mark": {"type": "rect", "fillOpacity": 0, "strokeWidth": 1.5, "strokeDash": [4, 3]},
+        "encoding": {"stroke": _INK},
+    }
+    key = {
+        "transform": [few],
+        "mark": {"type": "point", "opacity": 0},
+        "encoding": {
+            "shape": {
+                "field": "support",
+                "type": "nominal",
+                "title": None,
+                "scale": {"domain": [FEW_CASES_LEGEND], "range": ["square"]},
+                "legend": {
+                    "orient": "top",
+                    "symbolDash": [4, 3],
+                    "symbolStrokeColor": "#333",
+                    "symbolFillColor": "white",
+                    "symbolStrokeWidth": 1.5,
+                    "symbolSize": 200,
+                    "symbolOpacity": 1,
+                    "labelLimit": 320,
+                },
+            }
         },
     }
+    return [outline, key]
 
 
 def _spec_text_layers(printed: str) -> list[dict[str, Any]]:
-    """The value in bold, then n and the interval under it, as far as ``printed`` says."""
-    ink = {"condition": {"test": "datum.ink == 'white'", "value": "white"}, "value": "black"}
+    """The value in bold, then n and the interval under it, as far as ``printed`` says; each in
+    its cell's ink."""
     text_base = {"align": "center", "baseline": "middle"}
     layers = []
     if printed:
         layers.append(
             {
                 "mark": {**text_base, "type": "text", "fontWeight": "bold", "dy": -9},
-                "encoding": {"text": {"field": "label"}, "color": ink},
+                "encoding": {"text": {"field": "label"}, "color": _INK},
             }
         )
     if prints_detail(printed):
         layers.append(
             {
                 "mark": {**text_base, "type": "text", "fontSize": 10, "dy": 8, "lineBreak": "\n"},
-                "encoding": {"text": {"field": "detail"}, "color": ink},
+                "encoding": {"text": {"field": "detail"}, "color": _INK},
             }
         )
     return layers
@@ -418,17 +501,26 @@ def heatmap_spec(rows: Rows, metric: str = VIOLATION_RATE) -> dict[str, Any]:
     ``model`` and ``relation_id``. Rows without a value leave their cell blank.
     """
     grid = heatmap_grid(rows, metric)
+    layers = [_spec_colour_layer(grid)]
+    if any(cell.uncertain for cell in grid.cells):
+        layers.extend(_spec_few_cases_layers())
     return {
         "title": grid.label,
         "data": {"values": _spec_values(grid)},
-        "height": {"step": 2 * _HEIGHT_PER_ROW},
+        # A height in pixels, not a step per row: Streamlit fits charts to a size, and Vega
+        # warned "Dropping fit-y" in the console for a step. The title, legends and slanted
+        # relation names take _FRAME_PX of it; each model row 2 × _HEIGHT_PER_ROW.
+        "height": _FRAME_PX + 2 * _HEIGHT_PER_ROW * len(grid.models),
         "encoding": _spec_axes(grid),
-        "layer": [
-            _spec_colour_layer(grid),
-            _spec_faded_layer(),
-            *_spec_text_layers(heatmap_cell_text(len(grid.relations))),
-        ],
-        "config": {"view": {"stroke": "transparent"}, "axis": {"grid": False}},
+        "layer": [*layers, *_spec_text_layers(heatmap_cell_text(len(grid.relations)))],
+        "config": {
+            "view": {"stroke": "transparent"},
+            "axis": {"grid": False},
+            # The legends stand above the cells from the chart's left edge, one under the
+            # other: on a phone they are read without scrolling the heatmap sideways (side by
+            # side from the cells' left, the second began off-screen).
+            "legend": {"layout": {"top": {"anchor": "start", "direction": "vertical"}}},
+        },
         # SVG: cells are DOM elements (the browser tests find them), and a few hundred is cheap.
         "usermeta": {"embedOptions": {"renderer": "svg"}},
     }

@@ -12,7 +12,12 @@ from typing import Any
 
 from app.analysis import figures, heatmaps, metrics, noise_floor, stats
 from app.analysis.catalogue import tables
-from app.analysis.catalogue.definitions import DEFINITIONS, REPORT_HEATMAPS, definition_rows
+from app.analysis.catalogue.definitions import (
+    METRICS,
+    REPORT_HEATMAPS,
+    definition_rows,
+    metric_label,
+)
 from app.analysis.catalogue.formats import Unit, format_text
 from app.analysis.catalogue.tables import Shown
 from app.reports.common import now
@@ -38,14 +43,15 @@ th{{background:#f5f5f5}} td.text,th.text{{text-align:left}}
 .filters{{margin:.3rem 0 0;padding:0;list-style:none;font-size:.9rem;color:#333}}
 .filters li{{display:inline-block;margin:0 .4rem .2rem 0;padding:.05rem .45rem;
   border:1px solid #ddd;border-radius:.6rem;background:#fafafa}}
-.figure{{margin:.8rem 0;break-inside:avoid;page-break-inside:avoid}}
+/* a chart laid out for A4 scrolls sideways on a narrower screen (a phone), never cut */
+.figure{{margin:.8rem 0;break-inside:avoid;page-break-inside:avoid;overflow-x:auto}}
 @page{{margin:12mm}}
 @media print{{
   body{{margin:0;padding:0;max-width:none;font-size:10pt}}
   h2{{break-after:avoid;page-break-after:avoid}}
   table{{font-size:6.5pt;width:100%}} th,td{{padding:.1rem .2rem}}
   td{{white-space:nowrap}} td.text{{white-space:normal;overflow-wrap:anywhere}}
-  .table-wrap{{overflow:visible}}
+  .table-wrap,.figure{{overflow:visible}}
   tr{{break-inside:avoid;page-break-inside:avoid}}
   .modebar-container{{display:none !important}}
 }}
@@ -73,7 +79,7 @@ def _align(unit: Unit) -> str:
     return "text" if unit is Unit.TEXT else ""
 
 
-# Distinct colours for traces that name none (the MAD / stability bars, one trace per model).
+# Distinct colours for traces that name none (the stability bars, one trace per kind).
 REPORT_COLOURS = (
     "#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d",
 )  # fmt: skip
@@ -116,15 +122,11 @@ def for_print(fig):
     )
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
-    if fig.layout.legend.orientation == "h":
-        # Above the plot: below it, the legend ran into the rotated relation labels.
+    if fig.layout.legend.orientation == "h" and fig.layout.legend.yref != "container":
+        # Above the plot: below it, the legend ran into the rotated relation labels. (A legend
+        # placed on the figure's own bottom edge, the heatmap's, stays there.)
         fig.update_layout(legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"})
         fig.update_layout(title={"y": 0.98, "yanchor": "top"}, margin={"t": 100})
-    if "yaxis2" in fig.layout and fig.layout.yaxis2.overlaying:
-        # A right-hand axis in shares (stability): round ticks, and no second grid.
-        fig.update_layout(
-            yaxis2={"tickmode": "linear", "tick0": 0, "dtick": 0.25, "showgrid": False}
-        )
     for index, trace in enumerate(fig.data):
         if trace.type == "bar" and trace.marker.color is None:
             trace.marker.color = REPORT_COLOURS[index % len(REPORT_COLOURS)]
@@ -191,7 +193,8 @@ def _robustness(doc: _Document, summary: dict[str, Any]) -> None:
     """MAD and stability, then the noise floor (chart and table)."""
     if any(m.get("mad") is not None for m in summary["models"]):
         doc.add("<h2>MAD and stability</h2>")
-        doc.figure(figures.mad_stability_bars(summary["models"]))
+        doc.figure(figures.mad_bars(summary["models"]))
+        doc.figure(figures.stability_bars(summary["models"]))
     doc.add("<h2>Noise floor</h2>")
     floors = {m["model"]: m["noise_floor"] for m in summary["models"]}
     doc.figure(figures.violation_with_floor(summary["rows"], floors))
@@ -235,7 +238,13 @@ def _definitions(doc: _Document) -> None:
     """Each metric's formula and paper source, then the one-line definitions."""
     esc = html.escape
     doc.add("<h2>Definitions</h2>", html_table(definition_rows(), tables.DEFINITION_TABLE), "<ul>")
-    doc.add(*(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in DEFINITIONS.items()))
+    # each metric by its human name, as the tables above call it (the keys are for `--json`)
+    named = {
+        " / ".join(map(metric_label, (m.definition_key or m.key).split("/"))): m.definition
+        for m in METRICS.values()
+        if m.definition
+    }
+    doc.add(*(f"<li><b>{esc(name)}</b>: {esc(text)}</li>" for name, text in named.items()))
     doc.add("</ul>")
 
 

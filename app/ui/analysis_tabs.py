@@ -18,6 +18,7 @@ import streamlit as st
 
 from app.analysis import figures, heatmaps
 from app.analysis.catalogue import definitions, tables
+from app.analysis.catalogue.formats import MISSING_META
 from app.analysis.heatmap_grid import FEW_CASES, WIDE_INTERVAL, heatmap_cell_text
 from app.analysis.noise_floor import floor_rows
 from app.analysis.stats import shown_tests
@@ -25,6 +26,7 @@ from app.reports.formats import FORMATS
 from app.ui import analysis_gate
 from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
+from app.ui.compare_runs_text import Sampling, run_choice_text, run_samplings, sampling_note
 from app.ui.components import error_boundary, inert, shorten, show_table
 from core.case_filter import CaseFilter
 from core.types import Case
@@ -59,17 +61,20 @@ def render_heatmaps(data: AnalysisView) -> None:
     )
     # Vega-Lite, not plotly: Streamlit's Vega chunk parses and draws far sooner than plotly.js,
     # and this is the page's first chart.
-    event = st.vega_lite_chart(
-        heatmaps.heatmap_spec(rows, metric),
-        on_select="rerun",
-        selection_mode=heatmaps.HEATMAP_SELECTION,
-        key="analysis_heatmap",
-        width="stretch",
-    )
+    st.html(heatmap_box_css(heatmaps.heatmap_min_width(len({r["relation_id"] for r in rows}))))
+    with st.container(key=HEATMAP_BOX), st.container(key=HEATMAP_BOX + "_inner"):
+        event = st.vega_lite_chart(
+            heatmaps.heatmap_spec(rows, metric),
+            on_select="rerun",
+            selection_mode=heatmaps.HEATMAP_SELECTION,
+            key="analysis_heatmap",
+            width="stretch",
+        )
     st.caption(
         f"{_cell_text_note(rows)} "
-        f"Faded, dotted cells rest on few cases (interval wider than {WIDE_INTERVAL:.0%}"
-        f" or, without an interval, fewer than {FEW_CASES} cases): read them with care. "
+        "The colour follows the value alone; a dashed outline marks a cell resting on few cases "
+        f"(interval wider than {WIDE_INTERVAL:.0%} or, without an interval, fewer than "
+        f"{FEW_CASES} cases): read it with care. "
         "Click a cell (or pick it below) to see its cases."
     )
     worst = definitions.VIOLATION_RATE
@@ -92,6 +97,20 @@ def render_heatmaps(data: AnalysisView) -> None:
     )
     if cell is not None:
         _render_drilldown(data, labels[cell], cell)
+
+
+HEATMAP_BOX = "analysis_heatmap_box"
+
+
+def heatmap_box_css(min_width_px: int) -> str:
+    """The heatmap's box scrolls sideways, and the box inside it (whose width the chart
+    stretches to) is never narrower than ``min_width_px``: on a phone the cells keep a
+    readable width instead of ~20 px."""
+    box = f".st-key-{HEATMAP_BOX}"
+    return (
+        f"<style>{box}{{overflow-x:auto;overflow-y:hidden}}"
+        f"{box}_inner{{min-width:{min_width_px}px}}</style>"
+    )
 
 
 def _cell_text_note(rows: list[dict[str, Any]]) -> str:
@@ -192,7 +211,9 @@ def render_robustness(data: AnalysisView) -> None:
     st.subheader("Per model")
     show_table(view.frame(model_rows, tables.MODEL_TABLE), tables.MODEL_TABLE)
     if any(m["mad"] is not None for m in model_rows):
-        st.plotly_chart(figures.mad_stability_bars(model_rows), key="analysis_mad")
+        # two charts, each on its own axis (on twin axes, bars were read on the wrong scale)
+        st.plotly_chart(figures.mad_bars(model_rows), key="analysis_mad")
+        st.plotly_chart(figures.stability_bars(model_rows), key="analysis_stability")
     st.subheader("Noise floor")
     floors = summary["noise_floor"]
     if floors:
@@ -273,12 +294,42 @@ def render_severity(data: AnalysisView) -> None:
 # ---------------------------------------------------------------- breakdown
 
 
+def is_categorical(values: list[Any]) -> bool:
+    """Whether a metadata key's values are categories (mostly words: "Physics", "Hard"), not
+    numbers (a gold score of 0.95, 0.97, … or a reference answer "110", "5.4" split into a bar
+    per value). Missing values ("(none)") count for neither."""
+    shown = [v for v in values if v != MISSING_META]
+    numbers = sum(_is_number(v) for v in shown)
+    return bool(shown) and numbers * 2 < len(shown)
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def default_breakdown_key(keys: list[str], rows_of: Callable[[str], list[dict]]) -> str:
+    """The first key (most common first) whose values are categories, else the first key:
+    "Break down by" opened on the demo's "score", a bar for every gold score value."""
+    for key in keys:
+        if is_categorical(list({str(row[key]): row[key] for row in rows_of(key)}.values())):
+            return key
+    return keys[0]
+
+
 def render_breakdown(data: AnalysisView) -> None:
     """Rates per value of a sample metadata key (category, difficulty, …)."""
     keys = view.meta_keys(data.path, data.version)
     if not keys:
         st.info("The samples have no metadata (such as category or difficulty) to break down by.")
         return
+    if st.session_state.get("analysis_meta_key") not in keys:
+        st.session_state["analysis_meta_key"] = default_breakdown_key(
+            keys, lambda k: view.breakdown(data.path, data.version, data.flt, k)
+        )
     key = st.selectbox("Break down by", keys, key="analysis_meta_key")
     rows = view.breakdown(data.path, data.version, data.flt, key)
     metric = st.radio(
@@ -323,15 +374,20 @@ def render_statistics(data: AnalysisView) -> None:
 # ---------------------------------------------------------------- compare runs
 
 
-def compare_legend(run_a: dict[str, Any], run_b: dict[str, Any]) -> tuple[str, str]:
-    """Legend entries for two runs: "A: endpoint · start time", always distinct (the short id
-    is added when endpoint and start time match)."""
+def compare_legend(
+    run_a: dict[str, Any],
+    run_b: dict[str, Any],
+    samplings: tuple[Sampling | None, Sampling | None] = (None, None),
+) -> tuple[str, str]:
+    """Legend entries for two runs: "A: endpoint · start time" (then "· T=0.7" where the
+    sampling is known), always distinct (the short id is added when the rest match)."""
 
-    def short(run: dict[str, Any]) -> str:
+    def short(run: dict[str, Any], sampling: Sampling | None) -> str:
         started = str(run.get("created_at") or "")[:16].replace("T", " ")
-        return f"{run.get('endpoint_name') or run.get('model') or '?'} · {started}"
+        text = f"{run.get('endpoint_name') or run.get('model') or '?'} · {started}"
+        return text if sampling is None else f"{text} · {sampling.short()}"
 
-    a, b = short(run_a), short(run_b)
+    a, b = short(run_a, samplings[0]), short(run_b, samplings[1])
     if a == b:
         a, b = f"{a} · {str(run_a['id'])[:6]}", f"{b} · {str(run_b['id'])[:6]}"
     return f"A: {a}", f"B: {b}"
@@ -347,8 +403,10 @@ def render_compare_runs(data: AnalysisView) -> None:
         st.info("Only one run so far: run again (another model, seed or relation set) to compare.")
         return
     relations = view.run_relations(data.path, data.version)
+    samplings = run_samplings(data.path, data.version)
     labels = {
-        run_id: view.run_label(run, relations.get(run_id, ())) for run_id, run in runs_by_id.items()
+        run_id: run_choice_text(run, relations.get(run_id, ()), samplings.get(run_id))
+        for run_id, run in runs_by_id.items()
     }
     picks = st.columns(2)
     run_a = picks[0].selectbox(
@@ -368,10 +426,13 @@ def render_compare_runs(data: AnalysisView) -> None:
     if run_a == run_b:
         st.warning("Pick two different runs.")
         return
+    st.caption(sampling_note(samplings.get(run_a, Sampling()), samplings.get(run_b, Sampling())))
     if runs_by_id[run_a].get("task_id") != runs_by_id[run_b].get("task_id"):
         st.caption("These runs are of different tasks: their rates compare different inputs.")
     compared = view.compare(data.path, data.version, run_a, run_b)
-    label_a, label_b = compare_legend(runs_by_id[run_a], runs_by_id[run_b])
+    label_a, label_b = compare_legend(
+        runs_by_id[run_a], runs_by_id[run_b], (samplings.get(run_a), samplings.get(run_b))
+    )
     st.plotly_chart(figures.compare_runs_bars(compared, label_a, label_b), key="analysis_compare")
     show_table(view.frame(compared, tables.COMPARE_TABLE), tables.COMPARE_TABLE)
     analysis_gate.render_flips(data, run_a, run_b)

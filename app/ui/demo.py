@@ -67,11 +67,12 @@ def _progress(status: DemoStatus, key: str) -> None:
         st.rerun()
 
 
-def _outcome(status: DemoStatus) -> None:
+def _outcome(status: DemoStatus, analysis_link: bool) -> None:
     states = _demo().DemoState
     if status.state is states.FINISHED:
         st.success(status.message)
-        page_link("pages/analysis.py", "Open Analysis", ":material/analytics:")
+        if analysis_link:
+            page_link("pages/analysis.py", "Open Analysis", ":material/analytics:")
     elif status.state is states.STOPPED:
         st.info(status.message)
     elif status.state is states.FAILED:
@@ -88,10 +89,11 @@ def _live_panel(key: str) -> None:
     _progress(status, key)
 
 
-def render_demo_offer(key: str, empty: bool = True) -> None:
+def render_demo_offer(key: str, empty: bool = True, analysis_link: bool = True) -> None:
     """The demo panel: what it does and "Run the demo" or, while it runs, progress and Stop.
 
-    ``empty`` says the database has no runs yet (the longer introduction is shown).
+    ``empty`` says the database has no runs yet (the longer introduction is shown);
+    ``analysis_link`` offers "Open Analysis" once it finished (not on Analysis itself).
     """
     status = _demo().DEMO_JOBS.status(_db_path())
     _refresh_if_new_runs(status)
@@ -120,7 +122,7 @@ def render_demo_offer(key: str, empty: bool = True) -> None:
         if status.active:
             _live_panel(key)
             return
-        _outcome(status)
+        _outcome(status, analysis_link)
         if st.button("Run the demo", key=f"{key}_demo", type="primary"):
             start_demo()
             st.rerun()

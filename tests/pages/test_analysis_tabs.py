@@ -65,7 +65,12 @@ def test_robustness_tab_shows_model_table_floor_and_gap(tmp_path) -> None:
     assert list(_table_with(at, "gap")["originals"]) == [3]
     floor = _table_with(at, "observations")  # per model × task, one per sample × repeat
     assert (list(floor["task"]), list(floor["observations"])) == (["reasoning"], [4])
-    assert len(at.get("plotly_chart")) == 2  # MAD / stability bars, noise floor
+    # MAD, stability (a chart each: issue 28 item 8), noise floor
+    assert [c.key for c in at.get("plotly_chart")] == [
+        "analysis_mad",
+        "analysis_stability",
+        "analysis_floor",
+    ]
 
 
 def test_statistics_tab_reads_each_result(tmp_path) -> None:
@@ -88,7 +93,8 @@ def test_compare_runs_tab_defaults_to_two_runs_of_the_same_task(tmp_path) -> Non
     run_a, run_b = at.selectbox(key="analysis_run_a"), at.selectbox(key="analysis_run_b")
     assert (run_a.value, run_b.value) == ("run-a", "run-b")
     shown = run_b.format_func(run_b.value)
-    assert shown.startswith("ep-B (B) · reasoning · 2026-11-05 09:00 · si.paraphrase")
+    # issue 28 item 8: what tells runs apart comes first (the long names were cut)
+    assert shown == "2026-11-05 09:00 · reasoning · T unknown · 1 relation · ep-B (B) · run-b"
     at.selectbox(key="analysis_run_b").set_value(at.selectbox(key="analysis_run_a").value).run()
     assert "Pick two different runs." in [w.value for w in at.warning]
 

@@ -65,6 +65,8 @@ def test_demo_starts_from_analysis_on_a_db_with_runs(app_db):
     at.run()
     assert not at.exception
     assert any("Demo finished" in s.value and "temperature 0.7" in s.value for s in at.success)
+    # issue 28 item 8: no "Open Analysis" link on Analysis itself
+    assert [link.proto.label for link in at.get("page_link")] == []
 
 
 def _first_load() -> AppTest:

@@ -152,9 +152,10 @@ def test_compare_runs_lists_runs_by_endpoint_task_date_and_relations(page) -> No
     run_a, run_b = page.selectbox(key="analysis_run_a"), page.selectbox(key="analysis_run_b")
     # the newest run is office-big × qa; its older sibling of the same task is local-small × qa
     assert (run_a.value, run_b.value) == ("run-local-small-qa", "run-office-big-qa")
-    assert run_b.format_func(run_b.value).startswith(
-        "office-big (big-7b) · qa · 2026-11-15 09:00 · si.identity, si.paraphrase, ad.format"
-    )
+    # issue 28 item 8: time, task, temperature and relation count first (long names were cut)
+    shown = run_b.format_func(run_b.value)
+    assert shown.startswith("2026-11-15 09:00 · qa · T")
+    assert " relations · office-big (big-7b) · " in shown
 
 
 def test_a_failing_tab_shows_one_line_and_the_page_goes_on(page, monkeypatch) -> None:
