@@ -48,6 +48,15 @@ _COMMENTARY = re.compile(
     r"the revised|the original|the expanded|the rewritten)\b",
     re.I,
 )
+# A label left dangling at the end ("… 5 apples.\n\nRewritten text:"): the small model starting a
+# second round of our prompt's format. Nothing follows it, so it is cut off and the text before it
+# is the rewrite (still gated like any other); a label with text after it is two versions in one
+# reply, which the gate rejects as meta-text.
+_TRAILING_LABEL = re.compile(
+    r"\s*(?:(?:the\s+)?(?:rewritten|paraphrased|expanded|translated|new|final)\s+(?:text|version|"
+    r"sentence|question|problem)|paraphrase|rewrite|translation|output|<text>)\s*:?\s*$",
+    re.I,
+)
 _FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 _TAGS = re.compile(r"</?text>", re.I)
 _QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "`": "`"}
@@ -112,7 +121,13 @@ def clean_rewrite(response: str | None) -> str:
     text = _strip_preamble(text)
     text = _strip_commentary(text).strip()
     text = _strip_quotes(text)
-    return _strip_preamble(text).strip()
+    text = _strip_preamble(text).strip()
+    return _strip_trailing_label(text)
+
+
+def _strip_trailing_label(text: str) -> str:
+    stripped = _TRAILING_LABEL.sub("", text).rstrip()
+    return stripped if stripped else text
 
 
 def first_nonempty_line(text: str) -> str:
