@@ -9,6 +9,17 @@ from typing import Any
 from core.identity import run_id
 from core.types import Endpoint, Sample
 
+# Rewrite candidates an LLM-prompted relation asks for by default (best of k, issue 23 item 8).
+DEFAULT_REWRITE_CANDIDATES = 3
+MAX_REWRITE_CANDIDATES = 10
+# What the option means, for the CLI's --help and the Probe form's.
+REWRITE_CANDIDATES_HELP = (
+    "Best of k for LLM-prompted relations: ask the transformation endpoint for up to k rewrites "
+    "of each input (each with its own seed), keep the one most similar to the source among those "
+    "that pass the validity gate; none passing, the case is a SKIP with the gate's reason. "
+    "1 asks once. More candidates cost more rewrite calls but give a weak rewriter more chances."
+)
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -21,13 +32,19 @@ class RunConfig:
     seed: int = 0
     dataset: str | None = None
     transformation_endpoint: Endpoint | None = None
+    # Best of k: how many rewrite candidates an LLM-prompted relation asks for per follow-up.
+    rewrite_candidates: int = DEFAULT_REWRITE_CANDIDATES
 
     def to_dict(self) -> dict[str, Any]:
+        """The stored config. ``rewrite_candidates`` is written only when it is not the default,
+        so the ids of runs stored before it existed stay what they were."""
         data = asdict(self)
         data["endpoint"] = self.endpoint.to_dict()
         if self.transformation_endpoint is not None:
             data["transformation_endpoint"] = self.transformation_endpoint.to_dict()
         data["relation_ids"] = list(self.relation_ids)
+        if self.rewrite_candidates == DEFAULT_REWRITE_CANDIDATES:
+            del data["rewrite_candidates"]
         return data
 
     @classmethod
@@ -42,6 +59,7 @@ class RunConfig:
             seed=data.get("seed", 0),
             dataset=data.get("dataset"),
             transformation_endpoint=Endpoint.from_dict(transformation) if transformation else None,
+            rewrite_candidates=data.get("rewrite_candidates", DEFAULT_REWRITE_CANDIDATES),
         )
 
     def run_id(self, samples: Sequence[Sample]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.cli.common import CliError
+from core.run_config import DEFAULT_REWRITE_CANDIDATES, REWRITE_CANDIDATES_HELP
 from core.types import Endpoint, Sample
 
 if TYPE_CHECKING:
@@ -175,6 +176,7 @@ def run_config_from_args(
             seed=args.seed,
             dataset=Path(args.inputs).name,
             transformation_endpoint=transformation,
+            rewrite_candidates=args.rewrite_candidates,
         )
     except RunSetupError as exc:
         raise CliError(str(exc)) from None
@@ -212,3 +214,10 @@ def add_plan_options(
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--transformation-endpoint")
     parser.add_argument("--transformation-model")
+    parser.add_argument(
+        "--rewrite-candidates",
+        type=int,
+        default=DEFAULT_REWRITE_CANDIDATES,
+        metavar="K",
+        help=f"{REWRITE_CANDIDATES_HELP} (default {DEFAULT_REWRITE_CANDIDATES})",
+    )

@@ -26,7 +26,7 @@ from app.engine.workspace import all_relations, get_task
 from app.inputs.errors import InputError
 from app.inputs.input_files import MAX_INPUT_BYTES, load_input_file
 from app.inputs.limits import MAX_ROWS
-from core.run_config import RunConfig
+from core.run_config import DEFAULT_REWRITE_CANDIDATES, MAX_REWRITE_CANDIDATES, RunConfig
 from core.tasks import Task
 from core.types import Endpoint, Sample
 from storage import Store
@@ -53,10 +53,15 @@ class RunPlan:
         seed: int = 0,
         dataset: str | None = None,
         transformation_endpoint: Endpoint | None = None,
+        rewrite_candidates: int = DEFAULT_REWRITE_CANDIDATES,
     ) -> RunConfig:
         """The run's config; ``transformation_endpoint`` stays None unless one was resolved."""
         if repeats < 1:
             raise RunSetupError("repeats must be at least 1")
+        if not 1 <= rewrite_candidates <= MAX_REWRITE_CANDIDATES:
+            raise RunSetupError(
+                f"rewrite candidates must be between 1 and {MAX_REWRITE_CANDIDATES}"
+            )
         return RunConfig(
             endpoint=endpoint,
             task_id=self.task.id,
@@ -65,6 +70,7 @@ class RunPlan:
             seed=seed,
             dataset=dataset,
             transformation_endpoint=transformation_endpoint,
+            rewrite_candidates=rewrite_candidates,
         )
 
 

@@ -22,6 +22,8 @@ from app.ui.components import (
 )
 from app.ui.data import data_changed
 from app.ui.probe_form import ProbeChoices
+from app.ui.rewrite_yield import render_rewrite_yield
+from core.case_filter import CaseFilter
 from relations.base import RelationKind
 from storage import Store
 from storage.gate_verbs import GateCount
@@ -106,7 +108,9 @@ def render_results(store, run_id: str, key: str) -> None:
     if not cases:
         st.info("This run has no cases yet.")
         return
-    render_gate_summary(store.gate_counts(run_id), _llm_relation_ids(store))
+    llm_relations = _llm_relation_ids(store)
+    render_gate_summary(store.gate_counts(run_id), llm_relations)
+    render_rewrite_yield(store.rewrite_yield(CaseFilter(run_ids=(run_id,)), sorted(llm_relations)))
     frame = pd.DataFrame(cases)
     cols = st.columns(2)
     verdicts = cols[0].multiselect(

@@ -132,6 +132,7 @@ def probe_run_config(
         seed=choices.seed,
         dataset=choices.dataset,
         transformation_endpoint=transformation,
+        rewrite_candidates=choices.rewrite_candidates,
     )
 
 
