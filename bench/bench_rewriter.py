@@ -64,6 +64,18 @@ def load_review() -> dict[str, dict]:
     return {row["key"]: row for row in rows}
 
 
+def forget_runs(db: Path) -> None:
+    """Drop the runs of an earlier bench in ``db`` but keep its call cache: a rerun after a change
+    to the gate asks the model nothing it was asked before."""
+    if not db.exists():
+        return
+    conn = sqlite3.connect(db)
+    with conn:
+        for table in ("verdict_history", "labels", "cases", "run_samples", "runs"):
+            conn.execute(f"DELETE FROM {table}")
+    conn.close()
+
+
 def start_server(state_dir: Path) -> None:
     """Start (or adopt) the embedded server as the app does, so the runs below reuse it."""
     sys.path.insert(0, str(ROOT))
@@ -201,7 +213,7 @@ def main() -> None:
     args = parser.parse_args()
     out = OUT / args.label
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench.db").unlink(missing_ok=True)
+    forget_runs(out / "bench.db")
     state_dir = Path(os.environ.setdefault("MORPHSCOPE_STATE_DIR", str(OUT / "server")))
     start_server(state_dir)
     texts = load_texts(args.texts)

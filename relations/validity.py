@@ -156,7 +156,7 @@ ADDS_SENTENCES = frozenset({"si.expand", "si.contrastive"})
 # openers a translation comes wrapped in are listed in those languages too.
 _PIVOT_LANGUAGES = r"(?:english|french|german|spanish|italian|portuguese)"
 META_COMMENTARY = re.compile(
-    r"\bin this (?:example|version|rewrite|paraphrase|translation|text)\b"
+    r"\bin this (?:example|version|rewrite|paraphrase|translation|text|context)\b"
     r"|\bthe (?:revised|rewritten|paraphrased|expanded|shortened|modified|original|translated) "
     r"(?:sentence|text|version|question|problem|passage|input)\b"
     r"|\bhere(?:'s|’s| is| are)\b"
@@ -194,6 +194,16 @@ _ENGLISH_FUNCTION_WORDS = frozenset(
         "it", "has", "have", "had", "how", "what", "does", "do", "did", "with", "for", "many",
         "much", "he", "she", "they", "we", "i", "you", "this", "that", "my", "his", "her", "their",
         "by", "from", "not", "so", "but", "or", "if", "each", "after", "then", "will", "can",
+    }
+)  # fmt: skip
+# Words of the worked examples in a small rewriter's prompts ("Mia has 5 pens", "the staff were
+# kind and the room was tidy"): a rewrite with two of them that its source lacks has copied the
+# examples into the rewrite (SmolLM2-135M does: "… the soup was delicious, but the staff were
+# kind.").
+EXAMPLE_WORDS = frozenset(
+    {
+        "mia", "pens", "pen", "pupil", "school", "shop", "staff", "tidy", "kind", "room",
+        "hotel", "stayed", "stylos", "stifte", "bolígrafos", "penne", "canetas",
     }
 )  # fmt: skip
 # Number words a rewrite may bring in without adding a quantity ("no one", "one of them", "take
@@ -260,6 +270,12 @@ def not_english(source: str, followup: str) -> bool:
     return len(english) / len(before) >= 0.15 and len(kept) / len(after) < 0.05
 
 
+def copied_example_words(source: str, followup: str) -> list[str]:
+    """Words of our prompts' worked examples that ``followup`` has and ``source`` has not."""
+    kept = set(_words(source))
+    return list(dict.fromkeys(w for w in _words(followup) if w in EXAMPLE_WORDS and w not in kept))
+
+
 def question_reason(source: str, followup: str, adds_sentences: bool) -> str | None:
     """A question that became a statement, an answer added after it, or a question made up.
 
@@ -315,6 +331,9 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
         return "the whole answer is quoted"
     if not_english(source, followup):
         return "not in English"
+    copied = copied_example_words(source, followup)
+    if len(copied) >= 2:
+        return f"copied from the prompt's examples ({', '.join(copied[:4])})"
     adds = relation.id in ADDS_SENTENCES
     for reason in (
         question_reason(source, followup, relation.id == "si.contrastive"),

@@ -30,6 +30,19 @@ ANSWERS_AFTER_S = 0.05
 # input, which the validity gate then SKIPs as identical. The fixed seed keeps them repeatable,
 # and every rewrite is cached, so the same run config gives the same follow-ups.
 TRANSFORM_PARAMS = {"temperature": 0.7, "top_p": 0.95, "max_tokens": 320, "seed": 0}
+# The embedded SmolLM2-135M rambles on where a larger model stops: a reply past this many tokens
+# is never a valid rewrite of our inputs (the gate rejects it), and on 2 shared cores each extra
+# token costs time the other candidates need.
+SMALL_REWRITER_MAX_TOKENS = 160
+
+
+def transform_params(endpoint: Endpoint) -> dict[str, Any]:
+    """The sampling parameters of rewrites through ``endpoint`` (shorter for the embedded
+    model; every other endpoint keeps the parameters, and so the call keys, it always had)."""
+    params = dict(TRANSFORM_PARAMS)
+    if endpoint.embedded:
+        params["max_tokens"] = SMALL_REWRITER_MAX_TOKENS
+    return params
 
 
 def candidate_params(params: dict[str, Any], candidate: int) -> dict[str, Any]:
@@ -233,7 +246,7 @@ def make_sync_rewriter(
         async def once() -> Completion:
             client = client_factory(endpoint, RetryPolicy(max_retries=2))
             calls = CallCache(store, client, endpoint, Progress(0))
-            calls.params = dict(TRANSFORM_PARAMS)
+            calls.params = transform_params(endpoint)
             try:
                 return await calls.complete([{"role": "user", "content": prompt}], 0)
             finally:

@@ -33,9 +33,16 @@ def weak_rewriter_note(found: RewriteYield) -> str:
     )
 
 
-def render_rewrite_yield(yields: list[RewriteYield]) -> None:
-    """A table of each LLM-prompted relation's yield and SKIP reasons, and the weak-rewriter
-    notes. Nothing when no LLM-prompted relation was asked for a rewrite."""
+def render_weak_rewriter_notes(yields: list[RewriteYield]) -> None:
+    """A warning for each relation whose yield is below ``WEAK_REWRITER_YIELD``."""
+    for found in yields:
+        if found.too_weak:
+            st.warning(weak_rewriter_note(found))
+
+
+def render_rewrite_yield(yields: list[RewriteYield], *, notes: bool = True) -> None:
+    """A table of each LLM-prompted relation's yield and SKIP reasons, and (``notes``) the
+    weak-rewriter notes. Nothing when no LLM-prompted relation was asked for a rewrite."""
     if not yields:
         return
     st.markdown("**Rewrite yield of LLM-prompted relations** (valid rewrites / attempts)")
@@ -52,6 +59,5 @@ def render_rewrite_yield(yields: list[RewriteYield]) -> None:
         hide_index=True,
         column_config={"yield": st.column_config.NumberColumn(format="percent")},
     )
-    for found in yields:
-        if found.too_weak:
-            st.warning(weak_rewriter_note(found))
+    if notes:
+        render_weak_rewriter_notes(yields)

@@ -113,6 +113,22 @@ SMALL_MODEL_REWRITES = [
         "Ann read some books in May. How many books did Ann read?",
         "invalid_followup: numbers dropped (3)",
     ),
+    # The worked examples of the small rewriter's prompt copied in: "staff" and "kind" are words
+    # of our examples, not of the source (read in the rewriter bench's output).
+    (
+        "si.paraphrase",
+        "The waiter was friendly and the soup was delicious.",
+        "The waiter was friendly and the soup was delicious, but the staff were kind.",
+        "invalid_followup: copied from the prompt's examples (staff, kind)",
+    ),
+    # Commentary on the rewrite, from the same bench.
+    (
+        "si.expand",
+        "The waiter was friendly and the soup was delicious.",
+        "The waiter was friendly and the soup was delicious. In this context, it is referring to "
+        "a friendly waiter.",
+        'invalid_followup: meta-commentary ("In this context")',
+    ),
     # Sentiment words lost: friendly, lovely, delicious (3 positive) → friendly (1); 1 < 3 / 2.
     (
         "si.paraphrase",
