@@ -13,7 +13,7 @@ import random
 import re
 
 from relations.base import NotApplicable, RelationKind, TransformContext
-from relations.llm_prompts import single_line_rewrite
+from relations.llm_prompts import PARAPHRASE_EXAMPLES, single_line_rewrite
 from relations.registry import transform_relation
 from relations.text_utils import (
     join_sentences,
@@ -76,7 +76,9 @@ _QUESTION_LABEL = re.compile(r"^question:\s*", re.I)  # no "Question: Question: 
     similarity_floor=0.7,
 )
 def paraphrase(text: str, ctx: TransformContext) -> str:
-    return single_line_rewrite(ctx, _PARAPHRASE, text, what="paraphrase")
+    return single_line_rewrite(
+        ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES
+    )
 
 
 @transform_relation(

@@ -5,21 +5,24 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.answers import AnswerType, TaskProfile
 from core.run_config import DEFAULT_NLI_TARGET
 from core.types import Sample
 from relations.base import (
     CLAIM_FIELDS,
+    CandidateRewriter,
     Expectation,
     FollowUp,
     NotApplicable,
     Relation,
+    RelationKind,
     Rewriter,
     TransformContext,
 )
 from relations.requirements import availability
+from relations.validity import Similarity, check_followup
 
 
 def case_seed(run_seed: int, sample_id: str, relation_id: str, followup_index: int) -> int:
@@ -29,11 +32,26 @@ def case_seed(run_seed: int, sample_id: str, relation_id: str, followup_index: i
 
 
 @dataclass(frozen=True)
+class Candidates:
+    """Best of k for LLM-prompted relations: how many rewrite candidates to ask for, how to ask
+    for the n-th, and the input similarity the gate and the ranking use (None: not checked)."""
+
+    count: int = 1
+    rewrite: CandidateRewriter | None = None
+    similarity: Similarity | None = None
+    few_shot: bool = False  # a small rewriter: prompts with worked examples
+
+
+ONE_CANDIDATE = Candidates()
+
+
+@dataclass(frozen=True)
 class SkippedFollowUp:
     """A follow-up that could not be made: becomes a SKIP case with this reason."""
 
     target: str
     reason: str
+    details: dict = field(default_factory=dict)  # e.g. the rewrite candidates tried
 
 
 def kept_fields_of(
@@ -93,8 +111,9 @@ def make_context(
     seed: int,
     partners: Sequence[Sample] = (),
     rewrite: Rewriter | None = None,
+    candidates: Candidates = ONE_CANDIDATE,
 ) -> TransformContext:
-    return TransformContext(
+    ctx = TransformContext(
         rng=random.Random(seed),
         seed=seed,
         task_id=task.id,
@@ -105,6 +124,14 @@ def make_context(
         rewrite=rewrite,
         params=dict(relation.params),
     )
+    if relation.kind == RelationKind.LLM:
+        similarity = candidates.similarity
+        ctx.candidates, ctx.rewrite_candidate = candidates.count, candidates.rewrite
+        ctx.similarity, ctx.few_shot = similarity, candidates.few_shot
+        ctx.check_candidate = lambda source, text: check_followup(
+            relation, source, text, similarity
+        )
+    return ctx
 
 
 def generate_followups(
@@ -117,11 +144,13 @@ def generate_followups(
     partners: Sequence[Sample] = (),
     rewrite: Rewriter | None = None,
     nli_target: str = DEFAULT_NLI_TARGET,
+    candidates: Candidates = ONE_CANDIDATE,
 ) -> list[FollowUp | SkippedFollowUp]:
     """All follow-ups of one sample under one relation, in a stable order (index = position).
 
     ``task_fields`` are the fields the relation may transform (the task's perturbable ones);
-    ``nli_target`` the NLI field(s) a same-label relation perturbs (see ``kept_fields_of``).
+    ``nli_target`` the NLI field(s) a same-label relation perturbs (see ``kept_fields_of``);
+    ``candidates``: best of k for LLM-prompted relations (one candidate by default).
     """
     task_id = task.id
     available, why = availability(relation.requires)
@@ -152,6 +181,7 @@ def generate_followups(
         seed = case_seed(run_seed, sample.id, relation.id, index)
         new_fields = dict(sample.fields)
         target_name = "+".join(target)
+        details: dict[str, dict] = {}
         try:
             for field_name in target:
                 ctx = make_context(
@@ -162,13 +192,26 @@ def generate_followups(
                     seed=seed,
                     partners=partners,
                     rewrite=rewrite,
+                    candidates=candidates,
                 )
                 new_fields[field_name] = relation.transform(sample.fields.get(field_name, ""), ctx)
+                if ctx.details:
+                    details[field_name] = ctx.details
         except NotApplicable as exc:
-            results.append(SkippedFollowUp(target=target_name, reason=str(exc)))
+            if ctx.details:
+                details[field_name] = ctx.details
+            skipped = SkippedFollowUp(target_name, str(exc), _merged_details(details))
+            results.append(skipped)
             continue
         preamble = relation.params.get("preamble")
-        results.append(FollowUp(fields=new_fields, target=target_name, preamble=preamble))
+        results.append(
+            FollowUp(
+                fields=new_fields,
+                target=target_name,
+                preamble=preamble,
+                details=_merged_details(details),
+            )
+        )
     return results
 
 
@@ -178,6 +221,15 @@ def _nothing_to_perturb(kept: list[str], task_fields: Sequence[str], nli_target:
     if kept:
         return f"no field to perturb: this relation leaves {', '.join(kept)} as they are"
     return "no field to perturb: the relation changes none of the task's fields"
+
+
+def _merged_details(by_field: dict[str, dict]) -> dict:
+    """One field's details as they are; several fields' under their names, with the rewrite
+    candidates tried in all of them counted together."""
+    if len(by_field) <= 1:
+        return next(iter(by_field.values()), {})
+    tried = sum(d.get("rewrite", {}).get("tried", 0) for d in by_field.values())
+    return {"fields": by_field, "rewrite": {"tried": tried}}
 
 
 def transform_text(

@@ -58,6 +58,11 @@ class NotApplicable(Exception):  # noqa: N818 - it is a signal, not an error
 
 # LLM rewrite hook: prompt in, completion text out (cached, through the transformation endpoint).
 Rewriter = Callable[[str], str]
+# The n-th of several rewrite candidates for one prompt (n = 0 is what ``Rewriter`` answers): each
+# candidate is sampled with its own seed and cached under its own key.
+CandidateRewriter = Callable[[str, int], str]
+# The validity gate's verdict on one rewritten field: None when it may be sent, else the reason.
+CandidateCheck = Callable[[str, str], "str | None"]
 
 
 @dataclass
@@ -73,6 +78,16 @@ class TransformContext:
     partners: Sequence[Sample] = ()  # the next samples of the batch, wrapping (for interleave…)
     rewrite: Rewriter | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    # Best of k (LLM-prompted relations): how many candidates to ask for, how to ask for the n-th,
+    # the gate's check of a candidate and the input similarity that ranks the passing ones.
+    candidates: int = 1
+    rewrite_candidate: CandidateRewriter | None = None
+    check_candidate: CandidateCheck | None = None
+    similarity: Callable[[str, str], float] | None = None
+    # The rewriter is a small model (the embedded one): its prompts carry worked examples.
+    few_shot: bool = False
+    # What the transformation wants kept with the case (e.g. the candidates it tried).
+    details: dict[str, Any] = field(default_factory=dict)
 
     def require_rewriter(self) -> Rewriter:
         if self.rewrite is None:
@@ -80,6 +95,18 @@ class TransformContext:
                 "no transformation endpoint configured for this LLM-prompted relation"
             )
         return self.rewrite
+
+    def candidate_count(self) -> int:
+        """How many rewrite candidates may be asked for: 1 without a candidate rewriter."""
+        return max(1, self.candidates) if self.rewrite_candidate is not None else 1
+
+    def rewriter_for(self, candidate: int) -> Rewriter:
+        """The rewrite hook of the ``candidate``-th candidate (0: the plain rewriter)."""
+        rewrite = self.require_rewriter()
+        if candidate == 0 or self.rewrite_candidate is None:
+            return rewrite
+        ask = self.rewrite_candidate
+        return lambda prompt: ask(prompt, candidate)
 
 
 @dataclass(frozen=True)
@@ -99,6 +126,7 @@ class FollowUp:
     companions: dict[str, dict[str, str]] = field(default_factory=dict)
     note: str = ""
     transformed: str | None = None  # the bare transformed text (rrb: without decoding rules)
+    details: dict[str, Any] = field(default_factory=dict)  # kept in the case's details
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ a SKIP with a reason, never a silent pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from relations.base import NotApplicable, TransformContext
+from relations.base import NotApplicable, Rewriter, TransformContext
+from relations.candidates import best_of_k
 from relations.text_utils import normalise_whitespace
 
 PRESERVATION_CONSTRAINT = (
@@ -23,10 +25,39 @@ _PROMPT = """{instruction}
 {constraint}
 Do not answer, solve or comment on the text, and do not add a title.
 Reply with the {result} only{layout}.
-
+{examples}
 <text>
 {text}
 </text>"""
+_EXAMPLE = """
+Example:
+<text>
+{source}
+</text>
+{rewrite}
+"""
+
+# Worked examples for a small rewriter (ours): a word problem and a review, each rewritten the way
+# the relation asks, numbers, names, the question and the sentiment kept.
+PARAPHRASE_EXAMPLES = (
+    (
+        "Mia has 5 pens and buys 2 more. How many pens does Mia have now?",
+        "Mia owns 5 pens and gets 2 more. How many pens does Mia own now?",
+    ),
+    ("The staff were kind and the room was tidy.", "The room was tidy, and the staff were kind."),
+)
+EXPAND_EXAMPLES = (
+    (
+        "Mia has 5 pens and buys 2 more. How many pens does Mia have now?",
+        "Mia, a pupil, has 5 pens that she uses at school, and she buys 2 more at the shop. How "
+        "many pens does Mia have now?",
+    ),
+    (
+        "The staff were kind and the room was tidy.",
+        "The staff, the people who work at the hotel, were kind, and the room we stayed in was "
+        "tidy.",
+    ),
+)
 
 # Openers that chat models put before the rewrite. Each pattern ends at the colon that closes it.
 _POLITE_OPENER = re.compile(r"^(?:sure|certainly|okay|ok|of course|absolutely)\b[,.!]*\s*", re.I)
@@ -48,21 +79,38 @@ _COMMENTARY = re.compile(
     r"the revised|the original|the expanded|the rewritten)\b",
     re.I,
 )
+# A label left dangling at the end ("… 5 apples.\n\nRewritten text:"): the small model starting a
+# second round of our prompt's format. Nothing follows it, so it is cut off and the text before it
+# is the rewrite (still gated like any other); a label with text after it is two versions in one
+# reply, which the gate rejects as meta-text.
+_TRAILING_LABEL = re.compile(
+    r"\s*(?:(?:the\s+)?(?:rewritten|paraphrased|expanded|translated|new|final)\s+(?:text|version|"
+    r"sentence|question|problem)|paraphrase|rewrite|translation|output|<text>)\s*:?\s*$",
+    re.I,
+)
 _FENCE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 _TAGS = re.compile(r"</?text>", re.I)
 _QUOTE_PAIRS = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "`": "`"}
 
 
 def build_rewrite_prompt(
-    instruction: str, text: str, *, result: str = "rewritten text", single_line: bool = False
+    instruction: str,
+    text: str,
+    *,
+    result: str = "rewritten text",
+    single_line: bool = False,
+    examples: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """Our rewrite prompt: the instruction, the preservation constraint, then the text."""
+    """Our rewrite prompt: the instruction, the preservation constraint, worked examples (for a
+    small rewriter; none: the prompt is the one every rewrite had before), then the text."""
     layout = ", on a single line" if single_line else ""
+    shown = "".join(_EXAMPLE.format(source=s, rewrite=r) for s, r in examples)
     return _PROMPT.format(
         instruction=instruction.strip(),
         constraint=PRESERVATION_CONSTRAINT,
         result=result,
         layout=layout,
+        examples=shown,
         text=text,
     )
 
@@ -112,7 +160,13 @@ def clean_rewrite(response: str | None) -> str:
     text = _strip_preamble(text)
     text = _strip_commentary(text).strip()
     text = _strip_quotes(text)
-    return _strip_preamble(text).strip()
+    text = _strip_preamble(text).strip()
+    return _strip_trailing_label(text)
+
+
+def _strip_trailing_label(text: str) -> str:
+    stripped = _TRAILING_LABEL.sub("", text).rstrip()
+    return stripped if stripped else text
 
 
 def first_nonempty_line(text: str) -> str:
@@ -122,13 +176,27 @@ def first_nonempty_line(text: str) -> str:
     return ""
 
 
-def llm_rewrite(ctx: TransformContext, instruction: str, text: str, *, what: str) -> str:
-    """Ask the transformation endpoint for a rewrite; NotApplicable when it comes back empty."""
-    rewrite = ctx.require_rewriter()
-    cleaned = clean_rewrite(rewrite(build_rewrite_prompt(instruction, text)))
-    if not cleaned:
-        raise NotApplicable(f"the transformation endpoint returned an empty {what}")
-    return cleaned
+def llm_rewrite(
+    ctx: TransformContext,
+    instruction: str,
+    text: str,
+    *,
+    what: str,
+    examples: Sequence[tuple[str, str]] = (),
+) -> str:
+    """Ask the transformation endpoint for a rewrite (the best of k candidates, see
+    ``relations.candidates``); NotApplicable when every candidate comes back empty. A small
+    rewriter (``ctx.few_shot``) gets ``examples`` in its prompt."""
+    shown = examples if ctx.few_shot else ()
+    prompt = build_rewrite_prompt(instruction, text, examples=shown)
+
+    def make(rewrite: Rewriter) -> str:
+        cleaned = clean_rewrite(rewrite(prompt))
+        if not cleaned:
+            raise NotApplicable(f"the transformation endpoint returned an empty {what}")
+        return cleaned
+
+    return best_of_k(ctx, text, make)
 
 
 def single_line_rewrite(
@@ -139,10 +207,20 @@ def single_line_rewrite(
     what: str,
     min_ratio: float = 0.5,
     max_ratio: float = 2.0,
+    examples: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """AgentDiff-style filtered rewrite: first non-empty line, sane length, not identical."""
-    rewrite = ctx.require_rewriter()
-    response = rewrite(build_rewrite_prompt(instruction, text, single_line=True))
+    """AgentDiff-style filtered rewrite: first non-empty line, sane length, not identical (each
+    candidate filtered, then the best of k kept)."""
+    shown = examples if ctx.few_shot else ()
+    prompt = build_rewrite_prompt(instruction, text, single_line=True, examples=shown)
+
+    def make(rewrite: Rewriter) -> str:
+        return _filtered_line(rewrite(prompt), text, what, min_ratio, max_ratio)
+
+    return best_of_k(ctx, text, make)
+
+
+def _filtered_line(response: str, text: str, what: str, min_ratio: float, max_ratio: float) -> str:
     line = first_nonempty_line(clean_rewrite(response))
     if not line:
         raise NotApplicable(f"the transformation endpoint returned an empty {what}")

@@ -24,6 +24,7 @@ SUPPORT_MODULES = frozenset(
         "apply",  # follow-up generation
         "base",  # the relation types
         "catalog",  # a relation's catalog entry
+        "candidates",  # best of k rewrite candidates of LLM-prompted relations
         "custom",  # user-defined relations, loaded from the store by the app
         "english",  # the grammar engine of the word relations
         "llm_prompts",

@@ -12,9 +12,16 @@ from relations.base import (
     NOT_FOR_NLI,
     NotApplicable,
     RelationKind,
+    Rewriter,
     TransformContext,
 )
-from relations.llm_prompts import PRESERVATION_CONSTRAINT, clean_rewrite, llm_rewrite
+from relations.candidates import best_of_k
+from relations.llm_prompts import (
+    PARAPHRASE_EXAMPLES,
+    PRESERVATION_CONSTRAINT,
+    clean_rewrite,
+    llm_rewrite,
+)
 from relations.registry import transform_relation
 from relations.text_utils import (
     join_sentences,
@@ -48,14 +55,14 @@ _PARAPHRASE = (
 _TO_PIVOT = """Translate the text below into {language}.
 Keep every number, name and mathematical expression exactly as written.
 Reply with the {language} translation only.
-
+{example}
 <text>
 {text}
 </text>"""
 _FROM_PIVOT = """Translate the {language} text below into English.
 {constraint}
 Reply with the English translation only.
-
+{example}
 <text>
 {text}
 </text>"""
@@ -63,6 +70,30 @@ Reply with the English translation only.
 
 def _llmorph(number: int) -> str:
     return f"LLMorph {number}"
+
+
+# A worked example of each translation direction for a small rewriter (ours).
+_ENGLISH_EXAMPLE = "Mia has 5 pens and buys 2 more."
+_PIVOT_EXAMPLE = {
+    "French": "Mia a 5 stylos et en achète 2 de plus.",
+    "German": "Mia hat 5 Stifte und kauft 2 weitere.",
+    "Spanish": "Mia tiene 5 bolígrafos y compra 2 más.",
+    "Italian": "Mia ha 5 penne e ne compra altre 2.",
+    "Portuguese": "Mia tem 5 canetas e compra mais 2.",
+}
+_EXAMPLE = "\nExample:\n<text>\n{source}\n</text>\n{translation}\n"
+
+
+def _pivot_examples(language: str, few_shot: bool) -> tuple[str, str]:
+    """The examples of the two translation prompts ("" each without few-shot, or for a language
+    we have no example in): into the pivot language, and back into English."""
+    pivot = _PIVOT_EXAMPLE.get(language)
+    if not few_shot or pivot is None:
+        return "", ""
+    return (
+        _EXAMPLE.format(source=_ENGLISH_EXAMPLE, translation=pivot),
+        _EXAMPLE.format(source=pivot, translation=_ENGLISH_EXAMPLE),
+    )
 
 
 @transform_relation(
@@ -90,7 +121,7 @@ def identity(text: str, ctx: TransformContext) -> str:
     similarity_floor=0.7,
 )
 def paraphrase(text: str, ctx: TransformContext) -> str:
-    return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase")
+    return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES)
 
 
 @transform_relation(
@@ -154,21 +185,35 @@ def add_random(text: str, ctx: TransformContext) -> str:
     params={"languages": BACK_TRANSLATION_LANGUAGES},
 )
 def back_translation(text: str, ctx: TransformContext) -> str:
-    rewrite = ctx.require_rewriter()
+    ctx.require_rewriter()
     language = ctx.rng.choice(tuple(ctx.params.get("languages") or BACK_TRANSLATION_LANGUAGES))
-    pivot = clean_rewrite(rewrite(_TO_PIVOT.format(language=language, text=text)))
-    if not pivot:
-        raise NotApplicable(f"the transformation endpoint returned an empty {language} translation")
-    back = clean_rewrite(
-        rewrite(
-            _FROM_PIVOT.format(language=language, constraint=PRESERVATION_CONSTRAINT, text=pivot)
+
+    def make(rewrite: Rewriter) -> str:
+        to_pivot, from_pivot = _pivot_examples(language, ctx.few_shot)
+        pivot = clean_rewrite(
+            rewrite(_TO_PIVOT.format(language=language, example=to_pivot, text=text))
         )
-    )
-    if not back:
-        raise NotApplicable(
-            f"the transformation endpoint returned an empty translation from {language}"
+        if not pivot:
+            raise NotApplicable(
+                f"the transformation endpoint returned an empty {language} translation"
+            )
+        back = clean_rewrite(
+            rewrite(
+                _FROM_PIVOT.format(
+                    language=language,
+                    constraint=PRESERVATION_CONSTRAINT,
+                    example=from_pivot,
+                    text=pivot,
+                )
+            )
         )
-    return back
+        if not back:
+            raise NotApplicable(
+                f"the transformation endpoint returned an empty translation from {language}"
+            )
+        return back
+
+    return best_of_k(ctx, text, make)
 
 
 @transform_relation(

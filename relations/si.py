@@ -10,7 +10,7 @@ constraint, and fact reordering falls back to a seeded sentence permutation with
 from __future__ import annotations
 
 from relations.base import NotApplicable, RelationKind, TransformContext
-from relations.llm_prompts import llm_rewrite
+from relations.llm_prompts import EXPAND_EXAMPLES, PARAPHRASE_EXAMPLES, llm_rewrite
 from relations.registry import transform_relation
 from relations.text_utils import (
     join_sentences,
@@ -100,7 +100,7 @@ def identity(text: str, ctx: TransformContext) -> str:
     similarity_floor=0.7,
 )
 def paraphrase(text: str, ctx: TransformContext) -> str:
-    return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase")
+    return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES)
 
 
 def permute_facts(text: str, ctx: TransformContext) -> str:
@@ -148,7 +148,7 @@ def reorder_facts(text: str, ctx: TransformContext) -> str:
     similarity_floor=0.6,
 )
 def expand(text: str, ctx: TransformContext) -> str:
-    return llm_rewrite(ctx, _EXPAND, text, what="expansion")
+    return llm_rewrite(ctx, _EXPAND, text, what="expansion", examples=EXPAND_EXAMPLES)
 
 
 @transform_relation(

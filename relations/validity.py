@@ -6,10 +6,12 @@ that has probably changed the meaning becomes ``invalid_followup: …``:
 
 * every invariance relation we ship (rule-based or prompted) must keep the source's numbers, named
   entities (capitalised words, known first names) and negation words;
-* an LLM-prompted rewrite must also keep each sentiment polarity of the source (and, unless it is
-  asked to add sentences, bring in none), carry none of the rewriter's own commentary ("In this
-  example …", "The revised sentence …", a quoted answer), and reach the relation's embedding
-  similarity floor.
+* an LLM-prompted rewrite must also carry none of the rewriter's own commentary or our prompt's
+  words ("The answer to the question is: …", "This sentence can be rephrased …", "Translate this
+  to Spanish …", a pivot language's "Voici …"), stay in English, keep the question a question
+  with nothing after it, add no number and drop none written in words, keep each sentiment
+  polarity and at least half of its sentiment words (and, unless it is asked to add sentences,
+  bring in no new polarity), and reach the relation's embedding similarity floor.
 
 Both become SKIPs with the reason, counted separately — this is what keeps false positives down.
 
@@ -24,7 +26,7 @@ from decimal import Decimal, InvalidOperation
 
 from relations.base import Expectation, FollowUp, Relation, RelationKind
 from relations.english.protect import PROPER_NAMES, negation_count
-from relations.english.sentiment_words import polarities
+from relations.english.sentiment_words import polarity_counts
 from relations.text_utils import normalise_whitespace, split_sentences
 
 Similarity = Callable[[str, str], float]
@@ -149,18 +151,64 @@ _CHECKED_RULE_RELATIONS = frozenset(
 # Prompted relations asked to add sentences: new negations and sentiment words may be part of it.
 ADDS_SENTENCES = frozenset({"si.expand", "si.contrastive"})
 
-# The rewriter talking about its rewrite instead of giving it.
+# The rewriter talking about its rewrite instead of giving it, or echoing our instructions. The
+# back-translation prompts go through French, German, Spanish, Italian and Portuguese, so the
+# openers a translation comes wrapped in are listed in those languages too.
+_PIVOT_LANGUAGES = r"(?:english|french|german|spanish|italian|portuguese)"
 META_COMMENTARY = re.compile(
-    r"\bin this (?:example|version|rewrite|paraphrase|translation|text)\b"
+    r"\bin this (?:example|version|rewrite|paraphrase|translation|text|context)\b"
     r"|\bthe (?:revised|rewritten|paraphrased|expanded|shortened|modified|original|translated) "
     r"(?:sentence|text|version|question|problem|passage|input)\b"
     r"|\bhere(?:'s|’s| is| are)\b"
     r"|\bas an ai\b"
     r"|\bi(?: have|'ve|’ve)? (?:rewritten|paraphrased|expanded|kept|replaced|changed|translated)\b"
     r"|\b(?:is|was|has been|have been) replaced (?:with|by)\b"
-    r"|^\s*(?:note|explanation)\s*:",
+    r"|^\s*(?:note|explanation)\s*:"
+    # "The answer to the question is: …", "the answer is 12"
+    r"|\bthe (?:correct |final )?answer(?: to (?:the|this|your) (?:question|problem))? is\b"
+    # "This sentence can be rephrased as …"
+    r"|\bthis (?:sentence|text|question|problem|passage|statement) (?:can|could|may|might) be "
+    r"(?:rephrased|rewritten|paraphrased|translated|expressed|restated|written)\b"
+    # "Translate this to Spanish", "Rewrite the text", "Paraphrase the following"
+    r"|\b(?:translate|rephrase|paraphrase|rewrite|reword|expand) (?:this|the|it|that|following)\b"
+    r"|\btranslat\w* (?:[\w’']+ ){0,4}(?:to|into) " + _PIVOT_LANGUAGES + r"\b"
+    r"|\b(?:the )?" + _PIVOT_LANGUAGES + r" (?:translation|version)\b"
+    # A label of ours or of the rewriter's: "Rewritten text:", "Paraphrase:", "Translation:"
+    r"|\b(?:rewritten|paraphrased|expanded|translated|new|final) (?:text|version|sentence|"
+    r"question|problem)\s*:"
+    r"|\b(?:paraphrase|translation|rewrite|output|answer|solution)\s*:"
+    # Our own prompt, echoed
+    r"|\breply with the\b|\bpreserve every number\b|\bdo not (?:answer|solve|comment)\b"
+    r"|</?text>"
+    # Openers and labels of the pivot languages
+    r"|\b(?:voici|voilà|hier ist|hier sind|aquí (?:está|tienes)|ecco|aqui está)\b"
+    r"|\b(?:traduction|traducción|traduzione|tradução|übersetzung|texte réécrit|"
+    r"texto reescrito|umgeschriebener text)\b",
     re.I | re.M,
 )
+# Words nearly every English sentence has: a follow-up with none of them was not brought back
+# into English (a back-translation that stopped at its pivot language).
+_ENGLISH_FUNCTION_WORDS = frozenset(
+    {
+        "the", "a", "an", "is", "are", "was", "were", "be", "of", "to", "and", "in", "on", "at",
+        "it", "has", "have", "had", "how", "what", "does", "do", "did", "with", "for", "many",
+        "much", "he", "she", "they", "we", "i", "you", "this", "that", "my", "his", "her", "their",
+        "by", "from", "not", "so", "but", "or", "if", "each", "after", "then", "will", "can",
+    }
+)  # fmt: skip
+# Words of the worked examples in a small rewriter's prompts ("Mia has 5 pens", "the staff were
+# kind and the room was tidy"): a rewrite with two of them that its source lacks has copied the
+# examples into the rewrite (SmolLM2-135M does: "… the soup was delicious, but the staff were
+# kind.").
+EXAMPLE_WORDS = frozenset(
+    {
+        "mia", "pens", "pen", "pupil", "school", "shop", "staff", "tidy", "kind", "room",
+        "hotel", "stayed", "stylos", "stifte", "bolígrafos", "penne", "canetas",
+    }
+)  # fmt: skip
+# Number words a rewrite may bring in without adding a quantity ("no one", "one of them", "take
+# half of 1/2" for "halve 1/2", "double-check").
+_INCIDENTAL_NUMBER_WORDS = frozenset({"one", "half", "double", "twice", "triple"})
 _QUOTES = {'"': '"', "“": "”", "'": "'", "‘": "’", "«": "»"}
 
 
@@ -199,23 +247,118 @@ def _negation_reason(source: str, followup: str, adds_sentences: bool) -> str | 
     return None
 
 
+def meta_text(source: str, followup: str) -> str | None:
+    """The first piece of rewriter commentary or instruction echo in ``followup`` that the source
+    does not have itself, or None."""
+    for match in META_COMMENTARY.finditer(followup):
+        if not re.search(re.escape(match.group().strip()), source, re.I):
+            return match.group().strip()
+    return None
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+def not_english(source: str, followup: str) -> bool:
+    """Whether ``followup`` reads as another language while ``source`` reads as English."""
+    before, after = _words(source), _words(followup)
+    if len(before) < 4 or len(after) < 4:
+        return False
+    english = [w for w in before if w in _ENGLISH_FUNCTION_WORDS]
+    kept = [w for w in after if w in _ENGLISH_FUNCTION_WORDS]
+    return len(english) / len(before) >= 0.15 and len(kept) / len(after) < 0.05
+
+
+def copied_example_words(source: str, followup: str) -> list[str]:
+    """Words of our prompts' worked examples that ``followup`` has and ``source`` has not."""
+    kept = set(_words(source))
+    return list(dict.fromkeys(w for w in _words(followup) if w in EXAMPLE_WORDS and w not in kept))
+
+
+def question_reason(source: str, followup: str, adds_sentences: bool) -> str | None:
+    """A question that became a statement, an answer added after it, or a question made up.
+
+    ``adds_sentences``: the relation is asked to add sentences anywhere (si.contrastive), so
+    neither a new question nor a sentence after the source's question is a fault there.
+    """
+    asked, asks = "?" in source, "?" in followup
+    if asked and not asks:
+        return "the question became a statement"
+    if asks and not asked and not adds_sentences:
+        return "a statement became a question"
+    if asked and source.rstrip().endswith("?") and not adds_sentences:
+        after = followup[followup.rfind("?") + 1 :]
+        if _WORD.search(after):
+            return f'text added after the question ("{normalise_whitespace(after)[:40]}")'
+    return None
+
+
+def added_numbers(source: str, followup: str) -> list[str]:
+    """Number values ``followup`` has and ``source`` has not ("Tom has now 1 of them")."""
+    known = number_values(source)
+    added = [v for v in number_values(_without_incidental(followup)) if v not in known]
+    return [format(value, "f") for value in sorted(added)]
+
+
+def _without_incidental(text: str) -> str:
+    pattern = r"\b(?:" + "|".join(_INCIDENTAL_NUMBER_WORDS) + r")\b"
+    return re.sub(pattern, " ", text, flags=re.I)
+
+
+def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | None:
+    """A polarity lost or added, or fewer than half of a polarity's sentiment words kept."""
+    before, after = polarity_counts(source), polarity_counts(followup)
+    for polarity in sorted(before):
+        if before[polarity] and not after[polarity]:
+            return f"sentiment lost ({polarity})"
+        if 2 * after[polarity] < before[polarity]:
+            shown = f"{before[polarity]} → {after[polarity]}"
+            return f"sentiment words lost ({polarity}: {shown})"
+    added = sorted(p for p in after if after[p] and not before[p])
+    if added and not adds_sentences:
+        return f"sentiment added ({', '.join(added)})"
+    return None
+
+
 def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None:
-    """What an LLM rewrite broke (None: nothing we can see): commentary, sentiment, negation."""
-    meta = next((m for m in META_COMMENTARY.finditer(followup)), None)
-    if meta is not None and not META_COMMENTARY.search(source):
-        return f'meta-commentary ("{meta.group().strip()}")'
+    """What an LLM rewrite broke (None: nothing we can see): meta-text or an instruction echo,
+    another language, the question, added numbers, negation, sentiment."""
+    meta = meta_text(source, followup)
+    if meta is not None:
+        return f'meta-commentary ("{meta}")'
     if _quoted_whole(followup) and not _quoted_whole(source):
         return "the whole answer is quoted"
+    if not_english(source, followup):
+        return "not in English"
+    copied = copied_example_words(source, followup)
+    if len(copied) >= 2:
+        return f"copied from the prompt's examples ({', '.join(copied[:4])})"
     adds = relation.id in ADDS_SENTENCES
-    negation = _negation_reason(source, followup, adds)
-    if negation:
-        return negation
-    kept, now = polarities(source), polarities(followup)
-    if kept - now:
-        return f"sentiment lost ({', '.join(sorted(kept - now))})"
-    if now - kept and not adds:
-        return f"sentiment added ({', '.join(sorted(now - kept))})"
+    for reason in (
+        question_reason(source, followup, relation.id == "si.contrastive"),
+        _numbers_reason(source, followup),
+        _negation_reason(source, followup, adds),
+        sentiment_reason(source, followup, adds),
+    ):
+        if reason:
+            return reason
     return None
+
+
+def dropped_number_words(source: str, followup: str) -> list[str]:
+    """Number values ``source`` has (in words too: "three apples") that ``followup`` has not."""
+    kept = number_values(followup)
+    dropped = [v for v in number_values(_without_incidental(source)) if v not in kept]
+    return [format(value, "f") for value in sorted(dropped)]
+
+
+def _numbers_reason(source: str, followup: str) -> str | None:
+    added = added_numbers(source, followup)
+    if added:
+        return f"numbers added ({', '.join(added[:5])})"
+    dropped = dropped_number_words(source, followup)
+    return f"numbers dropped ({', '.join(dropped[:5])})" if dropped else None
 
 
 def _content_reason(

@@ -30,7 +30,7 @@ from storage.case_verbs import CaseVerbs
 from storage.database_file import check_db_path, default_db_path, sqlite_uri
 from storage.delta_verbs import DeltaVerbs
 from storage.errors import StoreOpenError, open_failure
-from storage.gate_verbs import GateVerbs
+from storage.gate_verbs import GateVerbs, RewriteYieldVerbs
 from storage.label_verbs import LabelVerbs
 from storage.migrations import apply_migrations, prepare_database, unknown_migrations
 from storage.report_verbs import ReportVerbs
@@ -53,6 +53,7 @@ class Store(
     GateVerbs,
     BaselineVerbs,
     RunComparisonVerbs,
+    RewriteYieldVerbs,
     BatchVerbs,
 ):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""

@@ -278,9 +278,12 @@ def test_llm_prompted_relations_export_their_rewrites_first(tmp_path):
         store, config, SENTIMENT, SAMPLES, tmp_path / "rw.jsonl", runner_factory=runner_factory
     )
     assert stage1.stage == REWRITES
-    assert stage1.requests == len(SAMPLES)
-    request = json.loads(stage1.files[0].read_text().splitlines()[0])
+    # Best of 3: every candidate of every sample in one stage, seeds 0, 1 and 2.
+    assert stage1.requests == 3 * len(SAMPLES)
+    lines = [json.loads(line) for line in stage1.files[0].read_text().splitlines()]
+    request = lines[0]
     assert request["body"]["model"] == "rewriter" and request["body"]["temperature"] == 0.7
+    assert sorted(line["body"]["seed"] for line in lines) == sorted([0, 1, 2] * len(SAMPLES))
     assert "stage 1 of 2" in "\n".join(stage1.describe())
 
     def paraphrase(messages):

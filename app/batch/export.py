@@ -17,7 +17,7 @@ from pathlib import Path
 from app.batch.formats import MAX_BYTES, MAX_LINES, PartWriter, request_line
 from app.clients.base import RetryPolicy
 from app.clients.batch import BatchClient
-from app.engine.calls import TRANSFORM_PARAMS, case_calls
+from app.engine.calls import case_calls
 from app.engine.progress import RunSummary
 from app.engine.runner import Runner
 from core.engine_version import ENGINE_VERSION
@@ -140,7 +140,11 @@ def export_batch(
     runner = runner_factory(store)
     runner.client_factory = batch_clients
     plan = runner.plan_sync(config, task, samples)
-    unanswered_rewrites = [messages for client in clients for messages in client.unanswered]
+    unanswered_rewrites = [
+        (messages, params)
+        for client in clients
+        for messages, params in zip(client.unanswered, client.unanswered_params, strict=True)
+    ]
     if unanswered_rewrites:
         stage = REWRITES
         requests = _rewrite_requests(config, unanswered_rewrites)
@@ -239,13 +243,15 @@ def _call_requests(endpoint: Endpoint, task: Task, cases) -> dict[str, CallReque
     return requests
 
 
-def _rewrite_requests(config: RunConfig, unanswered: list[list[dict]]) -> dict[str, CallRequest]:
+def _rewrite_requests(
+    config: RunConfig, unanswered: list[tuple[list[dict], dict]]
+) -> dict[str, CallRequest]:
     """The rewrites the planner asked for and the cache could not answer (its keys: the
-    transformation endpoint's, with the rewrite parameters, as ``CallCache`` makes them)."""
+    transformation endpoint's, with each rewrite candidate's parameters, as ``CallCache`` makes
+    them)."""
     endpoint = config.transformation_endpoint or config.endpoint
-    params = dict(TRANSFORM_PARAMS)
     requests: dict[str, CallRequest] = {}
-    for messages in unanswered:
+    for messages, params in unanswered:
         key = call_key(endpoint.cache_base_url, endpoint.model, params, messages, 0)
         requests.setdefault(
             key, CallRequest(key, endpoint.cache_base_url, endpoint.model, params, messages, 0)

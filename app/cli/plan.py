@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.cli.common import API_KEY_ENV_HELP, DB_HELP, CliError
-from core.run_config import DEFAULT_NLI_TARGET, NLI_TARGETS
+from core.run_config import (
+    DEFAULT_NLI_TARGET,
+    DEFAULT_REWRITE_CANDIDATES,
+    NLI_TARGETS,
+    REWRITE_CANDIDATES_HELP,
+)
 from core.types import Endpoint, Sample
 
 if TYPE_CHECKING:
@@ -177,6 +182,7 @@ def run_config_from_args(
             dataset=Path(args.inputs).name,
             transformation_endpoint=transformation,
             nli_target=args.nli_target,
+            rewrite_candidates=args.rewrite_candidates,
         )
     except RunSetupError as exc:
         raise CliError(str(exc)) from None
@@ -232,4 +238,11 @@ def add_plan_options(
         help="NLI tasks only: which input the relations that expect the same label perturb "
         f"(default {DEFAULT_NLI_TARGET}; an edited hypothesis can claim something else, so "
         "'hypothesis' and 'both' are for those who mean to test that)",
+    )
+    parser.add_argument(
+        "--rewrite-candidates",
+        type=int,
+        default=DEFAULT_REWRITE_CANDIDATES,
+        metavar="K",
+        help=f"{REWRITE_CANDIDATES_HELP} (default {DEFAULT_REWRITE_CANDIDATES})",
     )

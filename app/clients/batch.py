@@ -30,11 +30,13 @@ class BatchClient:
         self.endpoint = endpoint
         self.errors = dict(errors or {})
         self.unanswered: list[Messages] = []  # what was asked and had no answer, in order
+        self.unanswered_params: list[dict[str, Any]] = []  # the parameters of each of those
 
     async def complete(self, messages: Messages, params: dict[str, Any]) -> Completion:
         error = self.errors.get(request_identity(self.endpoint.model, params, messages))
         if error is None:
             self.unanswered.append([dict(m) for m in messages])
+            self.unanswered_params.append(dict(params))
         return Completion(text=None, error=error or NOT_ANSWERED)
 
     async def close(self) -> None:

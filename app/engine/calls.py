@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.clients.base import live_load
@@ -30,6 +30,28 @@ ANSWERS_AFTER_S = 0.05
 # input, which the validity gate then SKIPs as identical. The fixed seed keeps them repeatable,
 # and every rewrite is cached, so the same run config gives the same follow-ups.
 TRANSFORM_PARAMS = {"temperature": 0.7, "top_p": 0.95, "max_tokens": 320, "seed": 0}
+# The embedded SmolLM2-135M rambles on where a larger model stops: a reply past this many tokens
+# is never a valid rewrite of our inputs (the gate rejects it), and on 2 shared cores each extra
+# token costs time the other candidates need.
+SMALL_REWRITER_MAX_TOKENS = 160
+
+
+def transform_params(endpoint: Endpoint) -> dict[str, Any]:
+    """The sampling parameters of rewrites through ``endpoint`` (shorter for the embedded
+    model; every other endpoint keeps the parameters, and so the call keys, it always had)."""
+    params = dict(TRANSFORM_PARAMS)
+    if endpoint.embedded:
+        params["max_tokens"] = SMALL_REWRITER_MAX_TOKENS
+    return params
+
+
+def candidate_params(params: dict[str, Any], candidate: int) -> dict[str, Any]:
+    """The sampling parameters of the ``candidate``-th rewrite candidate: the rewrite's own for the
+    first (so its call key is the one a single rewrite always had), the seed moved on by
+    ``candidate`` for the others — a different sample, its own cache key, the same every run."""
+    if candidate == 0:
+        return params
+    return {**params, "seed": int(params.get("seed", 0)) + candidate}
 
 
 class CallCache:
@@ -88,9 +110,17 @@ class CallCache:
         if answers and self._sink is not None:
             self._sink(answers)
 
-    async def complete(self, messages: list[dict[str, str]], repeat_index: int) -> Completion:
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        repeat_index: int,
+        params: dict[str, Any] | None = None,
+    ) -> Completion:
+        """The answer to one call; ``params`` replace the cache's own sampling parameters (a
+        rewrite candidate's seed)."""
+        params = self.params if params is None else params
         key = call_key(
-            self.endpoint.cache_base_url, self.endpoint.model, self.params, messages, repeat_index
+            self.endpoint.cache_base_url, self.endpoint.model, params, messages, repeat_index
         )
         if key in self._inflight:
             # Shielded: a waiter torn down (Ctrl-C, SIGTERM, a cancelled run) must not cancel
@@ -104,10 +134,10 @@ class CallCache:
                 self.progress.cache_hits += 1
                 result = cached
             else:
-                result = await self.client.complete(messages, self.params)
+                result = await self.client.complete(messages, params)
                 self.progress.calls_made += 1
                 self.progress.load = live_load(self.client)
-                self._remember(key, messages, repeat_index, result)
+                self._remember(key, messages, repeat_index, result, params)
         except Exception as exc:
             result = Completion(text=None, error=f"{type(exc).__name__}: {exc}")
         except BaseException:
@@ -142,7 +172,12 @@ class CallCache:
                 waiter.set_result(found.get(key))
 
     def _remember(
-        self, key: str, messages: list[dict[str, str]], repeat_index: int, result: Completion
+        self,
+        key: str,
+        messages: list[dict[str, str]],
+        repeat_index: int,
+        result: Completion,
+        params: dict[str, Any],
     ) -> None:
         """Cache an answer (at once, or later through ``take_answers``)."""
         if not result.ok:
@@ -151,7 +186,7 @@ class CallCache:
             key,
             self.endpoint.cache_base_url,
             self.endpoint.model,
-            self.params,
+            params,
             messages,
             repeat_index,
             result,
@@ -211,7 +246,7 @@ def make_sync_rewriter(
         async def once() -> Completion:
             client = client_factory(endpoint, RetryPolicy(max_retries=2))
             calls = CallCache(store, client, endpoint, Progress(0))
-            calls.params = dict(TRANSFORM_PARAMS)
+            calls.params = transform_params(endpoint)
             try:
                 return await calls.complete([{"role": "user", "content": prompt}], 0)
             finally:

@@ -49,15 +49,18 @@ class Judge:
     ) -> Case:
         planned = _planned_row(case, task, run_id, model)
         if case.error:
-            return Case(**planned, verdict=Verdict.ERROR, reason=case.error)
+            return Case(**planned, verdict=Verdict.ERROR, reason=case.error, details=case.details)
         if case.skip_reason:
-            return Case(**planned, verdict=Verdict.SKIP, reason=case.skip_reason)
+            return Case(
+                **planned, verdict=Verdict.SKIP, reason=case.skip_reason, details=case.details
+            )
         outputs = case.outputs
         planned["source_output"] = outputs["source"].text
         planned["followup_output"] = outputs["followup"].text
         failed = [f"{name}: {c.error}" for name, c in outputs.items() if not c.ok]
         if failed or parsed is None:
-            return Case(**planned, verdict=Verdict.ERROR, reason="; ".join(failed)[:500])
+            reason = "; ".join(failed)[:500]
+            return Case(**planned, verdict=Verdict.ERROR, reason=reason, details=case.details)
         source, follow = parsed["source"], parsed["followup"]
         planned["source_answer"], planned["followup_answer"] = source.answer, follow.answer
         companions = {k: v for k, v in parsed.items() if k not in ("source", "followup")}
@@ -73,7 +76,8 @@ class Judge:
             )
         except Exception as exc:
             log.exception("oracle failed for %s", case.case_id)
-            return Case(**planned, verdict=Verdict.ERROR, reason=f"oracle failed: {exc}")
+            reason = f"oracle failed: {exc}"
+            return Case(**planned, verdict=Verdict.ERROR, reason=reason, details=case.details)
         return Case(
             **planned,
             **self._measured(case, outputs, source, follow),
@@ -81,7 +85,7 @@ class Judge:
             oracle=result.oracle,
             value=result.value,
             reason=result.reason,
-            details=result.details,
+            details={**result.details, **case.details},
         )
 
     def _measured(

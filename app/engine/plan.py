@@ -10,13 +10,14 @@ import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from app.engine.calls import CallCache, TransformationError
+from app.engine.calls import CallCache, TransformationError, candidate_params
 from app.engine.embedder import EmbeddingCache
 from core.tasks import Task
 from core.types import Completion, Sample, content_hash
-from relations.apply import SkippedFollowUp, generate_followups
+from relations.apply import Candidates, SkippedFollowUp, generate_followups
 from relations.base import FollowUp, Relation, RelationKind
 from relations.validity import gate_followup
 
@@ -36,6 +37,7 @@ class PlannedCase:
     error: str | None = None
     source_fields: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, Completion] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)  # the follow-up's (rewrite candidates)
 
 
 class Partners(Sequence[Sample]):
@@ -115,9 +117,15 @@ async def plan_cases(
     LLM-prompted rewrites go through ``transform_calls``; the gate embeds on ``gate_on`` (the
     run's evaluation thread, with the rest of its embedding)."""
     jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
-    rewrite = _rewriter(transform_calls, asyncio.get_running_loop())
+    loop = asyncio.get_running_loop()
+    ask = _candidate_rewriter(transform_calls, loop)
+    # The embedded model is a small rewriter: its prompts carry worked examples.
+    small = transform_calls.endpoint.embedded
+    similarity = _similarity_on(gate_on, embeddings)
+    candidates = Candidates(config.rewrite_candidates, ask, similarity, few_shot=small)
+    rewrite = partial(ask, candidate=0)
     results = await _make_followups(
-        jobs, list(samples), task, config.seed, rewrite, nli_target=config.nli_target
+        jobs, list(samples), task, config.seed, rewrite, candidates, nli_target=config.nli_target
     )
     planned: list[PlannedCase] = []
     for (_, sample, relation), result in zip(jobs, results, strict=True):
@@ -126,17 +134,30 @@ async def plan_cases(
     return planned
 
 
-def _rewriter(transform_calls: CallCache, loop: asyncio.AbstractEventLoop) -> Callable[[str], str]:
-    def rewrite(prompt: str) -> str:
+def _candidate_rewriter(
+    transform_calls: CallCache, loop: asyncio.AbstractEventLoop
+) -> Callable[[str, int], str]:
+    def rewrite(prompt: str, candidate: int) -> str:
         # Runs in a worker thread: the call itself goes through the loop's cache and client.
         messages = [{"role": "user", "content": prompt}]
-        future = asyncio.run_coroutine_threadsafe(transform_calls.complete(messages, 0), loop)
-        completion: Completion = future.result()
+        params = candidate_params(transform_calls.params, candidate)
+        call = transform_calls.complete(messages, 0, params)
+        completion: Completion = asyncio.run_coroutine_threadsafe(call, loop).result()
         if not completion.ok:
             raise TransformationError(f"transformation endpoint failed: {completion.error}")
         return completion.text or ""
 
     return rewrite
+
+
+def _similarity_on(gate_on: Executor, embeddings: EmbeddingCache) -> Callable[[str, str], float]:
+    """Input similarity for ranking rewrite candidates, computed on the run's evaluation thread
+    (where the rest of its embedding happens) rather than in the transformation threads."""
+
+    def similarity(a: str, b: str) -> float:
+        return gate_on.submit(embeddings.similarity, a, b).result()
+
+    return similarity
 
 
 async def _make_followups(
@@ -145,6 +166,7 @@ async def _make_followups(
     task: Task,
     seed: int,
     rewrite: Callable[[str], str],
+    candidates: Candidates,
     *,
     nli_target: str,
 ) -> list[Any]:
@@ -169,6 +191,7 @@ async def _make_followups(
                         run_seed=seed,
                         partners=Partners(every_sample, index),
                         rewrite=rewrite,
+                        candidates=candidates,
                         nli_target=nli_target,
                     )
                 )
@@ -221,8 +244,10 @@ def _cases_of(
                 case.error = item
             elif isinstance(item, SkippedFollowUp):
                 case.skip_reason = item.reason
+                case.details = item.details
             else:
                 case.followup = item
+                case.details = item.details
                 if item.source_fields:
                     case.source_fields = dict(item.source_fields)
             cases.append(case)

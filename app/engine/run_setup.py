@@ -26,7 +26,13 @@ from app.engine.workspace import all_relations, get_task
 from app.inputs.errors import InputError
 from app.inputs.input_files import MAX_INPUT_BYTES, load_input_file
 from app.inputs.limits import MAX_ROWS
-from core.run_config import DEFAULT_NLI_TARGET, NLI_TARGETS, RunConfig
+from core.run_config import (
+    DEFAULT_NLI_TARGET,
+    DEFAULT_REWRITE_CANDIDATES,
+    MAX_REWRITE_CANDIDATES,
+    NLI_TARGETS,
+    RunConfig,
+)
 from core.tasks import Task
 from core.types import Endpoint, Sample
 from storage import Store
@@ -54,6 +60,7 @@ class RunPlan:
         dataset: str | None = None,
         transformation_endpoint: Endpoint | None = None,
         nli_target: str = DEFAULT_NLI_TARGET,
+        rewrite_candidates: int = DEFAULT_REWRITE_CANDIDATES,
     ) -> RunConfig:
         """The run's config; ``transformation_endpoint`` stays None unless one was resolved."""
         if repeats < 1:
@@ -61,6 +68,10 @@ class RunPlan:
         if nli_target not in NLI_TARGETS:
             raise RunSetupError(
                 f"the NLI target must be one of {', '.join(NLI_TARGETS)}, not {nli_target!r}"
+            )
+        if not 1 <= rewrite_candidates <= MAX_REWRITE_CANDIDATES:
+            raise RunSetupError(
+                f"rewrite candidates must be between 1 and {MAX_REWRITE_CANDIDATES}"
             )
         return RunConfig(
             endpoint=endpoint,
@@ -71,6 +82,7 @@ class RunPlan:
             dataset=dataset,
             transformation_endpoint=transformation_endpoint,
             nli_target=nli_target,
+            rewrite_candidates=rewrite_candidates,
         )
 
 

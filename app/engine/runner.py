@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
-from app.engine.calls import TRANSFORM_PARAMS, CallCache, save_answers
+from app.engine.calls import CallCache, save_answers, transform_params
 from app.engine.embedder import EmbeddingCache
 from app.engine.judge import Judge
 from app.engine.plan import PlannedCase, PlannedRun, plan_cases
@@ -156,7 +156,7 @@ class Runner:
         transform_calls = CallCache(
             self.store, client, transform_endpoint, Progress(0), write_through=False
         )
-        transform_calls.params = dict(TRANSFORM_PARAMS)
+        transform_calls.params = transform_params(transform_endpoint)
         # The gate embeds on a thread of its own, as in a run (there, the evaluation thread).
         gate_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="morphscope-eval")
         try:
@@ -207,7 +207,7 @@ class Runner:
         transform_calls = CallCache(
             self.store, transform_client, transform_endpoint, Progress(0), write_through=False
         )
-        transform_calls.params = dict(TRANSFORM_PARAMS)
+        transform_calls.params = transform_params(transform_endpoint)
         # Rewrites are stored as they come, like answers: a run killed while planning many
         # LLM-prompted follow-ups does not pay for them twice.
         transform_calls.hand_answers_to(

@@ -28,6 +28,7 @@ from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.compare_runs_text import Sampling, run_choice_text, run_samplings, sampling_note
 from app.ui.components import error_boundary, inert, shorten, show_table
+from app.ui.rewrite_yield import render_rewrite_yield
 from core.case_filter import CaseFilter
 from core.types import Case
 
@@ -248,6 +249,7 @@ def render_robustness(data: AnalysisView) -> None:
         show_table(
             view.frame(summary["rows"], tables.MODEL_RELATION_TABLE), tables.MODEL_RELATION_TABLE
         )
+    render_rewrite_yield(view.rewrite_yield(data.path, data.version, data.flt))
 
 
 # ---------------------------------------------------------------- severity

@@ -28,12 +28,15 @@ from app.analysis.catalogue.tables import Shown
 from app.analysis.severity import DrilldownCase, SeverityPoint
 from app.analysis.triage.false_positives import false_positive_rates
 from app.engine.embedder import EmbeddingCache, default_embedder
+from app.engine.workspace import all_relations
 from app.reports.exports import export_bytes
 from app.ui.components import inert, side_by_side, verdict_badge
 from app.ui.data import sessionless_thread
 from core.case_filter import CaseFilter
 from core.types import Case
+from relations.base import RelationKind
 from storage import Store
+from storage.gate_verbs import RewriteYield
 
 _LOG = logging.getLogger(__name__)
 
@@ -188,6 +191,17 @@ def box(path: str, version: Version, flt: CaseFilter, column: str) -> tuple[list
 @st.cache_data(show_spinner=False, max_entries=64)
 def meta_keys(path: str, version: Version) -> list[str]:
     return _with_store(path, lambda s: s.meta_keys())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def rewrite_yield(path: str, version: Version, flt: CaseFilter) -> list[RewriteYield]:
+    """The rewrite yield of the LLM-prompted relations among the filtered cases."""
+
+    def run(store: Store) -> list[RewriteYield]:
+        llm = sorted(r.id for r in all_relations(store) if r.kind == RelationKind.LLM)
+        return store.rewrite_yield(flt, llm)
+
+    return _with_store(path, run)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

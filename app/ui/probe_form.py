@@ -20,7 +20,13 @@ from app.inputs.uploads import encoding_note, read_upload
 from app.ui import form_memory
 from app.ui.components import endpoint_picker, inert
 from core.answers import AnswerType
-from core.run_config import DEFAULT_NLI_TARGET, NLI_TARGETS
+from core.run_config import (
+    DEFAULT_NLI_TARGET,
+    DEFAULT_REWRITE_CANDIDATES,
+    MAX_REWRITE_CANDIDATES,
+    NLI_TARGETS,
+    REWRITE_CANDIDATES_HELP,
+)
 from core.tasks import Task, custom_task
 from core.types import Endpoint, Sample
 from relations.base import CLAIM_FIELDS, Relation
@@ -186,6 +192,16 @@ def sampling_options(endpoint: Endpoint, task: Task, key: str) -> tuple[Endpoint
     return endpoint, int(repeats), int(seed)
 
 
+def rewrite_candidates_option(key: str) -> int:
+    """Best of k for LLM-prompted relations, in an advanced section of its own."""
+    with st.expander("Options: rewrite candidates (LLM-prompted relations)"):
+        count = st.number_input(
+            "Rewrite candidates (k)", 1, MAX_REWRITE_CANDIDATES, DEFAULT_REWRITE_CANDIDATES,
+            key=f"{key}_rewrite_candidates", help=REWRITE_CANDIDATES_HELP,
+        )  # fmt: skip
+    return int(count)
+
+
 def custom_task_form(store, key: str, task_key: str) -> None:
     """Define a task: a template with {field} placeholders and an answer type (saved in the DB).
     A saved task is chosen at once in the Task picker ``task_key``."""
@@ -236,6 +252,7 @@ class ProbeChoices:
     # The picker's choice; used only when an LLM-prompted relation rewrites inputs.
     transformation_endpoint: Endpoint
     nli_target: str = DEFAULT_NLI_TARGET
+    rewrite_candidates: int = DEFAULT_REWRITE_CANDIDATES  # best of k for those relations
 
     @property
     def ready(self) -> bool:
@@ -249,6 +266,7 @@ class ProbeChoices:
                 self.endpoint.name, self.endpoint.temperature, self.endpoint.max_tokens,
                 self.task.id, self.relation_ids, self.samples, self.dataset, self.repeats,
                 self.seed, self.transformation_endpoint.name, self.nli_target,
+                self.rewrite_candidates,
             )
         )  # fmt: skip
 
@@ -290,6 +308,7 @@ def render_run_form(store: Store, key: str) -> ProbeChoices:
             help="Rewrites inputs for paraphrase-style relations; the embedded model by default.",
             remember=True,
         )  # fmt: skip
+        candidates = rewrite_candidates_option(key=f"{key}_options")
     return ProbeChoices(
         endpoint=endpoint,
         task=task,
@@ -300,4 +319,5 @@ def render_run_form(store: Store, key: str) -> ProbeChoices:
         seed=seed,
         transformation_endpoint=transformation,
         nli_target=nli_target,
+        rewrite_candidates=candidates,
     )

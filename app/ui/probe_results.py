@@ -24,6 +24,8 @@ from app.ui.components import (
 )
 from app.ui.data import data_changed, shows_results
 from app.ui.probe_form import ProbeChoices
+from app.ui.rewrite_yield import render_rewrite_yield, render_weak_rewriter_notes
+from core.case_filter import CaseFilter
 from relations.base import RelationKind
 from storage import Store
 from storage.gate_verbs import GateCount
@@ -62,10 +64,6 @@ def markdown_literal(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", text)
 
 
-# Above this share of rejected follow-ups, the rewriter is the problem, not the inputs.
-GATE_HINT_SHARE = 0.5
-
-
 def case_title(case: dict[str, Any]) -> str:
     """A case's one-line title: "FAIL · Negation on text · measured 0.31" (the relation's name,
     the field it changed, the oracle's value in the catalogue's format)."""
@@ -75,12 +73,10 @@ def case_title(case: dict[str, Any]) -> str:
     return title
 
 
-def render_gate_summary(counts: list[GateCount], llm_relation_ids: frozenset[str]) -> None:
+def render_gate_summary(counts: list[GateCount]) -> None:
     """Per relation, how many follow-ups the validity gate rejected (nothing when none were).
-
-    When it rejected most follow-ups of an LLM-prompted relation, a hint: the transformation
-    endpoint's rewrites keep changing the meaning, so a stronger model should do them.
-    """
+    When an LLM-prompted relation's rewriter is too weak, ``render_weak_rewriter_notes`` says so
+    (its yield counts the relation's own SKIPs of empty rewrites too)."""
     rejected = [count for count in counts if count.rejected]
     if not rejected:
         return
@@ -97,14 +93,6 @@ def render_gate_summary(counts: list[GateCount], llm_relation_ids: frozenset[str
         hide_index=True,
         column_config={"share rejected": st.column_config.NumberColumn(format="percent")},
     )
-    for count in rejected:
-        if count.relation_id in llm_relation_ids and count.rejected_share > GATE_HINT_SHARE:
-            st.warning(
-                f"The validity gate rejected {count.rejected} of {count.followups} follow-ups of "
-                f"{count.relation_id}: its rewrites often change the meaning or carry the "
-                "rewriter's own comments. Point the transformation endpoint at a stronger model "
-                "(**Transformation endpoint** in the run form)."
-            )
 
 
 def _llm_relation_ids(store: Store) -> frozenset[str]:
@@ -117,7 +105,10 @@ def render_results(store, run_id: str, key: str) -> None:
     if not cases:
         st.info("This run has no cases yet.")
         return
-    render_gate_summary(store.gate_counts(run_id), _llm_relation_ids(store))
+    llm_relations = _llm_relation_ids(store)
+    render_gate_summary(store.gate_counts(run_id))
+    yields = store.rewrite_yield(CaseFilter(run_ids=(run_id,)), sorted(llm_relations))
+    render_weak_rewriter_notes(yields)  # at the top; the table goes below the cases
     frame = pd.DataFrame(cases)
     cols = st.columns(2)
     verdicts = cols[0].multiselect(
@@ -181,6 +172,7 @@ def render_results(store, run_id: str, key: str) -> None:
                 )  # fmt: skip
     if len(ranked) > MAX_SHOWN_CASES:
         st.caption(f"Showing the first {MAX_SHOWN_CASES}; filter to see others, or use Analysis.")
+    render_rewrite_yield(yields, notes=False)
 
 
 def render_delete_run(store: Store, run_id: str, key: str) -> None:

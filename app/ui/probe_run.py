@@ -134,6 +134,7 @@ def probe_run_config(
         dataset=choices.dataset,
         transformation_endpoint=transformation,
         nli_target=choices.nli_target,
+        rewrite_candidates=choices.rewrite_candidates,
     )
 
 

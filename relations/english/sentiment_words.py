@@ -11,6 +11,7 @@ only asks whether each polarity present survives.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from relations.english.tokens import word_list
 
@@ -45,6 +46,20 @@ _PHRASES = {
     "fell apart": "negative",
 }
 _WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def polarity_counts(text: str) -> Counter[str]:
+    """How many sentiment words (and phrases) of each polarity ``text`` has."""
+    lowered = text.lower().replace("’", "'")
+    counts: Counter[str] = Counter()
+    for word in _WORD.findall(lowered):
+        if word in POSITIVE:
+            counts["positive"] += 1
+        elif word in NEGATIVE:
+            counts["negative"] += 1
+    for phrase, polarity in _PHRASES.items():
+        counts[polarity] += len(re.findall(rf"\b{phrase}\b", lowered))
+    return counts
 
 
 def polarities(text: str) -> set[str]:

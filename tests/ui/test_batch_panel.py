@@ -266,7 +266,7 @@ def test_llm_prompted_relations_export_their_rewrites_first(db_path) -> None:
     assert not at.exception, at.exception
     assert "**Stage 1 of 2**" in " ".join(m.value for m in at.markdown)
     _, stage1 = at.session_state["probe_batch_export"]
-    assert stage1.stage == "rewrites" and stage1.requests == 2
+    assert stage1.stage == "rewrites" and stage1.requests == 6  # 2 inputs × 3 candidates
     lines = stage1.files[0].data.decode().splitlines()
     outcome = import_uploaded(
         Store(db_path), [("rewrites.jsonl", result_lines(lines, responder=rewriter))]

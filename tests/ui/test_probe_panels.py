@@ -109,10 +109,11 @@ def test_gate_counts_count_each_followup_once(db_path) -> None:
     assert store.gate_counts("no-such-run") == []
 
 
-def test_results_show_the_gate_rejections_and_a_hint_when_most_are_rejected(db_path) -> None:
-    """Issue 9 item 9: per relation, how many follow-ups the gate rejected; when it rejected most
-    of an LLM-prompted relation's (2 of 3 here), a hint to use a stronger transformation model.
-    char.delete (rule-based, 1 of 2) gets no hint."""
+def test_results_show_the_gate_rejections_and_a_note_when_the_rewriter_is_too_weak(db_path) -> None:
+    """Issue 9 item 9, issue 23 item 9: per relation, how many follow-ups the gate rejected; the
+    rewrite yield of si.paraphrase is 1 valid of 3 attempts (p1 with its repeat counts once) =
+    33 % < 50 %, so a note says the rewriter is too weak and points to a stronger transformation
+    endpoint. char.delete (rule-based, 1 of 2 rejected) gets neither yield nor note."""
     store = Store(db_path)
     save_runs(store, _gate_cases())
     store.finish_run("run-a", "interrupted")  # the panels then open this run's results
@@ -123,9 +124,13 @@ def test_results_show_the_gate_rejections_and_a_hint_when_most_are_rejected(db_p
     assert list(gate["relation"]) == ["char.delete", "si.paraphrase"]
     assert list(gate["rejected"]) == [1, 2]
     assert list(gate["follow-ups"]) == [2, 3]
-    [hint] = [w.value for w in at.warning if "validity gate" in w.value]
-    assert "2 of 3 follow-ups of si.paraphrase" in hint
-    assert "stronger model" in hint
+    [note] = [w.value for w in at.warning if "too weak" in w.value]
+    assert "too weak for si.paraphrase: 1 of 3 rewrites (33%)" in note
+    assert "Transformation endpoint" in note
+    yields = at.dataframe[-1].value
+    assert list(yields["relation"]) == ["si.paraphrase"]
+    assert list(yields["attempts"]) == [3] and list(yields["valid rewrites"]) == [1]
+    assert list(yields["SKIP reasons"]) == ["meta-commentary ×1; sentiment lost ×1"]
 
 
 def test_results_without_gate_rejections_show_no_gate_summary(db_path) -> None:
@@ -135,7 +140,9 @@ def test_results_without_gate_rejections_show_no_gate_summary(db_path) -> None:
     store.close()
     at = AppTest.from_function(_results_panels).run()
     assert not at.exception, at.exception
-    assert len(at.dataframe) == 1  # only the cases table
+    # The cases table, and si.paraphrase's yield: 2 valid of 2, no note.
+    assert len(at.dataframe) == 2
+    assert list(at.dataframe[1].value["valid rewrites"]) == [2]
     assert not [w for w in at.warning if "validity gate" in w.value]
 
 

@@ -1,0 +1,200 @@
+"""The validity gate on rewrites by a small model (issue 23, item 7).
+
+Every example the issue lists, each SKIPped with a named reason. The semantic-invariance paper
+(§3, its transformations must keep "the semantic content required to solve the problem") and
+LLMorph (§3, an invariance relation's follow-up says the same thing as its source) are the rule:
+a rewrite that answers, comments, drops the question or changes a quantity is no paraphrase, and
+a verdict judged on it is evidence of nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from relations.llm_prompts import clean_rewrite
+from relations.registry import get_relation
+from relations.validity import check_followup
+
+PROBLEM = "Tom has 3 marbles and gives 2 to Ann. How many marbles does Tom have now?"
+TRAIN = "The train leaves Leeds at 6:45 and the trip takes 45 minutes. When does it arrive?"
+REVIEW = "The staff were friendly, the room was lovely and the breakfast was delicious."
+
+# (relation, source, rewrite, the gate's reason) — each reason worked out by hand below.
+SMALL_MODEL_REWRITES = [
+    # Meta-text: the rewriter answers instead of rewriting.
+    (
+        "si.paraphrase",
+        PROBLEM,
+        "The answer to the question is: Tom has 3 marbles and gives 2 to Ann. How many marbles "
+        "does Tom have now?",
+        'invalid_followup: meta-commentary ("The answer to the question is")',
+    ),
+    # Meta-text: it talks about the rewrite.
+    (
+        "ad.paraphrase",
+        PROBLEM,
+        "This sentence can be rephrased as: Tom has 3 marbles and gives 2 to Ann. How many "
+        "marbles does Tom have now?",
+        'invalid_followup: meta-commentary ("This sentence can be rephrased")',
+    ),
+    # Instruction echo, from the back-translation prompt.
+    (
+        "sentence.back_translation",
+        REVIEW,
+        "Translate this to Spanish: the staff were friendly, the room was lovely and the "
+        "breakfast was delicious.",
+        'invalid_followup: meta-commentary ("Translate this")',
+    ),
+    # "Here is …" left inside the text (mid-reply, so the cleaner did not take it off).
+    (
+        "si.expand",
+        REVIEW,
+        "The hotel stay went well. Here is the expanded text: the staff were friendly, the room "
+        "was lovely and the breakfast was delicious.",
+        'invalid_followup: meta-commentary ("Here is")',
+    ),
+    # A pivot language's opener: French "voici" (here is).
+    (
+        "sentence.back_translation",
+        REVIEW,
+        "Voici: the staff were friendly, the room was lovely and the breakfast was delicious.",
+        'invalid_followup: meta-commentary ("Voici")',
+    ),
+    # Two versions in one reply: a label with text after it.
+    (
+        "si.paraphrase",
+        REVIEW,
+        "The staff were friendly and the room was lovely. Rewritten text: the breakfast was "
+        "delicious, the staff friendly and the room lovely.",
+        'invalid_followup: meta-commentary ("Rewritten text:")',
+    ),
+    # The translation never came back into English: of its 11 words none is an English function
+    # word (0 < 5 %), while the source has "the" ×3, "were", "was" ×2, "and": 7 of 13 (54 %).
+    (
+        "sentence.back_translation",
+        REVIEW,
+        "El personal fue amable, la habitación era bonita y el desayuno delicioso.",
+        "invalid_followup: not in English",
+    ),
+    # A question replaced by a statement (numbers and names kept, so only the question is gone).
+    (
+        "si.paraphrase",
+        TRAIN,
+        "The train leaves Leeds at 6:45, the trip takes 45 minutes and it arrives.",
+        "invalid_followup: the question became a statement",
+    ),
+    # The question replaced by its answer: 6 and 45 of the source are gone (dropped content is
+    # checked first), "7:30" is new.
+    (
+        "si.paraphrase",
+        TRAIN,
+        "The train from Leeds arrives at 7:30.",
+        "invalid_followup: dropped 6, 45",
+    ),
+    # An answer added after the question.
+    (
+        "si.expand",
+        PROBLEM,
+        "Tom has 3 marbles and gives 2 to Ann, his sister. How many marbles does Tom have now? "
+        "He has one left.",
+        'invalid_followup: text added after the question ("He has one left.")',
+    ),
+    # "Tom has now 1 of them": 3 and 2 kept, the question kept, 1 added (3 − 2, the answer).
+    (
+        "ad.paraphrase",
+        PROBLEM,
+        "Tom has 3 marbles, gives 2 to Ann and has now 1 of them. How many marbles does Tom have?",
+        "invalid_followup: numbers added (1)",
+    ),
+    # A number written in words dropped: "three" is 3, not in the rewrite.
+    (
+        "si.paraphrase",
+        "Ann read three books in May. How many books did Ann read?",
+        "Ann read some books in May. How many books did Ann read?",
+        "invalid_followup: numbers dropped (3)",
+    ),
+    # The worked examples of the small rewriter's prompt copied in: "staff" and "kind" are words
+    # of our examples, not of the source (read in the rewriter bench's output).
+    (
+        "si.paraphrase",
+        "The waiter was friendly and the soup was delicious.",
+        "The waiter was friendly and the soup was delicious, but the staff were kind.",
+        "invalid_followup: copied from the prompt's examples (staff, kind)",
+    ),
+    # Commentary on the rewrite, from the same bench.
+    (
+        "si.expand",
+        "The waiter was friendly and the soup was delicious.",
+        "The waiter was friendly and the soup was delicious. In this context, it is referring to "
+        "a friendly waiter.",
+        'invalid_followup: meta-commentary ("In this context")',
+    ),
+    # Sentiment words lost: friendly, lovely, delicious (3 positive) → friendly (1); 1 < 3 / 2.
+    (
+        "si.paraphrase",
+        REVIEW,
+        "The staff were friendly, and there was a room and a breakfast.",
+        "invalid_followup: sentiment words lost (positive: 3 → 1)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("relation_id", "source", "rewrite", "reason"), SMALL_MODEL_REWRITES)
+def test_invalid_rewrites_of_a_small_model_are_skipped_with_a_named_reason(
+    relation_id, source, rewrite, reason
+):
+    """Issue 23 item 7: each example of the issue (semantic-invariance paper §3) is a SKIP."""
+    assert check_followup(get_relation(relation_id), source, rewrite) == reason
+
+
+@pytest.mark.parametrize(
+    ("relation_id", "source", "rewrite"),
+    [
+        # A paraphrase that keeps numbers, names, the question and the polarity.
+        (
+            "si.paraphrase",
+            PROBLEM,
+            "Tom owns 3 marbles and hands 2 of them to Ann. How many marbles has Tom got now?",
+        ),
+        # "one" adds no quantity ("one of them" stands for a thing, not a count).
+        (
+            "ad.paraphrase",
+            PROBLEM,
+            "Tom has 3 marbles and gives 2 to Ann, one friend of his. How many marbles does Tom "
+            "have now?",
+        ),
+        # Two of three positive words kept: 2 ≥ 3 / 2.
+        (
+            "si.paraphrase",
+            REVIEW,
+            "The breakfast was delicious, the room lovely, and the staff were welcoming.",
+        ),
+        # The source itself says "the answer is": saying it again is no commentary.
+        (
+            "si.paraphrase",
+            "If the answer is 4, what was the question?",
+            "What was the question, if the answer is 4?",
+        ),
+        # An expansion may add words before the question, as long as it stays last.
+        (
+            "si.expand",
+            PROBLEM,
+            "Tom, a boy, has 3 marbles, small glass balls, and gives 2 to Ann. How many marbles "
+            "does Tom have now?",
+        ),
+    ],
+)
+def test_faithful_rewrites_pass_the_gate(relation_id, source, rewrite):
+    """The gate rejects what changed the meaning, not every rewording (LLMorph §3)."""
+    assert check_followup(get_relation(relation_id), source, rewrite) is None
+
+
+def test_a_trailing_rewritten_text_label_is_cut_off_and_the_rewrite_kept():
+    """Issue 23 item 7: a dangling "Rewritten text:" is the small model starting our prompt's
+    format again; nothing follows it, so it is stripped and the text before it is the rewrite.
+    """
+    reply = "Tom owns 3 marbles and hands 2 to Ann. How many has he now?\n\nRewritten text:"
+    assert clean_rewrite(reply) == "Tom owns 3 marbles and hands 2 to Ann. How many has he now?"
+    assert clean_rewrite("Ann reads a book. Paraphrase:") == "Ann reads a book."
+    # A reply that is nothing but the label is empty: the relation SKIPs it as an empty rewrite.
+    assert clean_rewrite("Rewritten text:") == ""
