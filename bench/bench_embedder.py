@@ -17,7 +17,8 @@ Backends, all from the packaged all-MiniLM-L6-v2 files (offline):
 
 Each backend runs with two threads (the machine's cores). The machine is shared, so rounds
 interleave the backends (order rotated each round) and the figures are medians; ratios are to the
-hand-written pass measured in the same rounds.
+hand-written pass measured in the same rounds. Besides texts per second of wall time, texts per
+CPU-second of the process: what a backend costs whatever share of the cores it got.
 
     .venv/bin/python bench/bench_embedder.py [--json] [--rounds N]
 """
@@ -170,14 +171,19 @@ def speeds(found: dict[str, Callable], rounds: int) -> dict[str, dict[str, list[
     names = list(found)
     for name in names:  # warm-up: first calls allocate and pick kernels
         found[name](sets["short"][:8])
-    figures = {name: {length: [] for length in sets} for name in names}
+    keys = [*sets, *(f"{length}_cpu" for length in sets)]
+    figures = {name: {key: [] for key in keys} for name in names}
     for round_ in range(rounds):
         turn = names[round_ % len(names) :] + names[: round_ % len(names)]
         for name in turn:
             for length, texts in sets.items():
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 found[name](texts)
                 figures[name][length].append(len(texts) / (time.perf_counter() - started))
+                # Per CPU-second of this process (all its threads): what a backend costs,
+                # whatever share of the shared cores it got.
+                cpu = time.process_time() - cpu_started
+                figures[name][f"{length}_cpu"].append(len(texts) / cpu)
     return figures
 
 
@@ -236,12 +242,17 @@ def main() -> None:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     print(f"{THREADS} threads, {args.rounds} rounds (medians), load {result['load_avg_before']}")
-    print(f"{'backend':18} {'short/s':>8} {'×':>5} {'long/s':>8} {'×':>5}  cos min   mean")
+    print(
+        f"{'backend':18} {'short/s':>8} {'×':>5} {'long/s':>8} {'×':>5} "
+        f"{'short/cpu-s':>11} {'×':>5} {'long/cpu-s':>10} {'×':>5}  cos min   mean"
+    )
     for name, row in result["backends"].items():
         cos = row["cosine"]
         print(
             f"{name:18} {row['short_texts_per_s']:8.1f} {row['short_vs_handwritten']:5.2f} "
-            f"{row['long_texts_per_s']:8.1f} {row['long_vs_handwritten']:5.2f}  "
+            f"{row['long_texts_per_s']:8.1f} {row['long_vs_handwritten']:5.2f} "
+            f"{row['short_cpu_texts_per_s']:11.1f} {row['short_cpu_vs_handwritten']:5.2f} "
+            f"{row['long_cpu_texts_per_s']:10.1f} {row['long_cpu_vs_handwritten']:5.2f}  "
             f"{cos['min']:.4f}  {cos['mean']:.4f}  ({cos['below_floor']} < {COSINE_FLOOR})"
         )
     for name, reason in result["unavailable"].items():

@@ -11,8 +11,10 @@ distinct four-step text after 100 ms, at concurrency 24. One run measures:
 - **whole command**: ``python -m app run … --task reasoning --relations char.delete`` from start
   to exit.
 
-``--code DIR`` runs the engine from another checkout (e.g. ``git archive`` of an older commit):
-its texts per case are counted the same way. Figures are ratios to the bare client of this run.
+Texts embedded per case are counted by a run with a bag-of-words stand-in for MiniLM (the same
+texts are asked for: this load's answers are numbers, decided without vectors), for this
+checkout and for each ``--code DIR`` (e.g. ``git archive`` of an older commit); only this
+checkout is timed. Figures are ratios to the bare client of this run.
 
     .venv/bin/python bench/bench_free_text.py [--json] [--problems N] [--code DIR ...]
 """
@@ -79,8 +81,10 @@ def _prompts(rows: list[dict]) -> list[list[dict[str, str]]]:
     return messages
 
 
-def engine_child(base_url: str, db: str, inputs: str) -> None:
-    """In a fresh process: one run with the real embedder; its calls, cases, time and texts."""
+def engine_child(base_url: str, db: str, inputs: str, count_only: bool = False) -> None:
+    """In a fresh process: one run with the real embedder; its calls, cases, time and texts.
+    ``count_only``: a bag-of-words stand-in for MiniLM (the texts a run embeds do not depend on
+    their vectors here: the answers are numbers), to count them in seconds."""
     from app.engine.run_setup import samples_from_file
     from app.engine.workspace import make_runner
     from core.run_config import RunConfig
@@ -91,7 +95,14 @@ def engine_child(base_url: str, db: str, inputs: str) -> None:
     task = BUILTIN_TASKS[TASK]
     samples = samples_from_file(inputs, task)
     store = Store(db)
-    runner = make_runner(store)
+    if count_only:
+        from app.engine.embedder import EmbeddingCache
+        from app.engine.runner import Runner
+        from tests.conftest import BagOfWordsEmbedder
+
+        runner = Runner(store, EmbeddingCache(BagOfWordsEmbedder(), store))
+    else:
+        runner = make_runner(store)
     endpoint = Endpoint(
         name="bench", base_url=base_url, model="fake-model", concurrency=CONCURRENCY
     )
@@ -113,10 +124,13 @@ def engine_child(base_url: str, db: str, inputs: str) -> None:
     )
 
 
-def engine(code: Path, base_url: str, tmp: Path, tag: str, inputs: Path) -> dict:
+def engine(
+    code: Path, base_url: str, tmp: Path, tag: str, inputs: Path, count_only: bool = False
+) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
+    child = ["--engine-child", base_url, str(tmp / f"e-{tag}.db"), str(inputs)]
     out = subprocess.run(
-        [sys.executable, __file__, "--engine-child", base_url, str(tmp / f"e-{tag}.db"), inputs],
+        [sys.executable, __file__, *child, *(["--count-only"] if count_only else [])],
         cwd=code,
         env=env,
         capture_output=True,
@@ -135,7 +149,7 @@ def measure(n: int, codes: list[Path]) -> dict:
     prompts = _prompts(rows)
     params = Endpoint(name="b", base_url="http://x/v1", model="m").sampling_params()
     load_before = os.getloadavg()
-    result: dict = {"problems": n, "calls": len(prompts), "code": {}}
+    result: dict = {"problems": n, "calls": len(prompts), "code": {}, "texts_per_case": {}}
     with (
         FakeServerProcess("--latency", str(LATENCY_S), "--responder", "reasoning") as server,
         tempfile.TemporaryDirectory() as tmp_name,
@@ -145,6 +159,12 @@ def measure(n: int, codes: list[Path]) -> dict:
         inputs.write_text("".join(json.dumps(row) + "\n" for row in rows))
         bare = bare_client(server.base_url, prompts, params)
         for index, code in enumerate(codes):
+            counted = engine(code, server.base_url, tmp, f"n{index}", inputs, count_only=True)
+            result["texts_per_case"][str(code)] = round(
+                counted["texts_embedded"] / counted["cases"], 2
+            )
+            if code != ROOT:
+                continue
             figures = engine(code, server.base_url, tmp, str(index), inputs)
             figures["texts_per_case"] = round(figures["texts_embedded"] / figures["cases"], 2)
             if figures.get("embedding_s"):
@@ -153,13 +173,12 @@ def measure(n: int, codes: list[Path]) -> dict:
                 )
             figures["engine_calls_per_s"] = round(figures["calls"] / figures["elapsed_s"], 1)
             figures["engine_vs_bare"] = round(figures["engine_calls_per_s"] / bare, 3)
-            if code == ROOT:
-                timing = command(ROOT, server.base_url, tmp, f"c{index}", inputs, TASK, RELATION)
-                figures["command_calls_per_s"] = round(timing["calls_per_s"], 1)
-                figures["command_vs_bare"] = round(timing["calls_per_s"] / bare, 3)
-                figures["command_timeline_s"] = {
-                    k: round(v, 2) for k, v in timing.items() if k != "calls_per_s"
-                }
+            timing = command(ROOT, server.base_url, tmp, f"c{index}", inputs, TASK, RELATION)
+            figures["command_calls_per_s"] = round(timing["calls_per_s"], 1)
+            figures["command_vs_bare"] = round(timing["calls_per_s"] / bare, 3)
+            figures["command_timeline_s"] = {
+                k: round(v, 2) for k, v in timing.items() if k != "calls_per_s"
+            }
             result["code"][str(code)] = figures
     result |= {
         "bare_calls_per_s": round(bare, 1),
@@ -177,10 +196,11 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=1000)
     parser.add_argument("--code", type=Path, action="append", help="another checkout's engine")
     parser.add_argument("--engine-child", nargs=3, help="internal")
+    parser.add_argument("--count-only", action="store_true", help="internal")
     args = parser.parse_args()
     if args.engine_child:
         sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
-        engine_child(*args.engine_child)
+        engine_child(*args.engine_child, count_only=args.count_only)
         return
     codes = [ROOT, *(code.resolve() for code in args.code or [])]
     result = measure(args.problems, codes)

@@ -192,6 +192,9 @@ class MiniLMOnnxEmbedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
+        # Idle threads sleep instead of spinning: on a small machine a spinning thread takes
+        # the core the event loop sending the run's calls needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self.path is not None:
             return onnxruntime.InferenceSession(
                 str(self.path), options, providers=["CPUExecutionProvider"]
