@@ -122,3 +122,34 @@ def test_a_second_batch_embeds_only_texts_it_has_not_seen():
     other = "Step 1: twelve apples.\nStep 2: ten are left.\nFinal answer: 10"
     judge.judge([_case(sample, "char.leet", SOURCE, other, 1)], task, "r", "m")
     assert sorted(embedder.batches[1]) == sorted([other, " ".join(task.parse(other).trace)])
+
+
+def test_the_progress_line_shows_the_cases_waiting_for_vectors_and_the_embedder_rate():
+    """600 texts embedded in 2.0 s of waiting → 300 texts/s; 340 answered cases not judged yet.
+    Nothing is shown once every answered case is judged."""
+    from app.engine.embedder import EmbeddingStats
+    from app.engine.progress import Progress
+
+    stats = EmbeddingStats(computed=600, seconds=2.0, in_flight=64)
+    progress = Progress(total=1000, done=900, unjudged=340, embedding=stats)
+    assert progress.judging_text() == " · 340 to judge · embedder 300 texts/s, 64 in flight"
+    assert Progress(total=10, done=10, embedding=stats).judging_text() == ""
+    assert EmbeddingStats().describe() == "embedder loading, 0 in flight"
+
+
+def test_the_send_loop_counts_unjudged_cases(store):
+    """A run over the mock client reports, at its end, no case left unjudged, and the progress
+    carries the run's embedding statistics."""
+    from app.engine.runner import Runner
+    from core.run_config import RunConfig
+    from core.types import Endpoint
+
+    seen = []
+    cache = EmbeddingCache(Recording(), store)
+    runner = Runner(store, cache)
+    endpoint = Endpoint(name="mock", base_url="mock://model", model="mock-model", kind="mock")
+    config = RunConfig(endpoint=endpoint, task_id="sentiment", relation_ids=("char.delete",))
+    samples = [Sample({"text": f"the soup {i} was good"}) for i in range(5)]
+    runner.run_sync(config, BUILTIN_TASKS["sentiment"], samples, progress=seen.append)
+    assert seen and seen[-1].unjudged == 0
+    assert seen[-1].embedding is cache.stats
