@@ -153,3 +153,22 @@ def test_the_send_loop_counts_unjudged_cases(store):
     runner.run_sync(config, BUILTIN_TASKS["sentiment"], samples, progress=seen.append)
     assert seen and seen[-1].unjudged == 0
     assert seen[-1].embedding is cache.stats
+
+
+def test_texts_with_the_same_tokens_are_embedded_once():
+    """A reasoning output and its trace joined by spaces differ only in newlines: MiniLM's
+    tokenizer gives them the same tokens, so the cache embeds one of them and stores the vector
+    under both texts (2 texts asked, 1 embedded)."""
+    from app.engine.minilm_onnx import bert_token_key
+
+    class SameTokens(Recording):
+        token_key = staticmethod(bert_token_key)
+
+    embedder = SameTokens()
+    cache = EmbeddingCache(embedder)
+    joined = "Step 1: 3 boxes of 4 apples make 12 apples. Step 2: 12 - 2 = 10. Final answer: 10"
+    cache.prefetch([SOURCE, joined])
+    assert embedder.batches == [[SOURCE]]
+    assert cache.computed == 1
+    assert cache.similarity(SOURCE, joined) == 1.0
+    assert (cache.vector(SOURCE) == cache.vector(joined)).all()

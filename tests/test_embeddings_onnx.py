@@ -60,6 +60,18 @@ def test_the_embedding_process_runs_without_torch_or_transformers(tmp_path, monk
     assert report.read_text() == "[]"
 
 
+def test_texts_that_differ_only_in_whitespace_get_the_same_vector():
+    """The premise of ``bert_token_key``: newlines, tabs and runs of spaces give MiniLM the
+    same tokens, hence the same vector (not merely a close one)."""
+    texts = [
+        "Step 1: add.\nStep 2:  sum.\tFinal answer: 5",
+        "Step 1: add. Step 2: sum. Final answer: 5",
+    ]
+    assert minilm_onnx.bert_token_key(texts[0]) == minilm_onnx.bert_token_key(texts[1])
+    vectors = minilm_onnx.MiniLMOnnxEmbedder().embed(texts)
+    assert np.array_equal(vectors[0], vectors[1])
+
+
 @pytest.mark.slow  # loads sentence-transformers for the reference vectors
 def test_onnx_vectors_agree_with_sentence_transformers():
     """Cosine ≥ 0.99 (the issue's floor) on every fixed text, and in fact equal to float

