@@ -145,3 +145,25 @@ def test_a_damaged_cache_file_is_rebuilt_and_its_vectors_agree(tmp_path):
     after = minilm_onnx.MiniLMOnnxEmbedder(tmp_path).embed(texts)
     assert minilm_onnx.is_intact(target)
     assert np.abs(after - before).max() < 1e-5
+
+
+def test_without_onnx_runtime_the_process_falls_back_to_sentence_transformers(monkeypatch):
+    """Where ONNX Runtime cannot load (not installed, the graph cannot be made), the embedding
+    process computes with sentence-transformers (the same vectors under the same name) instead of
+    failing every batch; only when neither loads does it answer with the failure."""
+    from app.engine import embedder as module
+
+    def no_runtime(self):
+        raise ImportError("No module named 'onnxruntime'")
+
+    monkeypatch.setattr(module.MiniLMOnnxEmbedder, "load", no_runtime)
+    monkeypatch.setattr(module.MiniLMEmbedder, "load", lambda self: None)
+    chosen, failure = module._loaded_embedder()
+    assert isinstance(chosen, module.MiniLMEmbedder) and failure is None
+
+    def broken(self):
+        raise OSError("weights unreadable")
+
+    monkeypatch.setattr(module.MiniLMEmbedder, "load", broken)
+    chosen, failure = module._loaded_embedder()
+    assert failure == "OSError: weights unreadable"

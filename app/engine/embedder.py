@@ -178,14 +178,7 @@ def serve() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints of the libraries must not corrupt the replies
     requests = os.fdopen(0, "rb")
-    embedder = MiniLMOnnxEmbedder()
-    try:
-        embedder.load()
-    except Exception as exc:
-        log.exception("could not load the embedding model")
-        failure: str | None = f"{type(exc).__name__}: {exc}"
-    else:
-        failure = None
+    embedder, failure = _loaded_embedder()
     while True:
         try:
             texts = pickle.load(requests)
@@ -197,6 +190,25 @@ def serve() -> None:
             reply = f"{type(exc).__name__}: {exc}"
         pickle.dump(reply, replies)
         replies.flush()
+
+
+def _loaded_embedder() -> tuple[Embedder, str | None]:
+    """The ONNX encoder, loaded; sentence-transformers (the same vectors, slower) where ONNX
+    Runtime is not installed or the graph cannot be made; and the failure's message when
+    neither loads."""
+    try:
+        onnx = MiniLMOnnxEmbedder()
+        onnx.load()
+        return onnx, None
+    except Exception:
+        log.warning("ONNX embedding unavailable; using sentence-transformers", exc_info=True)
+    reference = MiniLMEmbedder()
+    try:
+        reference.load()
+    except Exception as exc:
+        log.exception("could not load the embedding model")
+        return reference, f"{type(exc).__name__}: {exc}"
+    return reference, None
 
 
 @process_wide
