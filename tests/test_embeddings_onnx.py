@@ -167,3 +167,13 @@ def test_without_onnx_runtime_the_process_falls_back_to_sentence_transformers(mo
     monkeypatch.setattr(module.MiniLMEmbedder, "load", broken)
     chosen, failure = module._loaded_embedder()
     assert failure == "OSError: weights unreadable"
+
+
+def test_long_texts_go_in_smaller_batches():
+    """Batches hold at most BATCH_SIZE texts and BATCH_TOKENS padded tokens (the longest text
+    of a batch times its rows): 3 texts of 1,000 tokens with a 2,048 budget → 2 + 1; 70 texts of
+    10 tokens → 64 + 6."""
+    lengths = [1000, 1000, 1000]
+    assert minilm_onnx._batches([0, 1, 2], lengths) == [[0, 1], [2]]
+    short = list(range(70))
+    assert [len(b) for b in minilm_onnx._batches(short, [10] * 70)] == [64, 6]
