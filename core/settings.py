@@ -10,6 +10,7 @@ and relations read their paths here too, and they sit below ``app``.)
 | ``MORPHSCOPE_STATE_DIR`` | the embedded model server's state (port, log) | ``data`` |
 | ``MORPHSCOPE_AUTOSTART`` | ``0``: the dashboard does not start the embedded model | ``1`` |
 | ``MORPHSCOPE_WORDNET_DIR`` | the NLTK data root holding ``corpora/wordnet`` | ``data/wordnet`` in the repository |
+| ``MORPHSCOPE_CACHE_DIR`` | files made once from installed packages (the ONNX embedding model) | ``~/.cache/morphscope`` |
 
 API keys are not settings: an endpoint names the variable holding its key
 (``app.clients.endpoints``), and the key is never stored.
@@ -30,6 +31,8 @@ DB_VARIABLE = "MORPHSCOPE_DB"
 STATE_DIR_VARIABLE = "MORPHSCOPE_STATE_DIR"
 AUTOSTART_VARIABLE = "MORPHSCOPE_AUTOSTART"
 WORDNET_DIR_VARIABLE = "MORPHSCOPE_WORDNET_DIR"
+CACHE_DIR_VARIABLE = "MORPHSCOPE_CACHE_DIR"
+DEFAULT_CACHE_DIR = Path("~/.cache/morphscope")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Settings:
     state_dir: Path
     autostart: bool  # start the embedded model server with the dashboard
     wordnet_root: Path
+    cache_dir: Path  # files made once from installed packages
 
 
 def settings() -> Settings:
@@ -48,4 +52,5 @@ def settings() -> Settings:
         state_dir=Path(os.environ.get(STATE_DIR_VARIABLE, DEFAULT_STATE_DIR)),
         autostart=os.environ.get(AUTOSTART_VARIABLE, "1") == "1",
         wordnet_root=Path(wordnet).expanduser().resolve() if wordnet else DEFAULT_WORDNET_ROOT,
+        cache_dir=Path(os.environ.get(CACHE_DIR_VARIABLE) or DEFAULT_CACHE_DIR).expanduser(),
     )

@@ -57,6 +57,25 @@ def echo_sentiment(messages: list[dict[str, str]]) -> str:
     return "positive" if ("good" in text or "love" in text or "great" in text) else "negative"
 
 
+def distinct_reasoning(messages: list[dict[str, str]]) -> str:
+    """A worked answer in four numbered steps and a final line, distinct for each prompt (its
+    numbers come from the prompt's hash): the free-text load, where every answer is embedded."""
+    import hashlib
+
+    seed = int(hashlib.sha256(messages[-1]["content"].encode()).hexdigest()[:12], 16)
+    a, b, c = 2 + seed % 97, 2 + (seed >> 8) % 89, 2 + (seed >> 16) % 83
+    return (
+        f"Step 1: Read the problem: there are {a} boxes with {b} apples in each box.\n"
+        f"Step 2: Multiply to count the apples: {a} × {b} = {a * b} apples in all.\n"
+        f"Step 3: Take away the {c} apples that were sold in the morning: {a * b - c}.\n"
+        f"Step 4: Check the result by adding back: {a * b - c} + {c} = {a * b}, as expected.\n"
+        f"Final answer: {a * b - c}"
+    )
+
+
+RESPONDERS = {"sentiment": echo_sentiment, "reasoning": distinct_reasoning}
+
+
 def batch_output_line(custom_id: str, body: dict, status: int = 200) -> dict:
     """One line of an OpenAI Batch output (or error) file: the request's answer."""
     return {
@@ -701,6 +720,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--responder", choices=sorted(RESPONDERS), default="sentiment")
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--always-fault", choices=FAULT_KINDS)
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
@@ -711,6 +731,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     behaviour = FakeBehaviour(
+        responder=RESPONDERS[args.responder],
         latency_s=args.latency,
         fault_rate=args.fault_rate,
         always_fault=args.always_fault,

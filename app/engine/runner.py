@@ -219,7 +219,7 @@ class Runner:
             task,
             samples,
             relations,
-            Progress(total=0),
+            Progress(total=0, embedding=getattr(self.embeddings, "stats", None)),
             client,
             transform_calls,
             workers,

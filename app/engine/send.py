@@ -52,6 +52,8 @@ class SendLoop:
         self.stop_reason = ""
         self._finished: list[PlannedCase] = []
         self._saving: Future | None = None  # the batch the workers are judging and saving
+        self._saving_size = 0
+        self._waiter: tuple[Future, asyncio.Future] | None = None  # the loop's view of _saving
 
     async def run(self, todo: list[PlannedCase]) -> str:
         """Send ``todo``'s calls and save every case; the run's status ("done", "cancelled",
@@ -109,12 +111,18 @@ class SendLoop:
             elif overdue:  # a batch is still being judged: its answers are kept already
                 self._save_answers_now()
                 last_flush = time.monotonic()
-            done, pending = await asyncio.wait(
-                pending, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
+            # Woken by an answered case or by the judged batch (the next one then starts at
+            # once: the embedder does not wait for the poll).
+            saved = self._saving_waiter()
+            done, _ = await asyncio.wait(
+                pending | saved, timeout=0.2, return_when=asyncio.FIRST_COMPLETED
             )
+            done -= saved
+            pending -= done
             for future in done:
                 self._finished.append(future.result())
                 self.state.done += 1
+            self._note_unjudged()
             if done:
                 last_progress = time.monotonic()
             if time.monotonic() - last_beat > HEARTBEAT_EVERY_S:
@@ -173,8 +181,24 @@ class SendLoop:
 
     def _collect(self) -> None:
         if self._saving is not None and self._saving.done():
+            self._saving_size = 0
+            self._note_unjudged()
             count_cases(self._saving.result(), self.state, self.progress)
             self._saving = None
+
+    def _saving_waiter(self) -> set[asyncio.Future]:
+        """An asyncio future done with the batch being judged (empty set when none is)."""
+        if self._saving is None:
+            return set()
+        if self._waiter is None or self._waiter[0] is not self._saving:
+            waiter = asyncio.wrap_future(self._saving)
+            # Its outcome is read from the batch's own future (``_collect``), not from this.
+            waiter.add_done_callback(lambda f: f.cancelled() or f.exception())
+            self._waiter = (self._saving, waiter)
+        return {self._waiter[1]}
+
+    def _note_unjudged(self) -> None:
+        self.state.unjudged = len(self._finished) + self._saving_size
 
     def _save_answers_now(self) -> None:
         answers = self.calls.take_answers()
@@ -185,6 +209,7 @@ class SendLoop:
         self._save_answers_now()
         batch = self._finished[:BATCH_MOST]
         self._finished[:] = self._finished[BATCH_MOST:]
+        self._saving_size = len(batch)
         return self.workers.save(batch)
 
 
