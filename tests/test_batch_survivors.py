@@ -31,7 +31,7 @@ from app.batch.formats import ParsedResults, ResultLine
 from app.batch.importer import BatchImport, BatchImportError, _refuse_conflicts, import_results
 from core.engine_version import ENGINE_VERSION
 from core.identity import call_key
-from core.run_config import RunConfig
+from core.run_config import DEFAULT_REWRITE_CANDIDATES, RunConfig
 from core.types import BATCH_KIND, CallRequest, Endpoint
 from storage import Store
 from storage.batch_verbs import BATCH_RUN_STATES
@@ -129,7 +129,11 @@ def test_rewrites_are_exported_for_the_batch_transformation_endpoint_as_repeat_0
     assert stored["transformation_endpoint"]["model"] == "rewriter"
     assert stored["endpoint"]["kind"] == BATCH_KIND
     requests = store.batch_requests_for_keys(_keys(stage1.files[0]))
-    assert len(requests) == len(SAMPLES)
+    # best of k: each sample's paraphrase is asked for k times (k seeds), all in stage 1
+    assert len(requests) == len(SAMPLES) * DEFAULT_REWRITE_CANDIDATES
+    assert (
+        len({row["params"].get("seed") for row in requests.values()}) == DEFAULT_REWRITE_CANDIDATES
+    )
     for key, row in requests.items():
         assert row["repeat_index"] == 0 and row["model"] == "rewriter"
         assert key == call_key(

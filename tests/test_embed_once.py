@@ -70,11 +70,11 @@ def test_reasoning_without_reference_steps_embeds_outputs_and_traces_only():
 
 def test_reference_steps_are_embedded_once_per_sample_and_steps_with_them():
     """Two cases of one sample with reference steps: one call holds the reference, its steps and
-    each case's outputs, traces and steps, every distinct text once. The parser keeps the
-    "Final answer: 10" line as a step, shared by all three outputs, and the two follow-ups share
-    their first step: 2 reference steps + the reference "10" + the source output, its trace and
-    its 3 steps (5) + the first follow-up's output, trace and 2 new steps (4) + the second's
-    output, trace and 1 new step (3) = 15."""
+    each case's outputs, traces and steps, every distinct text once. The steps StepScore embeds
+    lose their "Step N:" labels and the "Final answer" line (``core.tasks.scoring_steps``), and the
+    two follow-ups share their first step: 2 reference steps + the reference "10" + the source
+    output, its trace and its 2 steps (4) + the first follow-up's output, trace and 2 new steps
+    (4) + the second's output, trace and 1 new step (3) = 14."""
     embedder = Recording()
     judge = Judge(EmbeddingCache(embedder), {})
     task = BUILTIN_TASKS["reasoning"]
@@ -87,9 +87,9 @@ def test_reference_steps_are_embedded_once_per_sample_and_steps_with_them():
     )  # fmt: skip
     assert all(c.step_score_source is not None for c in cases)
     (batch,) = embedder.batches
-    assert len(batch) == len(set(batch)) == 15
+    assert len(batch) == len(set(batch)) == 14
     assert set(reference_steps) <= set(batch) and "10" in batch  # the reference is "10"
-    assert embedder.calls == [15]
+    assert embedder.calls == [14]
 
 
 def test_text_answers_are_embedded_when_the_oracle_compares_them():
