@@ -30,7 +30,7 @@ from dataclasses import dataclass
 # (the cells that cost most), and near 0 it is within ten observations of Jeffreys' prior.
 DEFAULT_PRIOR = (1.0, 1.0)
 DEFAULT_ALPHA = 0.05
-_BISECTION_STEPS = 60  # halves the bracket to below 1e-18: far past any width we report
+_BISECTION_STEPS = 45  # halves the bracket to below 1e-13: far past any width we report
 
 
 @dataclass(frozen=True)
