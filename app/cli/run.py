@@ -75,12 +75,45 @@ def stop_embedder(embedder) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     check_run_options(args)
-    check_key_is_set(args, args.endpoint, args.transformation_endpoint)
+    if not args.dry_run:  # a preview sends nothing, so it needs no key
+        check_key_is_set(args, args.endpoint, args.transformation_endpoint)
     embedder = start_embedder()
     try:
-        return _run_command(args)
+        return _dry_run(args, embedder) if args.dry_run else _run_command(args)
     finally:
         stop_embedder(embedder)
+
+
+def _dry_run(args: argparse.Namespace, embedder) -> int:
+    """The cost preview: what the run would send, from a store only read (or none at all)."""
+    from pathlib import Path
+
+    from app.engine.preview import preview_run
+    from app.engine.workspace import custom_relations
+    from storage import Store, StoreOpenError, default_db_path
+
+    db_path = Path(args.db) if args.db else default_db_path()
+    try:
+        # No database yet: nothing is cached, and a preview must not create one.
+        store = Store(db_path, read_only=True) if db_path.exists() else Store(":memory:")
+    except StoreOpenError as exc:
+        raise CliError(str(exc)) from None
+    config, task, samples = run_config_from_args(args, store)
+    preview = preview_run(
+        store,
+        embedder,
+        config,
+        task,
+        samples,
+        custom_relations=custom_relations(store),
+        price_in=args.price_in,
+        price_out=args.price_out,
+    )
+    if args.json:
+        print(json.dumps(preview.to_dict(), indent=2))
+    else:
+        print("\n".join(preview.lines()))
+    return 0
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -141,6 +174,12 @@ def run_argument_problem(args: argparse.Namespace) -> str | None:
         return "--timeout must be between 0 and 3600 seconds"
     if not 0 < args.stall_minutes <= 24 * 60:
         return "--stall-minutes must be more than 0"
+    for flag in ("price_in", "price_out"):
+        price = getattr(args, flag)
+        if price is not None and not 0 <= price < 1e6:
+            return (
+                f"--{flag.replace('_', '-')} must be a price in USD per million tokens, 0 or more"
+            )
     return None
 
 
@@ -180,6 +219,16 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="send nothing, write nothing: print the planned calls, the calls already cached, "
+        "the tokens and the cost",
+    )
+    p.add_argument("--price-in", type=float, help="USD per million prompt tokens (for --dry-run)")
+    p.add_argument(
+        "--price-out", type=float, help="USD per million completion tokens (for --dry-run)"
+    )
     p.set_defaults(func=cmd_run, argument_problem=run_argument_problem)
 
     p = sub.add_parser("delete-run", help="delete a run with its cases and their labels")

