@@ -22,7 +22,11 @@ def _json(capsys, *args) -> dict:
 
 
 def test_precision_stops_each_relation_and_a_full_run_completes_the_grid(
-    capsys, tmp_path, fake_server, inputs_file, bow  # noqa: F811
+    capsys,
+    tmp_path,
+    fake_server,
+    inputs_file,
+    bow,  # noqa: F811
 ):
     db = tmp_path / "a.db"
     full = _run_args(fake_server.base_url, inputs_file, db, "--json")
@@ -49,7 +53,11 @@ def test_precision_stops_each_relation_and_a_full_run_completes_the_grid(
 
 
 def test_a_budget_caps_the_calls_and_ends_the_run_as_done(
-    capsys, tmp_path, fake_server, inputs_file, bow  # noqa: F811
+    capsys,
+    tmp_path,
+    fake_server,
+    inputs_file,
+    bow,  # noqa: F811
 ):
     db = tmp_path / "b.db"
     run = _run_args(fake_server.base_url, inputs_file, db, "--json")
