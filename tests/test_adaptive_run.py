@@ -10,8 +10,28 @@ import pytest
 
 from app.cli.main import main
 from storage import Store
-from tests.test_cli import _run_args, bow  # noqa: F401  (bow is a fixture)
-from tests.test_run_preview import inputs_file  # noqa: F401  (a fixture)
+from tests.test_cli import _run_args
+
+
+@pytest.fixture
+def inputs_file(tmp_path):
+    path = tmp_path / "inputs.csv"
+    rows = [f"Review {i}: the food was {'good' if i % 2 else 'cold'}." for i in range(20)]
+    path.write_text("\n".join(["text", *rows]) + "\n")
+    return path
+
+
+@pytest.fixture
+def fast_embedder(monkeypatch):
+    """The offline bag-of-words embedder in place of MiniLM (no model process)."""
+    import functools
+
+    from app.engine import workspace
+    from tests.conftest import BagOfWordsEmbedder
+
+    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(workspace, "make_runner", fast)
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
 
 
 def _json(capsys, *args) -> dict:
@@ -26,7 +46,7 @@ def test_precision_stops_each_relation_and_a_full_run_completes_the_grid(
     tmp_path,
     fake_server,
     inputs_file,
-    bow,  # noqa: F811
+    fast_embedder,
 ):
     db = tmp_path / "a.db"
     full = _run_args(fake_server.base_url, inputs_file, db, "--json")
@@ -57,7 +77,7 @@ def test_a_budget_caps_the_calls_and_ends_the_run_as_done(
     tmp_path,
     fake_server,
     inputs_file,
-    bow,  # noqa: F811
+    fast_embedder,
 ):
     db = tmp_path / "b.db"
     run = _run_args(fake_server.base_url, inputs_file, db, "--json")

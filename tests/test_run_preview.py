@@ -12,7 +12,7 @@ import pytest
 from app.cli.main import main
 from app.engine.preview import CHARACTERS_PER_TOKEN, TokenCounter
 from storage import Store
-from tests.test_cli import _run_args, bow  # noqa: F401  (bow is a fixture)
+from tests.test_cli import _run_args
 
 
 @pytest.fixture
@@ -21,6 +21,19 @@ def inputs_file(tmp_path):
     rows = [f"Review {i}: the food was {'good' if i % 2 else 'cold'}." for i in range(20)]
     path.write_text("\n".join(["text", *rows]) + "\n")
     return path
+
+
+@pytest.fixture
+def fast_embedder(monkeypatch):
+    """The offline bag-of-words embedder in place of MiniLM (no model process)."""
+    import functools
+
+    from app.engine import workspace
+    from tests.conftest import BagOfWordsEmbedder
+
+    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(workspace, "make_runner", fast)
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
 
 
 def _json(capsys, *args) -> dict:
@@ -45,7 +58,7 @@ def test_a_preview_sends_nothing_creates_nothing_and_a_run_sends_what_it_said(
     tmp_path,
     fake_server,
     inputs_file,
-    bow,  # noqa: F811
+    fast_embedder,
 ):
     db = tmp_path / "p.db"
     run = _run_args(fake_server.base_url, inputs_file, db, "--json")
@@ -72,7 +85,7 @@ def test_the_calls_a_preview_calls_cached_are_the_ones_the_cache_answers(
     tmp_path,
     fake_server,
     inputs_file,
-    bow,  # noqa: F811
+    fast_embedder,
 ):
     db = tmp_path / "c.db"
     both = _run_args(fake_server.base_url, inputs_file, db, "--json")
@@ -100,7 +113,7 @@ def test_without_a_price_the_preview_warns_and_shows_no_cost(
     tmp_path,
     fake_server,
     inputs_file,
-    bow,  # noqa: F811
+    fast_embedder,
 ):
     run = _run_args(fake_server.base_url, inputs_file, tmp_path / "w.db")
     code = main([*run, "--dry-run"])
