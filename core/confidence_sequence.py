@@ -106,3 +106,13 @@ def confidence_sequence(
     if violations < n and log_mixture_martingale(violations, n, 1.0, prior) >= threshold:
         high = _crossing(violations, n, estimate, 1.0, threshold, prior)
     return SequenceInterval(violations, n, low, high, alpha)
+
+
+def inputs_needed(rate: float, half_width: float, step: int = 1, most: int = 1_000_000) -> int:
+    """How many observations a cell whose observed rate stays at `rate` takes to reach
+    `half_width`, looking every `step` observations (at most `most`): what a preview quotes for
+    a precision target before any verdict is known."""
+    n = step
+    while n < most and confidence_sequence(round(rate * n), n).half_width > half_width:
+        n += step
+    return min(n, most)

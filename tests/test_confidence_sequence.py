@@ -11,7 +11,7 @@ import pytest
 from scipy import integrate, stats
 
 from app.analysis.proportions import wilson_interval
-from core.confidence_sequence import confidence_sequence, log_mixture_martingale
+from core.confidence_sequence import confidence_sequence, inputs_needed, log_mixture_martingale
 
 
 def test_no_violations_in_100_has_the_closed_form_upper_bound():
@@ -109,3 +109,9 @@ def test_refuses_impossible_counts():
         confidence_sequence(5, 4)
     with pytest.raises(ValueError):
         confidence_sequence(1, 4, alpha=1.0)
+
+
+def test_inputs_needed_for_a_precision_at_rate_zero():
+    # All passes (hand arithmetic above): n = 20 gives ±0.130, n = 40 gives ±0.077.
+    assert inputs_needed(0.0, 0.1, step=20) == 40
+    assert inputs_needed(0.0, 0.1, step=20, most=30) == 30

@@ -145,3 +145,18 @@ def test_token_counts_of_the_installed_tokenizer_and_of_the_fallback(monkeypatch
     # Two messages: 4 framing tokens each + ⌈8/4⌉ + ⌈5/4⌉ = 8 + 2 + 2 = 12.
     messages = [{"role": "system", "content": "abcdefgh"}, {"role": "user", "content": "hello"}]
     assert fallback.count_messages(messages) == 12
+
+
+def test_a_precision_preview_quotes_the_inputs_and_calls_it_would_take(
+    capsys, tmp_path, fake_server, inputs_file, fast_embedder
+):
+    run = _run_args(fake_server.base_url, inputs_file, tmp_path / "q.db", "--json")
+    preview = _json(capsys, *run, "--dry-run", "--precision", "0.25", "--round-size", "5")
+    # Near 0.05 on 5 and 10 inputs no violation is expected: ±0.308 after 5, ±0.2085 ≤ 0.25
+    # after 10 (the all-pass closed form). Near 0.5 even 20 inputs give ±0.296: all 20.
+    # The 60 calls to send scale to 60 × 10/20 = 30 and 60 × 20/20 = 60.
+    estimate = preview["precision"]
+    assert (estimate["inputs_near_zero"], estimate["inputs_at_half"]) == (10, 20)
+    assert (estimate["calls_near_zero"], estimate["calls_at_half"]) == (30, 60)
+    assert estimate["calls_worst_case"] == 60
+    assert fake_server.stats.chat_calls == 0

@@ -108,6 +108,8 @@ def _dry_run(args: argparse.Namespace, embedder) -> int:
         custom_relations=custom_relations(store),
         price_in=args.price_in,
         price_out=args.price_out,
+        precision=args.precision,
+        round_size=args.round_size,
     )
     if args.json:
         print(json.dumps(preview.to_dict(), indent=2))

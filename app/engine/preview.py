@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.engine.calls import case_calls
 from app.engine.embedder import Embedder, EmbeddingCache
+from core.confidence_sequence import inputs_needed
 from core.identity import call_key
 from core.types import Completion, Endpoint, Sample, Verdict
 
@@ -114,6 +115,7 @@ class CostPreview:
     token_method: str = ""
     price_in: float | None = None
     price_out: float | None = None
+    precision: PrecisionEstimate | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -143,6 +145,7 @@ class CostPreview:
             "price_in_per_million": self.price_in,
             "price_out_per_million": self.price_out,
             "cost_usd": self.cost_usd,
+            "precision": vars(self.precision) if self.precision else None,
             "warnings": list(self.warnings),
         }
 
@@ -162,7 +165,48 @@ class CostPreview:
                 f"cost: ~${cost:.4f} at ${self.price_in or 0:g}/M input, "
                 f"${self.price_out or 0:g}/M output tokens"
             )
+        if self.precision is not None:
+            lines.append(self.precision.line())
         return lines + [f"warning: {w}" for w in self.warnings]
+
+
+@dataclass(frozen=True)
+class PrecisionEstimate:
+    """What `--precision` would save, before any verdict is known: the inputs each relation
+    takes at a rate near 0.5 (the slowest) and near 0.05, and the calls to send scaled by them
+    (the worst case is every call of the full run)."""
+
+    half_width: float
+    inputs: int
+    inputs_at_half: int
+    inputs_near_zero: int
+    calls_at_half: int
+    calls_near_zero: int
+    calls_worst_case: int
+
+    def line(self) -> str:
+        return (
+            f"with --precision {self.half_width:g}: each relation stops after about "
+            f"{self.inputs_near_zero} inputs at a rate near 0.05 and {self.inputs_at_half} near "
+            f"0.5 (of {self.inputs}): about {self.calls_near_zero}-{self.calls_at_half} calls to "
+            f"send, at worst {self.calls_worst_case}"
+        )
+
+
+def precision_estimate(
+    half_width: float, n_inputs: int, calls_to_send: int, round_size: int
+) -> PrecisionEstimate:
+    at_half = inputs_needed(0.5, half_width, round_size, n_inputs)
+    near_zero = inputs_needed(0.05, half_width, round_size, n_inputs)
+    return PrecisionEstimate(
+        half_width,
+        n_inputs,
+        at_half,
+        near_zero,
+        round(calls_to_send * at_half / n_inputs),
+        round(calls_to_send * near_zero / n_inputs),
+        calls_to_send,
+    )
 
 
 class ReadOnlyEmbeddings:
@@ -188,6 +232,8 @@ def preview_run(
     custom_relations: Sequence[Relation] = (),
     price_in: float | None = None,
     price_out: float | None = None,
+    precision: float | None = None,
+    round_size: int = 20,
 ) -> CostPreview:
     """Plan the run as the runner would, with clients that refuse every call, and count what
     it would send. ``store`` is only read (open it read-only)."""
@@ -229,6 +275,10 @@ def preview_run(
         price_in=price_in,
         price_out=price_out,
     )
+    if precision is not None and samples:
+        preview.precision = precision_estimate(
+            precision, len(samples), preview.calls_to_send, round_size
+        )
     if price_in is None and price_out is None:
         preview.warnings.append("no price set (--price-in/--price-out): the cost is not shown")
     if rewrite_calls:
