@@ -12,8 +12,11 @@ the ChatML framing of ``<|im_start|>``, the role, a newline, ``<|im_end|>`` and 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
+import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -46,11 +49,26 @@ def _smollm2() -> Callable[[str], int] | None:
     try:
         from llama_cpp import Llama
 
-        model = Llama(model_path=str(folder / SMOLLM2_GGUF), vocab_only=True, verbose=False)
+        with _quiet_stderr():  # llama.cpp writes a context warning there, irrelevant to a count
+            model = Llama(model_path=str(folder / SMOLLM2_GGUF), vocab_only=True, verbose=False)
     except Exception:  # a damaged file or library: the next counter answers
         log.warning("could not read the SmolLM2 vocabulary", exc_info=True)
         return None
     return lambda text: len(model.tokenize(text.encode(), add_bos=False, special=False))
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """The C library's writes to file descriptor 2 go nowhere meanwhile."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _wordpiece() -> Callable[[str], int] | None:
