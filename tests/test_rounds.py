@@ -106,14 +106,14 @@ def test_a_budget_is_never_exceeded_and_goes_to_the_widest_interval():
     _play(scheduler)
     assert scheduler.stop_reason == STOP_BUDGET
     assert 499 <= scheduler.calls_used <= 500  # a follow-up alone (1 call) fits in what is left
-    passes, half = (scheduler._states[c].observed for c in (ALWAYS_PASSES, HALF_VIOLATES))
+    passes, half = (scheduler.interval(c).n for c in (ALWAYS_PASSES, HALF_VIOLATES))
     assert half > 2 * passes  # the rate near 0.5 has the wider interval at any n
 
 
 def test_precision_and_budget_together_stop_a_narrow_cell_and_spend_on_the_other():
     scheduler = RoundScheduler([ALWAYS_PASSES, HALF_VIOLATES], 4000, precision=0.1, budget=600)
     _play(scheduler)
-    assert scheduler._states[ALWAYS_PASSES].observed <= 60
+    assert scheduler.interval(ALWAYS_PASSES).n <= 60
     assert scheduler.reached_precision(ALWAYS_PASSES)
     assert scheduler.calls_used <= 600
 
