@@ -81,12 +81,47 @@ def stop_embedder(embedder) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     check_run_options(args)
-    check_key_is_set(args, args.endpoint, args.transformation_endpoint)
+    if not args.dry_run:  # a preview sends nothing, so it needs no key
+        check_key_is_set(args, args.endpoint, args.transformation_endpoint)
     embedder = start_embedder()
     try:
-        return _run_command(args)
+        return _dry_run(args, embedder) if args.dry_run else _run_command(args)
     finally:
         stop_embedder(embedder)
+
+
+def _dry_run(args: argparse.Namespace, embedder) -> int:
+    """The cost preview: what the run would send, from a store only read (or none at all)."""
+    from pathlib import Path
+
+    from app.engine.preview import preview_run
+    from app.engine.workspace import custom_relations
+    from storage import Store, StoreOpenError, default_db_path
+
+    db_path = Path(args.db) if args.db else default_db_path()
+    try:
+        # No database yet: nothing is cached, and a preview must not create one.
+        store = Store(db_path, read_only=True) if db_path.exists() else Store(":memory:")
+    except StoreOpenError as exc:
+        raise CliError(str(exc)) from None
+    config, task, samples = run_config_from_args(args, store)
+    preview = preview_run(
+        store,
+        embedder,
+        config,
+        task,
+        samples,
+        custom_relations=custom_relations(store),
+        price_in=args.price_in,
+        price_out=args.price_out,
+        precision=args.precision,
+        round_size=args.round_size,
+    )
+    if args.json:
+        print(json.dumps(preview.to_dict(), indent=2))
+    else:
+        print("\n".join(preview.lines()))
+    return 0
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -98,9 +133,59 @@ def _run_command(args: argparse.Namespace) -> int:
     problem = endpoint_problem(config)
     if problem:
         raise CliError(f"{problem}; nothing was run")
+    if args.precision is not None or args.budget is not None:
+        return _adaptive_run(args, store, config, task, samples)
     runner = make_runner(store)  # with the default embedder, the one loading since the start
     runner.stall_after_s = args.stall_minutes * 60
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
+    return _report_summary(args, summary)
+
+
+def _adaptive_run(args: argparse.Namespace, store, config, task, samples) -> int:
+    """`--precision`/`--budget`: the same run sent in rounds (app/engine/adaptive_run.py)."""
+    from app.engine import workspace
+    from app.engine.adaptive_run import AdaptiveRunner, AdaptiveSettings
+    from app.engine.embedder import EmbeddingCache
+
+    runner = AdaptiveRunner(
+        store,
+        EmbeddingCache(workspace.default_embedder(), store),
+        custom_relations=workspace.custom_relations(store),
+        stall_after_s=args.stall_minutes * 60,
+    )
+    settings = AdaptiveSettings(args.precision, args.budget, args.round_size)
+    adaptive = runner.run_adaptive_sync(
+        config, task, samples, settings, progress=StderrProgress(True)
+    )
+    if adaptive.run.error_line():
+        print(
+            f"warning: {adaptive.run.error_line()}; run the same command to retry them",
+            file=sys.stderr,
+        )
+    if args.json:
+        print(json.dumps(adaptive.to_dict(), indent=2))
+        return _exit_code(adaptive.run)
+    print(
+        f"run {adaptive.run.run_id}: {adaptive.stop_reason}; {adaptive.calls_counted} calls "
+        f"counted of the full grid's {adaptive.full_grid_calls} "
+        f"({adaptive.run.calls_made} sent, {adaptive.run.cache_hits} from the cache)"
+    )
+    for cell in adaptive.cells:
+        rate = cell.violations / cell.inputs if cell.inputs else 0.0
+        print(
+            f"  {cell.relation}: {cell.violations}/{cell.inputs} = {rate:.3f}, "
+            f"confidence sequence [{cell.low:.3f}, {cell.high:.3f}] (±{cell.half_width:.3f})"
+        )
+    return _exit_code(adaptive.run)
+
+
+def _exit_code(summary) -> int:
+    if summary.status != "done":
+        return EXIT_STOPPED
+    return EXIT_ERRORS if summary.errors else 0
+
+
+def _report_summary(args: argparse.Namespace, summary) -> int:
     # The error line comes first: a run whose every case failed must not look like a result.
     if summary.error_line():
         print(
@@ -118,9 +203,7 @@ def _run_command(args: argparse.Namespace) -> int:
             f"{summary.calls_made} calls, {summary.cache_hits} cache hits{retried}, "
             f"{summary.elapsed_s:.1f} s"
         )
-    if summary.status != "done":
-        return EXIT_STOPPED
-    return EXIT_ERRORS if summary.errors else 0
+    return _exit_code(summary)
 
 
 def cmd_delete_run(args: argparse.Namespace) -> int:
@@ -147,6 +230,18 @@ def run_argument_problem(args: argparse.Namespace) -> str | None:
         return "--timeout must be between 0 and 3600 seconds"
     if not 0 < args.stall_minutes <= 24 * 60:
         return "--stall-minutes must be more than 0"
+    if args.precision is not None and not 0 < args.precision < 0.5:
+        return "--precision must be a half-width between 0 and 0.5 (e.g. 0.05 for ±5%)"
+    if args.budget is not None and args.budget < 1:
+        return "--budget must be at least 1 call"
+    if args.round_size < 1:
+        return "--round-size must be at least 1"
+    for flag in ("price_in", "price_out"):
+        price = getattr(args, flag)
+        if price is not None and not 0 <= price < 1e6:
+            return (
+                f"--{flag.replace('_', '-')} must be a price in USD per million tokens, 0 or more"
+            )
     return None
 
 
@@ -186,6 +281,33 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="send nothing, write nothing: print the planned calls, the calls already cached, "
+        "the tokens and the cost",
+    )
+    p.add_argument(
+        "--precision",
+        type=float,
+        help="stop each relation once its anytime-valid 95%% interval is within ± this "
+        "(e.g. 0.05); inputs are sent in rounds, in a seeded random order",
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        help="send at most this many calls to the model, widest intervals first",
+    )
+    p.add_argument(
+        "--round-size",
+        type=int,
+        default=20,
+        help="inputs per relation per round with --precision/--budget (default 20)",
+    )
+    p.add_argument("--price-in", type=float, help="USD per million prompt tokens (for --dry-run)")
+    p.add_argument(
+        "--price-out", type=float, help="USD per million completion tokens (for --dry-run)"
+    )
     p.set_defaults(func=cmd_run, argument_problem=run_argument_problem)
 
     p = sub.add_parser("delete-run", help="delete a run with its cases and their labels")

@@ -1,0 +1,190 @@
+"""A run that spends its calls where the uncertainty is (`run --precision H`, `--budget N`).
+
+The run is planned and recorded as a full run (same run id, same cases), then sent in rounds:
+the round scheduler (``rounds``) picks, after each round, which model × relation cells get the
+next inputs of a seeded random order, from the verdicts stored so far. A cell stops when its
+anytime-valid confidence sequence is within ±H; with a budget, the run ends when no next
+observation fits in it. The cases not sent stay planned: the same command without `--precision`
+or `--budget` completes the grid, from the call cache where the calls were made.
+
+An observation of a cell is one input: a violation when any of its cases (follow-ups ×
+repeats) FAILs, none when no case has a PASS or FAIL (SKIP, ERROR). Only the cases this run
+sends count: an input whose cases an earlier run settled gives no observation.
+LLM-prompted rewrites are made at planning, for every input, as in a full run: the precision
+and the budget govern the calls to the model under test.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.engine.plan import PlannedCase
+from app.engine.progress import ProgressCallback, RunSummary
+from app.engine.rounds import DEFAULT_ROUND_SIZE, Cell, RoundScheduler
+from app.engine.runner import RunContext, Runner
+from app.engine.send import SendLoop
+from core.run_config import RunConfig
+from core.tasks import Task
+from core.types import Sample, Verdict
+
+
+@dataclass(frozen=True)
+class AdaptiveSettings:
+    precision: float | None = None
+    budget: int | None = None
+    round_size: int = DEFAULT_ROUND_SIZE
+
+
+@dataclass
+class CellReport:
+    relation: str
+    inputs: int  # inputs observed (with a verdict)
+    violations: int
+    low: float
+    high: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+@dataclass
+class AdaptiveSummary:
+    """The run's summary, why the rounds stopped, the calls the scheduler counted against the
+    full grid's, and each cell's confidence-sequence interval at the stop."""
+
+    run: RunSummary
+    stop_reason: str
+    calls_counted: int
+    full_grid_calls: int
+    cells: list[CellReport] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            **self.run.to_dict(),
+            "adaptive": {
+                "stop_reason": self.stop_reason,
+                "calls_counted": self.calls_counted,
+                "full_grid_calls": self.full_grid_calls,
+                "cells": [
+                    {**vars(cell), "half_width": round(cell.half_width, 6)} for cell in self.cells
+                ],
+            },
+        }
+
+
+class AdaptiveRunner(Runner):
+    """A ``Runner`` whose ``execute_adaptive`` sends the planned cases in scheduled rounds."""
+
+    def run_adaptive_sync(
+        self,
+        config: RunConfig,
+        task: Task,
+        samples: Sequence[Sample],
+        settings: AdaptiveSettings,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> AdaptiveSummary:
+        import asyncio
+
+        return asyncio.run(self.execute_adaptive(config, task, samples, settings, progress))
+
+    async def execute_adaptive(
+        self,
+        config: RunConfig,
+        task: Task,
+        samples: Sequence[Sample],
+        settings: AdaptiveSettings,
+        progress: ProgressCallback | None = None,
+    ) -> AdaptiveSummary:
+        started = time.perf_counter()
+        relations = self._relations(config, samples)
+        run_id = config.run_id(samples)
+        self.embeddings.warm_up()
+        context = self._start(run_id, config, task, samples, relations)
+        try:
+            todo, _ = await self._plan_and_record(context, progress)
+            scheduler = self._scheduler(config, samples, relations, settings)
+            status = await self._send_rounds(context, todo, scheduler, progress)
+        except BaseException:
+            self.store.finish_run(run_id, "interrupted")
+            raise
+        finally:
+            await self._end(context)
+        context.workers.raise_if_halted()
+        self.store.finish_run(run_id, status)
+        summary = self._summary(context, status, "", started)
+        cells = [
+            _cell_report(cell, scheduler)
+            for cell in scheduler.cells  # in the order the relations were given
+        ]
+        full_grid = len(samples) * config.repeats * (1 + len(relations))
+        return AdaptiveSummary(
+            summary, scheduler.stop_reason or status, scheduler.calls_used, full_grid, cells
+        )
+
+    def _scheduler(self, config, samples, relations, settings) -> RoundScheduler:
+        model = config.endpoint.model
+        cells = [Cell(model, relation.id, follow_up_calls=config.repeats) for relation in relations]
+        return RoundScheduler(
+            cells,
+            len(samples),
+            precision=settings.precision,
+            budget=settings.budget,
+            round_size=settings.round_size,
+            seed=config.seed,
+            source_calls=config.repeats,
+        )
+
+    async def _send_rounds(
+        self,
+        context: RunContext,
+        todo: list[PlannedCase],
+        scheduler: RoundScheduler,
+        progress: ProgressCallback | None,
+    ) -> str:
+        """Send round after round until the scheduler stops; the run's status."""
+        position = {sample.id: index for index, sample in enumerate(context.samples)}
+        cases_of: dict[tuple[int, str], list[PlannedCase]] = defaultdict(list)
+        for case in todo:
+            cases_of[(position[case.sample.id], case.relation.id)].append(case)
+        calls = self._calls(context)
+        cancel = threading.Event()
+        while (planned := scheduler.next_round()) is not None:
+            wanted = [
+                (index, cell) for cell, inputs in planned.assignments.items() for index in inputs
+            ]
+            batch = [case for index, cell in wanted for case in cases_of[(index, cell.relation)]]
+            loop = SendLoop(
+                context.task,
+                calls,
+                context.workers,
+                context.state,
+                progress,
+                cancel,
+                self.stall_after_s,
+            )
+            status = await loop.run(batch)
+            if status != "done":
+                return status
+            verdicts = self.store.recorded_case_verdicts(context.run_id)
+            for index, cell in wanted:
+                cases = cases_of[(index, cell.relation)]
+                scheduler.record(cell, _violated([verdicts.get(c.case_id) for c in cases]))
+        return "done"
+
+
+def _violated(verdicts: list[str | None]) -> bool | None:
+    judged = [v for v in verdicts if v in (Verdict.PASS.value, Verdict.FAIL.value)]
+    if not judged:
+        return None
+    return Verdict.FAIL.value in judged
+
+
+def _cell_report(cell: Cell, scheduler: RoundScheduler) -> CellReport:
+    interval = scheduler.interval(cell)
+    return CellReport(cell.relation, interval.n, interval.violations, interval.low, interval.high)
