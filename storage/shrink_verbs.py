@@ -1,0 +1,93 @@
+"""Store verbs for shrunk violations: the result of shrinking a case, kept in its own table
+linked to the case id (the case itself is never changed)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from storage.label_verbs import label_timestamp
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+
+@dataclass(frozen=True)
+class StoredShrink:
+    """One row of ``shrink_results``, decoded; ``kept_edits`` as the edits' dicts."""
+
+    case_id: str
+    run_id: str
+    relation_id: str
+    status: str
+    reason: str
+    edits_total: int
+    kept_edits: list[dict[str, Any]]
+    minimal_followup: dict[str, str]
+    calls: int
+    confirmed: str
+    shrunk_at: str
+
+
+class ShrinkVerbs:
+    """Mixin of :class:`storage.store.Store`: shrink results by case."""
+
+    _db: Database  # provided by Store, with ``_query(sql, params)`` and ``_write()``
+
+    def save_shrink(
+        self,
+        *,
+        case_id: str,
+        run_id: str,
+        relation_id: str,
+        status: str,
+        reason: str,
+        edits_total: int,
+        kept_edits: list[dict[str, Any]],
+        minimal_followup: dict[str, str],
+        calls: int,
+        confirmed: str,
+    ) -> None:
+        """Record (or replace) the shrink of one case: the latest search is the one shown."""
+        with self._write():  # type: ignore[attr-defined]
+            self._db.execute(
+                "INSERT OR REPLACE INTO shrink_results (case_id, run_id, relation_id, status, "
+                "reason, edits_total, kept_edits, minimal_followup, calls, confirmed, shrunk_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    case_id,
+                    run_id,
+                    relation_id,
+                    status,
+                    reason,
+                    edits_total,
+                    json.dumps(kept_edits),
+                    json.dumps(minimal_followup),
+                    calls,
+                    confirmed,
+                    label_timestamp(),
+                ],
+            )
+
+    def shrink_of(self, case_id: str) -> StoredShrink | None:
+        rows = self._query(  # type: ignore[attr-defined]
+            "SELECT * FROM shrink_results WHERE case_id = ?", [case_id]
+        )
+        return _decoded(rows[0]) if rows else None
+
+    def shrinks_of_run(self, run_id: str) -> list[StoredShrink]:
+        rows = self._query(  # type: ignore[attr-defined]
+            "SELECT * FROM shrink_results WHERE run_id = ? ORDER BY case_id", [run_id]
+        )
+        return [_decoded(row) for row in rows]
+
+
+def _decoded(row: dict[str, Any]) -> StoredShrink:
+    return StoredShrink(
+        **{
+            **row,
+            "kept_edits": json.loads(row["kept_edits"]),
+            "minimal_followup": json.loads(row["minimal_followup"]),
+        }
+    )

@@ -1,0 +1,120 @@
+"""`morphscope shrink` end to end (issue 26 §3): a run against the fake OpenAI server whose
+'model' answers negative exactly when the text holds the digit 3, then every FAIL shrunk."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.cli.main import main
+from storage import Store
+from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+TEXTS = [
+    "The waiter was friendly and the dessert was excellent, we will be back next week.",
+    "Everything here feels fresh, the staff were helpful and the seats were comfortable.",
+    "We enjoyed every minute of the evening between the trees beside the quiet river.",
+    "These are the best green beans I have eaten since the summer festival last year.",
+    "She sent me a lovely letter, and the sweet message made me smile all afternoon.",
+    "The hotel team welcomed us; the breakfast was generous and the sheets were clean.",
+]
+
+
+def three_means_negative(messages: list[dict[str, str]]) -> str:
+    """A model that flips on exactly one kind of edit: any '3' in the prompt (leet e → 3)."""
+    return "negative" if "3" in messages[-1]["content"] else "positive"
+
+
+@pytest.fixture
+def bow(monkeypatch):
+    import functools
+
+    from app.engine import workspace
+    from tests.conftest import BagOfWordsEmbedder
+
+    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(workspace, "make_runner", fast)
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
+
+
+@pytest.fixture
+def leet_run(tmp_path, bow, capsys):
+    inputs = tmp_path / "inputs.csv"
+    inputs.write_text("text\n" + "\n".join(f'"{t}"' for t in TEXTS) + "\n")
+    db = tmp_path / "shrink.db"
+    with FakeOpenAIServer(FakeBehaviour(responder=three_means_negative)) as server:
+        code = main(
+            [
+                "run", "--endpoint", server.base_url, "--model", "fake-model",
+                "--task", "sentiment", "--relations", "char.leet,sentence.uppercase",
+                "--inputs", str(inputs), "--db", str(db), "--quiet",
+            ]
+        )  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        capsys.readouterr()
+        store = Store(db)
+        run_id = store.runs()[0].id
+        fails = [c for c in store.cases_for() if c.verdict == "FAIL"]
+        store.close()
+        yield server, db, run_id, fails
+
+
+def test_every_leet_fail_keeps_exactly_one_edit_with_a_3(leet_run, capsys) -> None:
+    _server, db, run_id, fails = leet_run
+    # Only char.leet writes digits; a case fails exactly when a 3 was written.
+    assert fails and {c.relation_id for c in fails} == {"char.leet"}
+    assert all("3" in c.followup_input["text"] for c in fails)
+    code = main(["shrink", "--run", run_id, "--db", str(db), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    results = json.loads(out)
+    assert len(results) == len(fails)
+    for result in results:
+        assert result["status"] == "minimal"
+        assert result["edits_kept"] == 1
+        (kept,) = result["kept_edits"]
+        assert "3" in kept["new"] and "3" not in kept["old"]
+        assert result["edits_total"] <= 10 and result["calls"] <= 40
+        assert result["confirmed"] == "1/1"  # the run's temperature is 0
+        source = next(c for c in fails if c.id == result["case_id"]).source_input["text"]
+        # The minimal follow-up is the source with that one word replaced.
+        expected = source[: kept["start"]] + kept["new"] + source[kept["end"] :]
+        assert result["minimal_followup"] == {"text": expected}
+    store = Store(db)
+    stored = store.shrinks_of_run(run_id)
+    assert [s.case_id for s in stored] == sorted(r["case_id"] for r in results)
+    assert all(store.case(s.case_id).verdict == "FAIL" for s in stored)  # cases untouched
+    store.close()
+
+
+def test_a_repeated_shrink_costs_no_call(leet_run, capsys) -> None:
+    server, db, _run_id, fails = leet_run
+    case_id = fails[0].id
+    assert main(["shrink", case_id, "--db", str(db), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    before = server.stats.chat_calls
+    assert main(["shrink", case_id, "--db", str(db), "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert server.stats.chat_calls == before  # every candidate came from the call cache
+    assert second["calls"] == 0
+    assert second["kept_edits"] == first["kept_edits"]
+
+
+def test_k_of_n_repeats_sample_each_candidate_again(leet_run, capsys) -> None:
+    _server, db, _run_id, fails = leet_run
+    code = main(["shrink", fails[0].id, "--db", str(db), "--repeats", "2/3", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["confirmed"] == "2/3" and result["edits_kept"] == 1
+
+
+def test_bad_case_id_and_database_exit_2(leet_run, tmp_path, capsys) -> None:
+    _server, db, _run_id, _fails = leet_run
+    assert main(["shrink", "nope", "--db", str(db)]) == 2
+    assert "no case 'nope'" in capsys.readouterr().err
+    assert main(["shrink", "nope", "--db", str(tmp_path / "missing.db")]) == 2
+    passed = Store(db)
+    pass_id = next(c.id for c in passed.cases_for() if c.verdict == "PASS")
+    passed.close()
+    assert main(["shrink", pass_id, "--db", str(db)]) == 2
+    assert "not FAIL" in capsys.readouterr().err
