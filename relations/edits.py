@@ -138,3 +138,16 @@ def edits_text(edits: Sequence[Edit], total: int) -> str:
     kept = "; ".join(f"{e.describe()} in {e.field}" for e in edits)
     verb = "is" if len(edits) == 1 else "are"
     return f"{len(edits)} of {total} edits {verb} enough: {kept}"
+
+
+def applied_spans(edits: Iterable[Edit]) -> dict[str, list[tuple[int, int]]]:
+    """Where each edit's new text stands in the text the edits make, per field (to highlight
+    them): left to right, each span shifted by what the edits before it added or removed."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    shift: dict[str, int] = {}
+    for edit in sorted(edits, key=lambda e: (e.field, e.start)):
+        offset = shift.get(edit.field, 0)
+        start = edit.start + offset
+        spans.setdefault(edit.field, []).append((start, start + len(edit.new)))
+        shift[edit.field] = offset + len(edit.new) - (edit.end - edit.start)
+    return spans

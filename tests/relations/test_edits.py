@@ -105,3 +105,15 @@ def test_whole_text_transformations_are_indivisible() -> None:
 def test_edit_round_trips_through_a_dict() -> None:
     edit = Edit("text", 3, 5, "ab", "cd")
     assert Edit.from_dict(edit.to_dict()) == edit
+
+
+def test_applied_spans_point_at_the_new_text() -> None:
+    from relations.edits import applied_spans
+
+    source = {"text": "I like every film"}
+    edits = diff_edits(source, {"text": "I really like 3v3ry film"})
+    made = apply_edits(source, edits)["text"]
+    spans = applied_spans(edits)["text"]
+    # ' really' is inserted after 'I' (at 1, 7 chars), so 'every' (7..12) moves to 14..19.
+    assert [made[a:b] for a, b in spans] == [" really", "3v3ry"]
+    assert spans[1] == (14, 19)
