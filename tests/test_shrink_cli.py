@@ -118,3 +118,22 @@ def test_bad_case_id_and_database_exit_2(leet_run, tmp_path, capsys) -> None:
     passed.close()
     assert main(["shrink", pass_id, "--db", str(db)]) == 2
     assert "not FAIL" in capsys.readouterr().err
+
+
+def test_triage_button_shrinks_in_the_background(leet_run) -> None:
+    import time
+
+    from app.ui.triage import shrink_panel
+
+    _server, db, _run_id, fails = leet_run
+    store = Store(db)
+    shrink_panel.start_shrink(store, fails[0].id)
+    job = shrink_panel._JOBS[fails[0].id]
+    deadline = time.monotonic() + 60
+    while not job.done and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert job.done and job.error is None
+    stored = store.shrink_of(fails[0].id)
+    assert stored.status == "minimal" and len(stored.kept_edits) == 1
+    assert "3" in stored.kept_edits[0]["new"]
+    store.close()
