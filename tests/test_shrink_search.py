@@ -116,3 +116,20 @@ def test_repeats_parse() -> None:
         Repeats.parse("4/3")
     with pytest.raises(ValueError):
         Repeats.parse("two")
+
+
+def test_a_candidate_that_cannot_be_judged_stops_the_search_with_its_reason() -> None:
+    # Candidates with edit 0 are judged; the first without it hits an endpoint error: the
+    # search must not read that as a pass (which would keep edit 0 for nothing).
+    def oracle(kept, repeat):
+        if 0 in kept:
+            return Trial(failed=True, calls=1)
+        return Trial(failed=False, calls=1, error="ERROR: connection refused")
+
+    result = ddmin(4, oracle, repeats=SINGLE)
+    # all 4 fail (1), {0,1} fails (2), {0} fails (3): minimal without ever meeting the error.
+    assert (result.status, result.kept) == (ShrinkStatus.MINIMAL, (0,))
+    broken = ddmin(4, lambda kept, r: Trial(False, 1, error="ERROR: connection refused"))
+    assert broken.status is ShrinkStatus.ERROR
+    assert broken.kept == (0, 1, 2, 3)
+    assert "connection refused" in broken.reason

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 DEFAULT_MAX_CALLS = 60
+MAX_REPEATS = 99  # samples per candidate (the oracle numbers a case's samples in blocks of 100)
 
 
 class ShrinkStatus(StrEnum):
@@ -27,6 +28,7 @@ class ShrinkStatus(StrEnum):
     BUDGET_REACHED = "budget reached"
     NOT_REPRODUCIBLE = "not reproducible"
     NOT_SHRINKABLE = "not shrinkable"
+    ERROR = "error"  # a candidate could not be judged (endpoint down, unparseable answer …)
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,8 @@ class Repeats:
     n: int = 3
 
     def __post_init__(self) -> None:
-        if not 1 <= self.k <= self.n:
-            raise ValueError(f"repeats {self.k}/{self.n}: need 1 ≤ k ≤ n")
+        if not 1 <= self.k <= self.n <= MAX_REPEATS:
+            raise ValueError(f"repeats {self.k}/{self.n}: need 1 ≤ k ≤ n ≤ {MAX_REPEATS}")
 
     @classmethod
     def parse(cls, text: str) -> Repeats:
@@ -59,6 +61,7 @@ SINGLE = Repeats(1, 1)  # a deterministic model: one sample says it
 class Trial:
     failed: bool
     calls: int  # model calls this trial made (0 when every answer came from the call cache)
+    error: str | None = None  # the candidate could not be judged: the search stops
 
 
 # (edit indices kept, repeat index) → did the candidate still violate the relation?
@@ -79,6 +82,10 @@ class ShrinkResult:
 
 class _BudgetReached(Exception):  # noqa: N818 - a signal inside the search
     pass
+
+
+class _CandidateError(Exception):
+    """A candidate was neither a pass nor a fail (its reason is the message)."""
 
 
 class _Search:
@@ -106,6 +113,8 @@ class _Search:
                 raise _BudgetReached
             trial = self.oracle(key, repeat)
             self.calls += trial.calls
+            if trial.error is not None:
+                raise _CandidateError(trial.error)
             failed += trial.failed
             if failed >= k or failed + (n - repeat - 1) < k:
                 break
@@ -174,6 +183,8 @@ def ddmin(
                 break
             else:
                 parts = min(len(items), parts * 2)
+    except _CandidateError as exc:
+        return result(ShrinkStatus.ERROR, items, f"a candidate could not be judged: {exc}")
     except _BudgetReached:
         reason = f"{max_calls} model calls spent; the smallest failing subset so far"
         return result(ShrinkStatus.BUDGET_REACHED, items, reason)

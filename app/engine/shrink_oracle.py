@@ -11,7 +11,7 @@ itself is ``app.engine.shrink.ddmin``; the result is stored beside the case
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.clients import ClientFactory, RetryPolicy, make_client
@@ -33,10 +33,17 @@ from app.engine.shrink import (
 from app.engine.workspace import all_relations, get_task
 from core.run_config import RunConfig
 from core.tasks import Task
-from core.types import Case, Sample, Verdict
+from core.types import EMBEDDED_KIND, Case, Endpoint, Sample, Verdict
 from relations.base import FollowUp, Relation
 from relations.edits import Edit, apply_edits, diff_edits, indivisible_reason
 from storage import Store
+
+# The repeat indices of the search's samples start here, so none is an answer of the run itself:
+# the original follow-up is confirmed on fresh samples, sent one at a time like every candidate
+# (the embedded llama.cpp server answered one case differently at temperature 0 under the run's
+# concurrency than alone, so reusing the run's answer "confirmed" FAILs that do not reproduce).
+# Repeated searches share these samples through the call cache.
+SHRINK_REPEATS_FROM = 20_000
 
 
 class ShrinkInputError(Exception):
@@ -106,7 +113,7 @@ class CaseOracle:
         self.client_factory = client_factory
         self.judge = Judge(embeddings, store.threshold_overrides())
         self.loop = asyncio.new_event_loop()
-        endpoint = target.config.endpoint
+        endpoint = _reachable(target.config.endpoint)
         self.client = client_factory(endpoint, RetryPolicy(max_retries=2))
         self.progress = Progress(0)
         self.calls = CallCache(store, self.client, endpoint, self.progress)
@@ -119,7 +126,7 @@ class CaseOracle:
             sample=target.sample,
             relation=target.relation,
             followup_index=case.followup_index,
-            repeat_index=case.repeat_index + repeat,
+            repeat_index=SHRINK_REPEATS_FROM + case.repeat_index * 100 + repeat,
             followup=FollowUp(fields=target.candidate(kept), target=case.target),
             source_fields=dict(target.source_fields),
         )
@@ -139,6 +146,20 @@ class CaseOracle:
             self.loop.run_until_complete(self.client.close())
         finally:
             self.loop.close()
+
+
+def _reachable(endpoint: Endpoint) -> Endpoint:
+    """The run's endpoint as it answers now: the embedded model is started if it is not running,
+    on a port of its own (its call-cache key leaves the port out, so the run's answers count)."""
+    if endpoint.kind != EMBEDDED_KIND:
+        return endpoint
+    from app.engine.model_server import get_server
+
+    server = get_server()
+    status = server.wait_ready(180)
+    if status.state != "ready":
+        raise ShrinkInputError(f"the embedded model did not start: {status.message}")
+    return replace(endpoint, base_url=server.endpoint().base_url)
 
 
 def default_repeats(config: RunConfig) -> Repeats:
