@@ -137,3 +137,23 @@ def test_triage_button_shrinks_in_the_background(leet_run) -> None:
     assert stored.status == "minimal" and len(stored.kept_edits) == 1
     assert "3" in stored.kept_edits[0]["new"]
     store.close()
+
+
+def test_default_repeats_follow_temperature_and_noise_floor(store) -> None:
+    from app.engine.shrink import SINGLE, Repeats
+    from app.engine.shrink_oracle import default_repeats
+    from core.run_config import RunConfig
+    from core.types import Endpoint
+    from tests.triage_data import make_case, save_runs
+
+    case = make_case("a1", index=1)  # model-a, task qa
+    deterministic = RunConfig(Endpoint("e", "http://127.0.0.1:9/v1", "model-a"), "qa", ())
+    sampling = RunConfig(
+        Endpoint("e", "http://127.0.0.1:9/v1", "model-a", temperature=0.7), "qa", ()
+    )
+    save_runs(store, [case, make_case("n1", index=2, relation_id="si.identity", verdict="PASS")])
+    assert default_repeats(store, case, deterministic) == SINGLE
+    assert default_repeats(store, case, sampling) == Repeats(2, 3)
+    # One re-sent unchanged input answered differently: a noise floor above 0 on model-a × qa.
+    save_runs(store, [make_case("n2", index=3, relation_id="si.identity", verdict="FAIL")])
+    assert default_repeats(store, case, deterministic) == Repeats(2, 3)

@@ -104,7 +104,7 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--repeats", metavar="K/N",
         help="a candidate fails when it fails in K of N samples "
-        "(default 1/1 at temperature 0, else 2/3)",
+        "(default 2/3 when the endpoint samples or the noise floor is above 0, else 1/1)",
     )  # fmt: skip
     p.add_argument(
         "--max-calls", type=int, default=60, metavar="N", help="model calls per case (default 60)"

@@ -31,6 +31,7 @@ from app.engine.shrink import (
     not_shrinkable,
 )
 from app.engine.workspace import all_relations, get_task
+from core.case_filter import CaseFilter
 from core.run_config import RunConfig
 from core.tasks import Task
 from core.types import EMBEDDED_KIND, Case, Endpoint, Sample, Verdict
@@ -162,9 +163,16 @@ def _reachable(endpoint: Endpoint) -> Endpoint:
     return replace(endpoint, base_url=server.endpoint().base_url)
 
 
-def default_repeats(config: RunConfig) -> Repeats:
-    """A deterministic endpoint (temperature 0) needs one sample; a sampling one 2 of 3."""
-    return SINGLE if config.endpoint.temperature == 0 else Repeats()
+def default_repeats(store: Store, case: Case, config: RunConfig) -> Repeats:
+    """One sample for a deterministic model; 2 of 3 when the endpoint samples (temperature
+    above 0) or when the model's noise floor on the task is above 0 (some re-sent unchanged
+    input, ``si.identity`` and the like, already came back with another answer)."""
+    if config.endpoint.temperature > 0:
+        return Repeats()
+    floor_relations = [r.id for r in all_relations(store) if r.noise_floor]
+    same_cell = CaseFilter.make(models=[case.model], tasks=[case.task_id])
+    counts = store.noise_floor_counts(same_cell, floor_relations)
+    return Repeats() if any(row["n_fail"] for row in counts) else SINGLE
 
 
 def shrink_case(
@@ -190,7 +198,7 @@ def shrink_case(
             result = ddmin(
                 len(target.edits),
                 oracle,
-                repeats=repeats or default_repeats(target.config),
+                repeats=repeats or default_repeats(store, target.case, target.config),
                 max_calls=max_calls,
             )
         finally:
