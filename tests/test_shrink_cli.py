@@ -157,3 +157,20 @@ def test_default_repeats_follow_temperature_and_noise_floor(store) -> None:
     # One re-sent unchanged input answered differently: a noise floor above 0 on model-a × qa.
     save_runs(store, [make_case("n2", index=3, relation_id="si.identity", verdict="FAIL")])
     assert default_repeats(store, case, deterministic) == Repeats(2, 3)
+
+
+def test_an_indivisible_relation_is_not_shrinkable_and_costs_no_call(leet_run, capsys) -> None:
+    server, db, _run_id, fails = leet_run
+    store = Store(db)
+    with store._write():  # the same follow-up, as if a whole-text relation had made it
+        store._db.execute(
+            "UPDATE cases SET relation_id = 'sentence.shuffle' WHERE id = ?", [fails[0].id]
+        )
+    store.close()
+    before = server.stats.chat_calls
+    assert main(["shrink", fails[0].id, "--db", str(db), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "not shrinkable"
+    assert result["reason"] == "not shrinkable: the transformation is one edit"
+    assert result["edits_kept"] == result["edits_total"] > 1
+    assert result["calls"] == 0 and server.stats.chat_calls == before
