@@ -76,6 +76,21 @@ class ShrinkVerbs:
         )
         return _decoded(rows[0]) if rows else None
 
+    def shrunk_edit_rows(self, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
+        """Every stored shrink that kept a subset (minimal or budget reached) with its case's
+        model: ``relation_id``, ``model``, ``status``, ``edits_total``, ``kept_edits`` (dicts)."""
+        where = "WHERE s.status IN ('minimal', 'budget reached')"
+        params: list[Any] = []
+        if run_ids is not None:
+            where += f" AND s.run_id IN ({','.join('?' * len(run_ids)) or 'NULL'})"
+            params += run_ids
+        rows = self._query(  # type: ignore[attr-defined]
+            "SELECT s.relation_id, c.model, s.status, s.edits_total, s.kept_edits "
+            f"FROM shrink_results s JOIN cases c ON c.id = s.case_id {where} ORDER BY s.case_id",
+            params,
+        )
+        return [{**row, "kept_edits": json.loads(row["kept_edits"])} for row in rows]
+
     def shrinks_of_run(self, run_id: str) -> list[StoredShrink]:
         rows = self._query(  # type: ignore[attr-defined]
             "SELECT * FROM shrink_results WHERE run_id = ? ORDER BY case_id", [run_id]

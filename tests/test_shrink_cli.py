@@ -81,6 +81,12 @@ def test_every_leet_fail_keeps_exactly_one_edit_with_a_3(leet_run, capsys) -> No
         # The minimal follow-up is the source with that one word replaced.
         expected = source[: kept["start"]] + kept["new"] + source[kept["end"] :]
         assert result["minimal_followup"] == {"text": expected}
+    assert main(["shrink", "--summary", "--run", run_id, "--db", str(db), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    # Every shrunk case kept one leet edit with a 3: 'e' → '3' leads, in most of them (a word
+    # with two changed letters, 'h3lp5', shows as its whole change).
+    assert summary[0]["edit"] == "'e' → '3'" and summary[0]["relation_id"] == "char.leet"
+    assert sum(r["cases"] for r in summary) == len(results)
     store = Store(db)
     stored = store.shrinks_of_run(run_id)
     assert [s.case_id for s in stored] == sorted(r["case_id"] for r in results)

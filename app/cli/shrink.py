@@ -2,6 +2,7 @@
 
     morphscope shrink CASE_ID [--db DB] [--repeats K/N] [--max-calls N] [--json]
     morphscope shrink --run RUN_ID [--relation R] [--limit N] [--json]
+    morphscope shrink --summary [--run RUN_ID] [--json]   (edits that flip answers most often)
 
 Each candidate is judged through the engine's stages against the case's own run's endpoint (with
 its key variable) and the call cache, so a candidate asked before costs no call. The result is
@@ -48,7 +49,28 @@ def _line(payload: dict) -> str:
     )
 
 
+def _summary(args: argparse.Namespace) -> int:
+    """`shrink --summary`: the edits that flip answers most often, from the stored shrinks."""
+    from app.analysis.shrunk_edits import flipping_edits
+
+    store = open_store(args.db, must_exist=True)
+    if args.run and store.run(args.run) is None:
+        raise CliError(f"no run {args.run!r} in this database")
+    table = flipping_edits(store.shrunk_edit_rows([args.run] if args.run else None))
+    if args.json:
+        print(json.dumps(table, indent=2, ensure_ascii=False))
+        return 0
+    for row in table:
+        print(
+            f"{row['relation_id']} · {row['model']} · {row['edit']}: {row['cases']} cases "
+            f"({row['share']:.0%})"
+        )
+    return 0
+
+
 def cmd_shrink(args: argparse.Namespace) -> int:
+    if args.summary:
+        return _summary(args)
     from app.cli.run import start_embedder, stop_embedder
     from app.engine.embedder import EmbeddingCache
     from app.engine.shrink_oracle import ShrinkInputError, result_json, shrink_case
@@ -84,6 +106,8 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 
 
 def shrink_argument_problem(args: argparse.Namespace) -> str | None:
+    if args.summary:
+        return "--summary reads stored shrinks: give no CASE_ID" if args.case_id else None
     if bool(args.case_id) == bool(args.run):
         return "give a CASE_ID or --run RUN_ID (one of them)"
     if args.case_id and (args.relation or args.limit is not None):
@@ -109,5 +133,9 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--max-calls", type=int, default=60, metavar="N", help="model calls per case (default 60)"
     )
+    p.add_argument(
+        "--summary", action="store_true",
+        help="the kept edits of the stored shrinks (of --run, else all), by relation × model",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_shrink, argument_problem=shrink_argument_problem)
