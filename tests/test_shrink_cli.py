@@ -129,7 +129,7 @@ def test_bad_case_id_and_database_exit_2(leet_run, tmp_path, capsys) -> None:
 def test_triage_button_shrinks_in_the_background(leet_run) -> None:
     import time
 
-    from app.ui.triage import shrink_panel
+    from app.ui import shrink_panel
 
     _server, db, _run_id, fails = leet_run
     store = Store(db)

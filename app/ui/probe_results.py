@@ -24,6 +24,7 @@ from app.ui.components import (
 )
 from app.ui.data import data_changed, shows_results
 from app.ui.probe_form import ProbeChoices
+from app.ui.shrink_panel import render_shrink_panel
 from relations.base import RelationKind
 from storage import Store
 from storage.gate_verbs import GateCount
@@ -166,6 +167,7 @@ def render_results(store, run_id: str, key: str) -> None:
     order = {"FAIL": 0, "ERROR": 1, "PASS": 2, "SKIP": 3}
     records = frame.astype(object).where(frame.notna(), None).to_dict("records")
     ranked = sorted(records, key=lambda c: order.get(c["verdict"], 9))
+    by_id = {case.id: case for case in cases}
     for case in ranked[:MAX_SHOWN_CASES]:
         title = case_title(case)
         with st.expander(inert(title, one_line=True)):
@@ -179,6 +181,7 @@ def render_results(store, run_id: str, key: str) -> None:
                     f"Source output → {case.get('source_answer')}", case.get("source_output"),
                     f"Follow-up output → {case.get('followup_answer')}", case.get("followup_output"),
                 )  # fmt: skip
+            render_shrink_panel(store, by_id[case["id"]])
     if len(ranked) > MAX_SHOWN_CASES:
         st.caption(f"Showing the first {MAX_SHOWN_CASES}; filter to see others, or use Analysis.")
 

@@ -14,7 +14,7 @@ import streamlit as st
 from app.analysis.catalogue.definitions import metric_label
 from app.analysis.catalogue.formats import Unit, format_shown
 from app.ui.components import fields_text, relation_name, side_by_side, verdict_badge
-from app.ui.triage.shrink_panel import render_shrink_panel
+from app.ui.shrink_panel import render_shrink_panel
 from app.ui.triage.state import (
     CASE_ID,
     NAME_ASKED,

@@ -1,5 +1,6 @@
-"""Triage's "Find the minimal change": shrink the current FAIL case in the background, then show
-the minimal follow-up against the source with the kept edits highlighted.
+"""The "Find the minimal change" button (Triage's case view, Probe's side-by-side view): shrink
+the FAIL case in the background, then show the minimal follow-up against the source with the
+kept edits highlighted.
 
 The search runs in a thread of its own with its own store connection (a Streamlit rerun on every
 click would tear down a search run in the script thread); the page polls it every second.
