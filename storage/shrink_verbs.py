@@ -7,10 +7,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from storage.case_filter import case_where
 from storage.label_verbs import label_timestamp
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
+    from core.case_filter import CaseFilter
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,20 @@ class ShrinkVerbs:
             params,
         )
         return [{**row, "kept_edits": json.loads(row["kept_edits"])} for row in rows]
+
+    def shrunk_examples(self, flt: CaseFilter, limit: int = 10) -> list[dict[str, Any]]:
+        """Shrunk cases of the filter that kept a subset, fewest kept edits first: the stored
+        shrink's columns (decoded) with the case's ``model`` and ``source_input``."""
+        where, params = case_where(flt, ["s.status IN ('minimal', 'budget reached')"], alias="c")
+        rows = self._query(  # type: ignore[attr-defined]
+            "SELECT s.*, c.model, c.source_input, c.source_answer, c.followup_answer "
+            f"FROM shrink_results s JOIN cases c ON c.id = s.case_id {where} "
+            "ORDER BY json_array_length(s.kept_edits), s.edits_total DESC, s.case_id "
+            f"LIMIT {int(limit)}",
+            params,
+        )
+        decoded = ("kept_edits", "minimal_followup", "source_input")
+        return [{**row, **{k: json.loads(row[k]) for k in decoded}} for row in rows]
 
     def shrinks_of_run(self, run_id: str) -> list[StoredShrink]:
         rows = self._query(  # type: ignore[attr-defined]

@@ -180,3 +180,23 @@ def test_an_indivisible_relation_is_not_shrinkable_and_costs_no_call(leet_run, c
     assert result["reason"] == "not shrinkable: the transformation is one edit"
     assert result["edits_kept"] == result["edits_total"] > 1
     assert result["calls"] == 0 and server.stats.chat_calls == before
+
+
+def test_html_report_shows_shrunk_cases_with_the_kept_edit_marked(leet_run, capsys) -> None:
+    from app.reports.html_report import render_html_report
+    from app.reports.shrunk_section import shrunk_section
+    from core.case_filter import CaseFilter
+
+    _server, db, _run_id, fails = leet_run
+    store = Store(db)
+    assert shrunk_section(store, CaseFilter()) == ""  # nothing shrunk yet: no section
+    store.close()
+    assert main(["shrink", fails[0].id, "--db", str(db), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    (kept,) = result["kept_edits"]
+    store = Store(db)
+    page = render_html_report(store)
+    store.close()
+    assert "<h2>Shrunk violations</h2>" in page
+    assert f"<mark>{kept['new']}</mark>" in page
+    assert f"1 of {result['edits_total']} edits is enough" in page
