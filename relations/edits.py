@@ -35,7 +35,9 @@ INDIVISIBLE_RELATIONS = frozenset(
         "re.swap_asymmetric",
     }
 )
-INDIVISIBLE_FAMILIES = frozenset({"rrb"})
+# RRB: an encoding read under decoding rules about the whole text. Multi-input: the follow-up is
+# judged with companion inputs a stored case does not carry, so no candidate can be re-judged.
+INDIVISIBLE_FAMILIES = frozenset({"rrb", "multi"})
 
 _TOKENS = re.compile(r"\S+|\s+")
 
@@ -78,7 +80,7 @@ def indivisible_reason(relation: Relation, followup: FollowUp | None = None) -> 
         return "not shrinkable: the transformation is one edit"
     if followup is not None and (followup.companions or followup.source_fields):
         return "not shrinkable: the follow-up is built from several inputs"
-    if followup is not None and followup.preamble:
+    if relation.params.get("preamble") or (followup is not None and followup.preamble):
         return "not shrinkable: the follow-up's preamble describes the whole transformation"
     return None
 

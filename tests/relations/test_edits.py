@@ -117,3 +117,11 @@ def test_applied_spans_point_at_the_new_text() -> None:
     # ' really' is inserted after 'I' (at 1, 7 chars), so 'every' (7..12) moves to 14..19.
     assert [made[a:b] for a, b in spans] == [" really", "3v3ry"]
     assert spans[1] == (14, 19)
+
+
+def test_multi_input_and_preamble_relations_are_indivisible() -> None:
+    from dataclasses import replace
+
+    assert indivisible_reason(get_relation("multi.pairwise_order")) is not None
+    with_preamble = replace(get_relation("char.leet"), params={"preamble": "Decode first."})
+    assert "preamble" in indivisible_reason(with_preamble)
