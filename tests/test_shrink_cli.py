@@ -200,3 +200,16 @@ def test_html_report_shows_shrunk_cases_with_the_kept_edit_marked(leet_run, caps
     assert "<h2>Shrunk violations</h2>" in page
     assert f"<mark>{kept['new']}</mark>" in page
     assert f"1 of {result['edits_total']} edits is enough" in page
+
+
+def test_the_budget_returns_the_smallest_failing_subset_so_far(leet_run, capsys) -> None:
+    _server, db, _run_id, fails = leet_run
+    case = max(fails, key=lambda c: len(c.followup_input["text"]))
+    # Confirming the original costs 2 calls (fresh source and follow-up samples): with a
+    # budget of 2 nothing more can be tried, and all the edits come back, marked.
+    assert main(["shrink", case.id, "--db", str(db), "--max-calls", "2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "budget reached"
+    assert result["calls"] == 2
+    assert result["edits_kept"] == result["edits_total"] > 1
+    assert result["minimal_followup"] == case.followup_input
