@@ -213,3 +213,14 @@ def test_the_budget_returns_the_smallest_failing_subset_so_far(leet_run, capsys)
     assert result["calls"] == 2
     assert result["edits_kept"] == result["edits_total"] > 1
     assert result["minimal_followup"] == case.followup_input
+
+
+def test_an_endpoint_that_is_down_gives_status_error_not_a_shrink(leet_run, capsys) -> None:
+    server, db, _run_id, fails = leet_run
+    server.behaviour.always_fault = "500"
+    assert main(["shrink", fails[0].id, "--db", str(db), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # The fresh samples that confirm the original cannot be had: no pass is read into that.
+    assert result["status"] == "error"
+    assert "could not be judged" in result["reason"]
+    assert result["edits_kept"] == result["edits_total"]

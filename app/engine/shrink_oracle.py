@@ -134,7 +134,11 @@ class CaseOracle:
         before = self.progress.calls_made
         planned.outputs = self.loop.run_until_complete(self._outputs(planned))
         judged = self.judge.judge([planned], target.task, case.run_id, case.model)[0]
-        return Trial(failed=judged.verdict == Verdict.FAIL, calls=self.progress.calls_made - before)
+        calls = self.progress.calls_made - before
+        if judged.verdict in (Verdict.ERROR, Verdict.SKIP):
+            # Neither a pass nor a fail: the search stops and says why (errors are data).
+            return Trial(failed=False, calls=calls, error=f"{judged.verdict}: {judged.reason}")
+        return Trial(failed=judged.verdict == Verdict.FAIL, calls=calls)
 
     async def _outputs(self, planned: PlannedCase) -> dict[str, Any]:
         wanted = case_calls(self.target.task, planned)
@@ -151,7 +155,8 @@ class CaseOracle:
 
 def _reachable(endpoint: Endpoint) -> Endpoint:
     """The run's endpoint as it answers now: the embedded model is started if it is not running,
-    on a port of its own (its call-cache key leaves the port out, so the run's answers count)."""
+    on a port of its own (its call-cache key leaves the port out, so earlier searches' answers
+    still count)."""
     if endpoint.kind != EMBEDDED_KIND:
         return endpoint
     from app.engine.model_server import get_server
