@@ -368,6 +368,29 @@ def m009_release_baselines(db: Database) -> None:
     )
 
 
+def m010_shrink_results(db: Database) -> None:
+    """Shrunk violations (``morphscope shrink``): the fewest of a case's edits that still flip
+    the answer, one row per case, kept beside the case and never replacing it."""
+    db.execute(
+        """
+        CREATE TABLE shrink_results (
+            case_id TEXT PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+            run_id TEXT NOT NULL,
+            relation_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            edits_total INTEGER NOT NULL,
+            kept_edits TEXT NOT NULL,
+            minimal_followup TEXT NOT NULL,
+            calls INTEGER NOT NULL,
+            confirmed TEXT NOT NULL,
+            shrunk_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX shrink_results_run ON shrink_results(run_id, relation_id)")
+
+
 # The order they are applied in. m003 was written, and applied to databases, before m002.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m001_initial,
@@ -379,6 +402,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m007_batch,
     m008_engine_version,
     m009_release_baselines,
+    m010_shrink_results,
 )
 
 

@@ -413,7 +413,7 @@ def test_each_command_group_adds_its_commands_in_help_order():
     (commands,) = [a for a in build_parser()._actions if a.dest == "command"]
     assert list(commands.choices) == [
         "relations", "transform", "run", "delete-run", "report", "export", "import", "batch",
-        "gate", "baseline",
+        "gate", "baseline", "shrink",
     ]  # fmt: skip
     (export_format,) = [a for a in commands.choices["export"]._actions if a.dest == "format"]
     assert export_format.choices == ["csv", "jsonl", "llmorph", "html"]

@@ -13,12 +13,12 @@ import argparse
 import logging
 import sys
 
-from app.cli import batch, gate, relations, reports, run
+from app.cli import batch, gate, relations, reports, run, shrink
 from app.cli.common import EXIT_STOPPED, CliError, close_stores, log
 from app.cli.failures import NewFiles, SigtermAsCtrlC, database_failure_line
 
 # The command groups, in the order `--help` lists their commands.
-COMMAND_GROUPS = (relations, run, reports, batch, gate)
+COMMAND_GROUPS = (relations, run, reports, batch, gate, shrink)
 
 
 class _VersionAction(argparse.Action):

@@ -21,6 +21,7 @@ from app.analysis.catalogue.definitions import (
 from app.analysis.catalogue.formats import Unit, format_text
 from app.analysis.catalogue.tables import Shown
 from app.reports.common import now
+from app.reports.shrunk_section import shrunk_section
 from core.case_filter import CaseFilter
 
 # Charts are laid out once at a width that fits a printed A4 page between 12 mm margins
@@ -270,6 +271,9 @@ def render_html_report(
         _distributions(doc, store, flt)
         _robustness(doc, summary)
     _tables(doc, store, flt, summary)
+    shrunk = shrunk_section(store, flt)
+    if shrunk:
+        doc.add(shrunk)
     _statistics(doc, tests)
     _definitions(doc)
     if not doc.has_charts:

@@ -25,6 +25,7 @@ from app.ui.components import (
 from app.ui.data import data_changed, shows_results
 from app.ui.probe_form import ProbeChoices
 from app.ui.rewrite_yield import render_rewrite_yield, render_weak_rewriter_notes
+from app.ui.shrink_panel import render_shrink_panel
 from core.case_filter import CaseFilter
 from relations.base import RelationKind
 from storage import Store
@@ -157,6 +158,7 @@ def render_results(store, run_id: str, key: str) -> None:
     order = {"FAIL": 0, "ERROR": 1, "PASS": 2, "SKIP": 3}
     records = frame.astype(object).where(frame.notna(), None).to_dict("records")
     ranked = sorted(records, key=lambda c: order.get(c["verdict"], 9))
+    by_id = {case.id: case for case in cases}
     for case in ranked[:MAX_SHOWN_CASES]:
         title = case_title(case)
         with st.expander(inert(title, one_line=True)):
@@ -170,6 +172,7 @@ def render_results(store, run_id: str, key: str) -> None:
                     f"Source output → {case.get('source_answer')}", case.get("source_output"),
                     f"Follow-up output → {case.get('followup_answer')}", case.get("followup_output"),
                 )  # fmt: skip
+            render_shrink_panel(store, by_id[case["id"]])
     if len(ranked) > MAX_SHOWN_CASES:
         st.caption(f"Showing the first {MAX_SHOWN_CASES}; filter to see others, or use Analysis.")
     render_rewrite_yield(yields, notes=False)

@@ -14,6 +14,7 @@ import streamlit as st
 from app.analysis.catalogue.definitions import metric_label
 from app.analysis.catalogue.formats import Unit, format_shown
 from app.ui.components import fields_text, relation_name, side_by_side, verdict_badge
+from app.ui.shrink_panel import render_shrink_panel
 from app.ui.triage.state import (
     CASE_ID,
     NAME_ASKED,
@@ -195,4 +196,6 @@ def render_current_case(
     # Progress counts labels, not the queue's length: the queue of unlabeled cases shrinks as
     # one labels, so "case 1 of 163" would become "case 2 of 152".
     position = f"{progress['labeled']} of {progress['total']} labeled"
-    render_case(store.case(current_id), store.label_history(current_id), position)
+    case = store.case(current_id)
+    render_case(case, store.label_history(current_id), position)
+    render_shrink_panel(store, case)

@@ -1,0 +1,227 @@
+"""How many model calls does shrinking a violation cost, as the edit count grows? (issue 26)
+
+Three tables, all offline:
+
+1. ``ddmin`` alone on hand-made edit sets: one culprit at every position of n edits (ddmin's
+   best case, about 2·log2 n), and an interacting pair (both needed) at every pair of positions.
+2. End to end: a ``char.leet`` run against the fake OpenAI server whose model answers "negative"
+   exactly when the prompt holds a '3', then ``morphscope shrink --run``; per edit count, the
+   cases, how many kept exactly one edit with a 3, and the calls per case (target: ≤ 40 for up
+   to 10 edits).
+3. Noise: the same with a model that samples (temperature 0.7: a '3' gives "negative" 9 times in
+   10, no '3' 1 time in 10): shrinking on one sample (1/1) against 2-of-3 and 3-of-5 confirmation.
+
+    .venv/bin/python bench/bench_shrink.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import itertools
+import json
+import random
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.engine.shrink import SINGLE, Trial, ddmin
+
+WORDS = [
+    "the",
+    "waiter",
+    "was",
+    "friendly",
+    "and",
+    "dessert",
+    "excellent",
+    "we",
+    "will",
+    "be",
+    "back",
+    "next",
+    "week",
+    "everything",
+    "here",
+    "feels",
+    "fresh",
+    "staff",
+    "were",
+    "helpful",
+    "seats",
+    "comfortable",
+    "evening",
+    "between",
+    "trees",
+    "beside",
+    "quiet",
+    "river",
+    "green",
+    "beans",
+    "eaten",
+    "since",
+    "summer",
+    "festival",
+    "sweet",
+    "message",
+    "letter",
+    "hotel",
+    "breakfast",
+    "generous",
+    "clean",
+]
+
+
+def search_table(max_edits: int = 12) -> list[dict]:
+    rows = []
+    for n in range(1, max_edits + 1):
+        single = [
+            ddmin(n, lambda kept, _r, c=culprit: Trial(c in kept, 1), repeats=SINGLE).calls
+            for culprit in range(n)
+        ]
+        pairs = [
+            ddmin(n, lambda kept, _r, p=pair: Trial(set(p) <= set(kept), 1), repeats=SINGLE).calls
+            for pair in itertools.combinations(range(n), 2)
+        ]
+        rows.append(
+            {
+                "edits": n,
+                "one_mean": round(statistics.mean(single), 1),
+                "one_max": max(single),
+                "pair_mean": round(statistics.mean(pairs), 1) if pairs else None,
+                "pair_max": max(pairs) if pairs else None,
+            }
+        )
+    return rows
+
+
+def _texts(count: int, seed: int = 0) -> list[str]:
+    """Sentences of 3 to 30 words: leet rewrites 10% of the letters, so 1 to ~14 words."""
+    rng = random.Random(seed)
+    return [
+        " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 30))).capitalize() + "."
+        for _ in range(count)
+    ]
+
+
+def _shrunk_run(responder, temperature: float, repeat_options: list[str]) -> dict[str, list]:
+    """Run char.leet on 60 texts against ``responder``, then shrink every FAIL with each
+    ``--repeats`` option; the JSON results by option."""
+    from app.cli.main import main
+    from app.engine import workspace
+    from tests.conftest import BagOfWordsEmbedder
+    from tests.fake_openai import FakeBehaviour, FakeOpenAIServer
+
+    workspace.default_embedder = BagOfWordsEmbedder
+    make_runner = workspace.make_runner
+    workspace.make_runner = lambda store, embedder_factory=None: make_runner(
+        store, BagOfWordsEmbedder
+    )
+    out: dict[str, list] = {}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeOpenAIServer(FakeBehaviour(responder=responder)) as server,
+    ):
+        inputs = Path(tmp) / "inputs.csv"
+        inputs.write_text("text\n" + "\n".join(_texts(60)) + "\n")
+        db = str(Path(tmp) / "bench.db")
+        run_args = ["run", "--endpoint", server.base_url, "--model", "fake-model"]
+        run_args += ["--task", "sentiment", "--relations", "char.leet", "--inputs", str(inputs)]
+        run_args += ["--db", db, "--quiet", "--temperature", str(temperature)]
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(run_args)
+        from storage import Store
+
+        store = Store(db)
+        run_id = store.runs()[0].id
+        store.close()
+        for option in repeat_options:
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                main(["shrink", "--run", run_id, "--db", db, "--json", "--repeats", option])
+            out[option] = json.loads(buffer.getvalue())
+    return out
+
+
+def three_means_negative(messages: list[dict[str, str]]) -> str:
+    return "negative" if "3" in messages[-1]["content"] else "positive"
+
+
+def end_to_end_table() -> list[dict]:
+    results = _shrunk_run(three_means_negative, 0.0, ["1/1"])["1/1"]
+    rows = []
+    for edits in sorted({r["edits_total"] for r in results}):
+        group = [r for r in results if r["edits_total"] == edits]
+        one_three = [r for r in group if r["edits_kept"] == 1 and "3" in r["kept_edits"][0]["new"]]
+        calls = [r["calls"] for r in group]
+        rows.append(
+            {
+                "edits": edits,
+                "cases": len(group),
+                "kept_one_3": len(one_three),
+                "calls_mean": round(statistics.mean(calls), 1),
+                "calls_max": max(calls),
+            }
+        )
+    return rows
+
+
+def noisy_table() -> list[dict]:
+    rng = random.Random(7)
+
+    def sampled(messages: list[dict[str, str]]) -> str:
+        negative = 0.9 if "3" in messages[-1]["content"] else 0.1
+        return "negative" if rng.random() < negative else "positive"
+
+    results = _shrunk_run(sampled, 0.7, ["1/1", "2/3", "3/5"])
+    rows = []
+    for option, group in results.items():
+        minimal = [r for r in group if r["status"] == "minimal"]
+        wrong = [r for r in minimal if not any("3" in e["new"] for e in r["kept_edits"])]
+        rows.append(
+            {
+                "repeats": option,
+                "fails": len(group),
+                "minimal": len(minimal),
+                "minimal_without_a_3": len(wrong),
+                "not_reproducible": sum(r["status"] == "not reproducible" for r in group),
+                "budget_reached": sum(r["status"] == "budget reached" for r in group),
+                "calls_mean": round(statistics.mean(r["calls"] for r in group), 1),
+            }
+        )
+    return rows
+
+
+def _print(title: str, rows: list[dict]) -> None:
+    print(f"\n{title}")
+    keys = list(rows[0])
+    print(" | ".join(keys))
+    for row in rows:
+        print(" | ".join(str(row[k]) for k in keys))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    tables = {
+        "ddmin calls by edit count (one culprit / an interacting pair)": search_table(),
+        "end to end: char.leet FAILs on a model that flips on '3' (temperature 0, 1/1)": (
+            end_to_end_table()
+        ),
+        "noise: a sampling model, one sample against k-of-n confirmation (later rows reuse the cached samples)": noisy_table(),
+    }
+    if args.json:
+        print(json.dumps(tables, indent=2))
+        return
+    for title, rows in tables.items():
+        _print(title, rows)
+
+
+if __name__ == "__main__":
+    main()
