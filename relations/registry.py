@@ -26,6 +26,7 @@ SUPPORT_MODULES = frozenset(
         "catalog",  # a relation's catalog entry
         "candidates",  # best of k rewrite candidates of LLM-prompted relations
         "custom",  # user-defined relations, loaded from the store by the app
+        "edits",  # a follow-up as edits against its source (violation shrinking)
         "english",  # the grammar engine of the word relations
         "llm_prompts",
         "oracles",

@@ -358,8 +358,9 @@ def render_statistics(data: AnalysisView) -> None:
     """Mann-Whitney U between models and Kruskal-Wallis across relations, with readings."""
     results = view.tests(data.path, data.version, data.flt)
     st.caption(
-        "Mann-Whitney U between models on cell |Δ| (violation 0/1 when there is no Δ); "
-        "Kruskal-Wallis across relations within each model; p-values adjusted with "
+        "On each judged case's |Δ| of the invariance relations (violation 0/1 when there is no "
+        "Δ): Mann-Whitney U between models (identity left out) and Kruskal-Wallis across "
+        "relations within each model (identity in, as the noise reference); p-values adjusted with "
         f"Benjamini-Hochberg in each family; significant when adjusted p < {results['alpha']}."
     )
     for title, key in TEST_FAMILIES:
