@@ -104,3 +104,31 @@ def _patient_app_tests():
 
             patient_init._patient = True
             AppTest.__init__ = patient_init
+
+
+# ---------------------------------------------------------------- the CLI's run command
+
+
+@pytest.fixture
+def inputs_file(tmp_path):
+    """20 sentiment inputs, half "good", half "cold", as a CSV file."""
+    path = tmp_path / "inputs.csv"
+    lines = ["text"] + [
+        f"Review {i}: the food was {'good' if i % 2 else 'cold'}." for i in range(20)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def bow(monkeypatch):
+    """The fast offline embedder (``make_runner`` binds its default when it is defined)."""
+    import functools
+
+    from app.engine import workspace
+    from tests.conftest import BagOfWordsEmbedder
+
+    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
+    monkeypatch.setattr(workspace, "make_runner", fast)
+    # `run` starts the default embedder before anything else: no model process in these tests.
+    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)

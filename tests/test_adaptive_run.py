@@ -4,41 +4,10 @@ command without them completes the grid from the cache."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from app.cli.main import main
 from storage import Store
-from tests.test_cli import _run_args
-
-
-@pytest.fixture
-def inputs_file(tmp_path):
-    path = tmp_path / "inputs.csv"
-    rows = [f"Review {i}: the food was {'good' if i % 2 else 'cold'}." for i in range(20)]
-    path.write_text("\n".join(["text", *rows]) + "\n")
-    return path
-
-
-@pytest.fixture
-def fast_embedder(monkeypatch):
-    """The offline bag-of-words embedder in place of MiniLM (no model process)."""
-    import functools
-
-    from app.engine import workspace
-    from tests.conftest import BagOfWordsEmbedder
-
-    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
-    monkeypatch.setattr(workspace, "make_runner", fast)
-    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
-
-
-def _json(capsys, *args) -> dict:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
+from tests.test_cli import _run_args, run_json
 
 
 def test_precision_stops_each_relation_and_a_full_run_completes_the_grid(
@@ -46,11 +15,11 @@ def test_precision_stops_each_relation_and_a_full_run_completes_the_grid(
     tmp_path,
     fake_server,
     inputs_file,
-    fast_embedder,
+    bow,
 ):
     db = tmp_path / "a.db"
     full = _run_args(fake_server.base_url, inputs_file, db, "--json")
-    adaptive = _json(capsys, *full, "--precision", "0.3", "--round-size", "5")
+    adaptive = run_json(capsys, *full, "--precision", "0.3", "--round-size", "5")
     # Every case of the echo model passes. All passes: n = 5 gives [0, 1 - 120^(-1/5)] =
     # [0, 0.616], ±0.308 > 0.3; n = 10 gives [0, 1 - 220^(-1/10)] = [0, 0.417], ±0.208: stop.
     # 10 inputs: 10 sources + 10 identity samples + 10 upper-cased = 30 calls, 20 cases.
@@ -65,7 +34,7 @@ def test_precision_stops_each_relation_and_a_full_run_completes_the_grid(
     assert adaptive["adaptive"]["full_grid_calls"] == 60
     assert adaptive["cases"] == 20
     # The same run without --precision: the other 10 inputs, 30 more calls, no case twice.
-    rest = _json(capsys, *full)
+    rest = run_json(capsys, *full)
     assert rest["run_id"] == adaptive["run_id"]
     assert (rest["calls_made"], rest["cases"]) == (30, 40)
     assert fake_server.stats.chat_calls == 60
@@ -77,11 +46,11 @@ def test_a_budget_caps_the_calls_and_ends_the_run_as_done(
     tmp_path,
     fake_server,
     inputs_file,
-    fast_embedder,
+    bow,
 ):
     db = tmp_path / "b.db"
     run = _run_args(fake_server.base_url, inputs_file, db, "--json")
-    adaptive = _json(capsys, *run, "--budget", "25", "--round-size", "5")
+    adaptive = run_json(capsys, *run, "--budget", "25", "--round-size", "5")
     assert adaptive["status"] == "done"
     assert adaptive["adaptive"]["stop_reason"] == "done (budget reached)"
     assert adaptive["adaptive"]["calls_counted"] <= 25

@@ -14,20 +14,17 @@ from storage import Store
 from tests.fake_openai import echo_sentiment
 
 
-@pytest.fixture
-def inputs_file(tmp_path):
-    path = tmp_path / "inputs.csv"
-    lines = ["text"] + [
-        f"Review {i}: the food was {'good' if i % 2 else 'cold'}." for i in range(20)
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def _run(capsys, *args):
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def run_json(capsys, *args) -> dict:
+    """A command that must succeed, and its ``--json`` output."""
+    code, out, err = _run(capsys, *args)
+    assert code == 0, err
+    return json.loads(out)
 
 
 def _by_content(cases, key=("id",), leave_out=("created_at",)):
@@ -215,20 +212,6 @@ def _run_args(server_url, inputs_file, db, *extra):
         "--relations", "si.identity,sentence.uppercase", "--inputs", str(inputs_file),
         "--db", str(db), "--quiet", *extra,
     )  # fmt: skip
-
-
-@pytest.fixture
-def bow(monkeypatch):
-    """The fast offline embedder (``make_runner`` binds its default when it is defined)."""
-    import functools
-
-    from app.engine import workspace
-    from tests.conftest import BagOfWordsEmbedder
-
-    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
-    monkeypatch.setattr(workspace, "make_runner", fast)
-    # `run` starts the default embedder before anything else: no model process in these tests.
-    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
 
 
 def test_errored_cases_exit_3_and_a_rerun_resends_exactly_their_calls(

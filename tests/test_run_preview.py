@@ -5,42 +5,13 @@ exactly the calls it said, and the cache answers exactly the ones it called cach
 from __future__ import annotations
 
 import hashlib
-import json
 
 import pytest
 
 from app.cli.main import main
 from app.engine.token_count import CHARACTERS_PER_TOKEN, TokenCounter
 from storage import Store
-from tests.test_cli import _run_args
-
-
-@pytest.fixture
-def inputs_file(tmp_path):
-    path = tmp_path / "inputs.csv"
-    rows = [f"Review {i}: the food was {'good' if i % 2 else 'cold'}." for i in range(20)]
-    path.write_text("\n".join(["text", *rows]) + "\n")
-    return path
-
-
-@pytest.fixture
-def fast_embedder(monkeypatch):
-    """The offline bag-of-words embedder in place of MiniLM (no model process)."""
-    import functools
-
-    from app.engine import workspace
-    from tests.conftest import BagOfWordsEmbedder
-
-    fast = functools.partial(workspace.make_runner, embedder_factory=BagOfWordsEmbedder)
-    monkeypatch.setattr(workspace, "make_runner", fast)
-    monkeypatch.setattr(workspace, "default_embedder", BagOfWordsEmbedder)
-
-
-def _json(capsys, *args) -> dict:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
+from tests.test_cli import _run_args, run_json
 
 
 def _with_relations(args: tuple, relations: str) -> tuple:
@@ -58,11 +29,11 @@ def test_a_preview_sends_nothing_creates_nothing_and_a_run_sends_what_it_said(
     tmp_path,
     fake_server,
     inputs_file,
-    fast_embedder,
+    bow,
 ):
     db = tmp_path / "p.db"
     run = _run_args(fake_server.base_url, inputs_file, db, "--json")
-    preview = _json(capsys, *run, "--dry-run")
+    preview = run_json(capsys, *run, "--dry-run")
     # 20 sources + 20 identity follow-ups (a separate sample of the same prompt) + 20 upper-cased.
     assert (preview["planned_calls"], preview["cached_calls"], preview["calls_to_send"]) == (
         60,
@@ -72,11 +43,11 @@ def test_a_preview_sends_nothing_creates_nothing_and_a_run_sends_what_it_said(
     assert preview["cases"] == 40 and preview["cases_settled"] == 0
     assert fake_server.stats.chat_calls == 0 and fake_server.stats.model_listings == 0
     assert not db.exists()
-    summary = _json(capsys, *run)
+    summary = run_json(capsys, *run)
     assert summary["run_id"] == preview["run_id"]
     assert summary["calls_made"] == fake_server.stats.chat_calls == preview["calls_to_send"]
     # After the run every case is settled: a preview of the same run plans no call.
-    again = _json(capsys, *run, "--dry-run")
+    again = run_json(capsys, *run, "--dry-run")
     assert again["cases_settled"] == 40 and again["planned_calls"] == 0
 
 
@@ -85,14 +56,14 @@ def test_the_calls_a_preview_calls_cached_are_the_ones_the_cache_answers(
     tmp_path,
     fake_server,
     inputs_file,
-    fast_embedder,
+    bow,
 ):
     db = tmp_path / "c.db"
     both = _run_args(fake_server.base_url, inputs_file, db, "--json")
-    first = _json(capsys, *_with_relations(both, "si.identity"))
+    first = run_json(capsys, *_with_relations(both, "si.identity"))
     assert first["calls_made"] == 40  # 20 sources + 20 identity samples, now cached
     before = _file_digest(db), Store(db).count_calls()
-    preview = _json(capsys, *both, "--dry-run", "--price-in", "0.5", "--price-out", "2")
+    preview = run_json(capsys, *both, "--dry-run", "--price-in", "0.5", "--price-out", "2")
     assert (_file_digest(db), Store(db).count_calls()) == before  # nothing written
     assert fake_server.stats.chat_calls == 40
     assert (preview["planned_calls"], preview["cached_calls"], preview["calls_to_send"]) == (
@@ -104,7 +75,7 @@ def test_the_calls_a_preview_calls_cached_are_the_ones_the_cache_answers(
     expected = preview["prompt_tokens"] * 0.5 / 1e6 + preview["completion_tokens"] * 2 / 1e6
     assert preview["cost_usd"] == pytest.approx(expected)
     assert preview["prompt_tokens"] > 20 * 5 and preview["warnings"] == []
-    summary = _json(capsys, *both)
+    summary = run_json(capsys, *both)
     assert (summary["calls_made"], summary["cache_hits"]) == (20, 40)
 
 
@@ -113,7 +84,7 @@ def test_without_a_price_the_preview_warns_and_shows_no_cost(
     tmp_path,
     fake_server,
     inputs_file,
-    fast_embedder,
+    bow,
 ):
     run = _run_args(fake_server.base_url, inputs_file, tmp_path / "w.db")
     code = main([*run, "--dry-run"])
@@ -150,10 +121,10 @@ def test_token_counts_of_each_counter():
 
 
 def test_a_precision_preview_quotes_the_inputs_and_calls_it_would_take(
-    capsys, tmp_path, fake_server, inputs_file, fast_embedder
+    capsys, tmp_path, fake_server, inputs_file, bow
 ):
     run = _run_args(fake_server.base_url, inputs_file, tmp_path / "q.db", "--json")
-    preview = _json(capsys, *run, "--dry-run", "--precision", "0.25", "--round-size", "5")
+    preview = run_json(capsys, *run, "--dry-run", "--precision", "0.25", "--round-size", "5")
     # Near 0.05 on 5 and 10 inputs no violation is expected: ±0.308 after 5, ±0.2085 ≤ 0.25
     # after 10 (the all-pass closed form). Near 0.5 even 20 inputs give ±0.296: all 20.
     # The 60 calls to send scale to 60 × 10/20 = 30 and 60 × 20/20 = 60.
