@@ -11,7 +11,12 @@ Three tables, all offline:
 3. Noise: the same with a model that samples (temperature 0.7: a '3' gives "negative" 9 times in
    10, no '3' 1 time in 10): shrinking on one sample (1/1) against 2-of-3 and 3-of-5 confirmation.
 
-    .venv/bin/python bench/bench_shrink.py [--json]
+    .venv/bin/python bench/bench_shrink.py [--json] [--quick]
+
+``--json`` prints one object: the tables, and the figures ``bench/run_all.py`` checks against
+the issue's targets (the most calls a case of up to 10 edits used, and the share of cases that
+kept exactly the one edit with a 3). ``--quick`` shrinks 20 texts instead of 60 and skips the
+noise table.
 """
 
 from __future__ import annotations
@@ -109,8 +114,10 @@ def _texts(count: int, seed: int = 0) -> list[str]:
     ]
 
 
-def _shrunk_run(responder, temperature: float, repeat_options: list[str]) -> dict[str, list]:
-    """Run char.leet on 60 texts against ``responder``, then shrink every FAIL with each
+def _shrunk_run(
+    responder, temperature: float, repeat_options: list[str], texts: int = 60
+) -> dict[str, list]:
+    """Run char.leet on ``texts`` texts against ``responder``, then shrink every FAIL with each
     ``--repeats`` option; the JSON results by option."""
     from app.cli.main import main
     from app.engine import workspace
@@ -128,7 +135,7 @@ def _shrunk_run(responder, temperature: float, repeat_options: list[str]) -> dic
         FakeOpenAIServer(FakeBehaviour(responder=responder)) as server,
     ):
         inputs = Path(tmp) / "inputs.csv"
-        inputs.write_text("text\n" + "\n".join(_texts(60)) + "\n")
+        inputs.write_text("text\n" + "\n".join(_texts(texts)) + "\n")
         db = str(Path(tmp) / "bench.db")
         run_args = ["run", "--endpoint", server.base_url, "--model", "fake-model"]
         run_args += ["--task", "sentiment", "--relations", "char.leet", "--inputs", str(inputs)]
@@ -152,8 +159,8 @@ def three_means_negative(messages: list[dict[str, str]]) -> str:
     return "negative" if "3" in messages[-1]["content"] else "positive"
 
 
-def end_to_end_table() -> list[dict]:
-    results = _shrunk_run(three_means_negative, 0.0, ["1/1"])["1/1"]
+def end_to_end_table(texts: int = 60) -> list[dict]:
+    results = _shrunk_run(three_means_negative, 0.0, ["1/1"], texts)["1/1"]
     rows = []
     for edits in sorted({r["edits_total"] for r in results}):
         group = [r for r in results if r["edits_total"] == edits]
@@ -205,22 +212,41 @@ def _print(title: str, rows: list[dict]) -> None:
         print(" | ".join(str(row[k]) for k in keys))
 
 
+def target_figures(end_to_end: list[dict]) -> dict:
+    """The issue's targets: ≤ 40 calls per case up to 10 edits, and every case kept the one edit
+    with a 3 (a share of 1.0)."""
+    small = [row for row in end_to_end if row["edits"] <= 10]
+    cases = sum(row["cases"] for row in end_to_end)
+    return {
+        "calls_max_up_to_10_edits": max((row["calls_max"] for row in small), default=None),
+        "kept_one_3_share": (
+            round(sum(row["kept_one_3"] for row in end_to_end) / cases, 3) if cases else None
+        ),
+        "cases": cases,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="20 texts, no noise table")
     args = parser.parse_args()
+    end_to_end = end_to_end_table(20 if args.quick else 60)
     tables = {
         "ddmin calls by edit count (one culprit / an interacting pair)": search_table(),
         "end to end: char.leet FAILs on a model that flips on '3' (temperature 0, 1/1)": (
-            end_to_end_table()
+            end_to_end
         ),
-        "noise: a sampling model, one sample against k-of-n confirmation (later rows reuse the cached samples)": noisy_table(),
     }
+    if not args.quick:
+        title = "noise: a sampling model, one sample against k-of-n confirmation"
+        tables[f"{title} (later rows reuse the cached samples)"] = noisy_table()
     if args.json:
-        print(json.dumps(tables, indent=2))
+        print(json.dumps({"tables": tables, **target_figures(end_to_end)}, indent=2))
         return
     for title, rows in tables.items():
         _print(title, rows)
+    print(f"\ntargets: {target_figures(end_to_end)}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ start time, and checks the targets:
 - a free-text run (1,000 reasoning problems, every answer distinct and embedded) vs the bare
   client, and the texts it embeds per case (``bench_free_text.py``; full mode only);
 - the MiniLM backends' texts/s and cosine to the reference (``bench_embedder.py``; full only);
+- shrinking char.leet violations on a model that flips on '3': the most calls per case and the
+  share that kept exactly that edit (``bench_shrink.py``);
 - peak memory; the start time of ``relations --json`` and ``transform``.
 
 A benchmark script that is not there reports ``"status": "missing"`` and its targets ``null``.
@@ -62,6 +64,8 @@ TARGETS: dict[str, tuple[str, float]] = {
     "batch_export_peak_mb": ("max", 1024),
     "free_text_command_vs_bare": ("min", 0.55),
     "embedder_short_vs_handwritten": ("min", 2.5),
+    "shrink_calls_max": ("max", 40),
+    "shrink_kept_one_edit_share": ("min", 1.0),
 }
 
 
@@ -108,6 +112,7 @@ BENCHMARKS = (
     Benchmark("batch_export", "bench_batch_export.py", ("--json",), ("--json", "--quick"), 600),
     Benchmark("free_text", "bench_free_text.py", ("--json",), None, 1800),
     Benchmark("embedder", "bench_embedder.py", ("--json",), None, 1800),
+    Benchmark("shrink", "bench_shrink.py", ("--json",), ("--json", "--quick"), 600),
 )
 
 
@@ -306,6 +311,10 @@ def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any
         "embedder_short_vs_handwritten": _figure(
             benchmarks, "embedder", "backends", "onnx-fp32", "short_vs_handwritten"
         ),
+        # Shrinking a violation: the most model calls a case of up to 10 edits used, and the
+        # share of cases that kept exactly the one edit the fake model flips on.
+        "shrink_calls_max": _figure(benchmarks, "shrink", "calls_max_up_to_10_edits"),
+        "shrink_kept_one_edit_share": _figure(benchmarks, "shrink", "kept_one_3_share"),
         "cli_relations_json_s": seconds.get("relations_json"),
         "cli_transform_s": seconds.get("transform"),
         "cli_relations_json_vs_bare_python": start.get("relations_json_vs_bare_python"),

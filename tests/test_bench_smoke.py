@@ -45,6 +45,8 @@ QUICK_TARGETS = {
     "cli_transform_s",
     "batch_export_s",
     "batch_export_peak_mb",
+    "shrink_calls_max",
+    "shrink_kept_one_edit_share",
 }
 
 
@@ -76,6 +78,7 @@ def test_quick_run_prints_every_figure_and_target():
         "batch_export",
         "free_text",
         "embedder",
+        "shrink",
     }
     statuses = {name: entry["status"] for name, entry in result["benchmarks"].items()}
     # Every quick benchmark ran and printed its figures; the full-size ones are skipped.
@@ -89,6 +92,7 @@ def test_quick_run_prints_every_figure_and_target():
         "batch_export": "ok",
         "free_text": "skipped",
         "embedder": "skipped",
+        "shrink": "ok",
     }
     figures = result["figures"]
     for name in (
@@ -110,6 +114,7 @@ def test_quick_run_prints_every_figure_and_target():
         assert name in result["targets_met"]
     # Measured in quick mode by scripts this checkout always has:
     assert figures["cache_rerun_calls"] == 0
+    assert figures["shrink_kept_one_edit_share"] == 1.0  # every case kept its one '3' edit
     assert figures["batch_export_lines"] > 0 and figures["batch_export_s"] > 0
     assert isinstance(figures["analysis_slowest_query_s"], float)
     assert isinstance(figures["peak_memory_mb"], int | float)
@@ -199,6 +204,7 @@ _PRINTED = {
         "peak_memory_mb": 180,
     },
     "bench_batch_export.py": {"requests": 2000, "seconds": 0.8, "peak_rss_mb": 120.0},
+    "bench_shrink.py": {"calls_max_up_to_10_edits": 7, "kept_one_3_share": 1.0, "cases": 19},
 }
 _START_S = {"-c": 0.02, "relations": 0.4, "transform": 0.5}
 
@@ -239,6 +245,7 @@ def test_run_all_reads_each_benchmark_and_exits_by_its_targets(monkeypatch, caps
     assert figures["cache_rerun_calls"] == 0 and figures["analysis_slowest_query_s"] == 0.02
     assert figures["batch_export_s"] == 0.8 and figures["batch_export_peak_mb"] == 120.0
     assert figures["batch_export_lines"] == 2000
+    assert figures["shrink_calls_max"] == 7 and figures["shrink_kept_one_edit_share"] == 1.0
     # the analysis bench's own peak (180), the rerun bench's process tree (300): the larger
     assert figures["peak_memory_mb"] == 300
     assert figures["cli_relations_json_s"] == 0.4 and figures["cli_transform_s"] == 0.5
