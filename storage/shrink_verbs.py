@@ -79,14 +79,22 @@ class ShrinkVerbs:
         )
         return _decoded(rows[0]) if rows else None
 
-    def shrunk_edit_rows(self, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
+    def shrunk_edit_rows(
+        self, run_ids: list[str] | None = None, flt: CaseFilter | None = None
+    ) -> list[dict[str, Any]]:
         """Every stored shrink that kept a subset (minimal or budget reached) with its case's
-        model: ``relation_id``, ``model``, ``status``, ``edits_total``, ``kept_edits`` (dicts)."""
-        where = "WHERE s.status IN ('minimal', 'budget reached')"
+        model — of ``run_ids`` and the cases ``flt`` selects, when given: ``relation_id``,
+        ``model``, ``status``, ``edits_total``, ``kept_edits`` (dicts)."""
+        kept = ["s.status IN ('minimal', 'budget reached')"]
         params: list[Any] = []
         if run_ids is not None:
-            where += f" AND s.run_id IN ({','.join('?' * len(run_ids)) or 'NULL'})"
+            kept.append(f"s.run_id IN ({','.join('?' * len(run_ids)) or 'NULL'})")
             params += run_ids
+        if flt is None:
+            where = "WHERE " + " AND ".join(kept)
+        else:
+            where, filter_params = case_where(flt, kept, alias="c")
+            params = [*filter_params, *params]  # the extra clauses come last
         rows = self._query(  # type: ignore[attr-defined]
             "SELECT s.relation_id, c.model, s.status, s.edits_total, s.kept_edits "
             f"FROM shrink_results s JOIN cases c ON c.id = s.case_id {where} ORDER BY s.case_id",
@@ -107,6 +115,16 @@ class ShrinkVerbs:
         )
         decoded = ("kept_edits", "minimal_followup", "source_input")
         return [{**row, **{k: json.loads(row[k]) for k in decoded}} for row in rows]
+
+    def shrink_status_counts(self, flt: CaseFilter) -> dict[str, int]:
+        """How many of the filter's cases have a stored shrink, by its status."""
+        where, params = case_where(flt, alias="c")
+        rows = self._query(  # type: ignore[attr-defined]
+            "SELECT s.status, COUNT(*) AS n FROM shrink_results s "
+            f"JOIN cases c ON c.id = s.case_id {where} GROUP BY s.status ORDER BY s.status",
+            params,
+        )
+        return {row["status"]: row["n"] for row in rows}
 
     def shrinks_of_run(self, run_id: str) -> list[StoredShrink]:
         rows = self._query(  # type: ignore[attr-defined]

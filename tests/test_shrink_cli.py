@@ -87,6 +87,16 @@ def test_every_leet_fail_keeps_exactly_one_edit_with_a_3(leet_run, capsys) -> No
     # with two changed letters, 'h3lp5', shows as its whole change).
     assert summary[0]["edit"] == "'e' → '3'" and summary[0]["relation_id"] == "char.leet"
     assert sum(r["cases"] for r in summary) == len(results)
+    # The same table as CSV, as the Analysis tab's download writes it.
+    assert main(["shrink", "--summary", "--run", run_id, "--db", str(db), "--csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "relation_id,model,edit,cases,share"
+    assert len(lines) == len(summary) + 1
+    top = summary[0]
+    assert lines[1] == f"char.leet,fake-model,'e' → '3',{top['cases']},{round(top['share'], 4)}"
+    with pytest.raises(SystemExit) as refused:  # argparse's usage error
+        main(["shrink", "--summary", "--db", str(db), "--csv", "--json"])
+    assert refused.value.code == 2
     store = Store(db)
     stored = store.shrinks_of_run(run_id)
     assert [s.case_id for s in stored] == sorted(r["case_id"] for r in results)

@@ -8,9 +8,14 @@ the same, so 'every' → '3very' and 'here' → 'her3' both count as 'e' → '3'
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+# The columns of the table, in the order the CSV export and `shrink --summary --csv` write them.
+FLIPPING_EDIT_COLUMNS = ("relation_id", "model", "edit", "cases", "share")
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -60,3 +65,15 @@ def flipping_edits(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for (relation, model, kind), n in counts.items()
     ]
     return sorted(table, key=lambda r: (-r["cases"], r["relation_id"], r["model"], r["edit"]))
+
+
+def flipping_edits_csv(table: Sequence[Mapping[str, Any]]) -> str:
+    """The table as CSV text (``share`` as a fraction to 4 places); the header alone when empty."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=FLIPPING_EDIT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        writer.writerow(
+            {**{k: row[k] for k in FLIPPING_EDIT_COLUMNS}, "share": round(row["share"], 4)}
+        )
+    return out.getvalue()

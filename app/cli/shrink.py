@@ -2,7 +2,8 @@
 
     morphscope shrink CASE_ID [--db DB] [--repeats K/N] [--max-calls N] [--json]
     morphscope shrink --run RUN_ID [--relation R] [--limit N] [--json]
-    morphscope shrink --summary [--run RUN_ID] [--json]   (edits that flip answers most often)
+    morphscope shrink --summary [--run RUN_ID] [--json | --csv]   (edits that flip answers most
+                                                                  often, as the Analysis tab)
 
 Each candidate is judged through the engine's stages against the case's own run's endpoint (with
 its key variable) and the call cache, so a candidate asked before costs no call. The result is
@@ -51,7 +52,7 @@ def _line(payload: dict) -> str:
 
 def _summary(args: argparse.Namespace) -> int:
     """`shrink --summary`: the edits that flip answers most often, from the stored shrinks."""
-    from app.analysis.shrunk_edits import flipping_edits
+    from app.analysis.shrunk_edits import flipping_edits, flipping_edits_csv
 
     store = open_store(args.db, must_exist=True)
     if args.run and store.run(args.run) is None:
@@ -59,6 +60,9 @@ def _summary(args: argparse.Namespace) -> int:
     table = flipping_edits(store.shrunk_edit_rows([args.run] if args.run else None))
     if args.json:
         print(json.dumps(table, indent=2, ensure_ascii=False))
+        return 0
+    if args.csv:
+        sys.stdout.write(flipping_edits_csv(table))
         return 0
     for row in table:
         print(
@@ -106,7 +110,11 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 
 
 def shrink_argument_problem(args: argparse.Namespace) -> str | None:
+    if args.csv and not args.summary:
+        return "--csv goes with --summary"
     if args.summary:
+        if args.json and args.csv:
+            return "give --json or --csv, not both"
         return "--summary reads stored shrinks: give no CASE_ID" if args.case_id else None
     if bool(args.case_id) == bool(args.run):
         return "give a CASE_ID or --run RUN_ID (one of them)"
@@ -138,4 +146,8 @@ def add_commands(sub) -> None:
         help="the kept edits of the stored shrinks (of --run, else all), by relation × model",
     )  # fmt: skip
     p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.add_argument(
+        "--csv", action="store_true",
+        help="with --summary: print the table as CSV (the Analysis tab's download)",
+    )  # fmt: skip
     p.set_defaults(func=cmd_shrink, argument_problem=shrink_argument_problem)

@@ -29,6 +29,7 @@ from app.ui.analysis_definitions import render_definitions
 from app.ui.compare_runs_text import Sampling, run_choice_text, run_samplings, sampling_note
 from app.ui.components import error_boundary, inert, shorten, show_table
 from app.ui.rewrite_yield import render_rewrite_yield
+from app.ui.shrunk_edits_view import render_shrunk_edits
 from core.case_filter import CaseFilter
 from core.types import Case
 
@@ -471,6 +472,7 @@ TABS: dict[str, Callable[[AnalysisView], None]] = {
     "Statistics": render_statistics,
     "Compare runs": render_compare_runs,
     "Gate": analysis_gate.render_gate,
+    "Shrunk edits": render_shrunk_edits,
     "Downloads": render_downloads,
     "Definitions": render_definitions,
 }
