@@ -225,6 +225,23 @@ def test_the_budget_returns_the_smallest_failing_subset_so_far(leet_run, capsys)
     assert result["minimal_followup"] == case.followup_input
 
 
+@pytest.mark.parametrize("budget", [1, 3, 4])
+def test_the_budget_is_exact_though_a_sample_costs_two_calls(leet_run, capsys, budget) -> None:
+    """A fresh repeat costs the source and the follow-up: the search looks before it sends, so
+    ``--max-calls`` is never overshot (1 fits nothing, 3 fits the confirmation and one more)."""
+    server, db, _run_id, fails = leet_run
+    case = max(fails, key=lambda c: len(c.followup_input["text"]))
+    before = server.stats.chat_calls
+    assert main(["shrink", case.id, "--db", str(db), "--max-calls", str(budget), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    sent = server.stats.chat_calls - before
+    assert result["calls"] == sent <= budget
+    assert result["status"] == "budget reached"
+    # 1: the confirmation (2 calls) does not fit. 3 and 4: it does (2) and then one candidate
+    # follow-up at a time (1 each, the source's answer is cached): every call is used.
+    assert sent == (0 if budget == 1 else budget)
+
+
 def test_an_endpoint_that_is_down_gives_status_error_not_a_shrink(leet_run, capsys) -> None:
     server, db, _run_id, fails = leet_run
     server.behaviour.always_fault = "500"

@@ -1,60 +1,34 @@
 """Shrinking a violation: the fewest of a follow-up's edits that still flip the model's answer.
 
-Delta debugging (Zeller and Hildebrandt, "Simplifying and Isolating Failure-Inducing Input",
-TSE 2002, the ddmin algorithm): split the failing edit set into n parts, keep a part or a
-complement that still fails, otherwise split finer; stop when no single edit can go. The search
-only sees a ``Trial`` oracle (edit indices + repeat index → failed?, model calls spent), so it is
-tested on hand-made edit sets and run for real through the engine's stages
-(``app.engine.shrink_oracle``).
+The search is delta debugging (``app.engine.shrink_state``: ddmin as a resumable state
+machine); this module drives it online, against a ``Trial`` oracle (edit indices + repeat index
+→ failed?, model calls spent), one sample at a time. It is tested on hand-made edit sets and run
+for real through the engine's stages (``app.engine.shrink_oracle``); batch rounds drive the same
+state machine through request files (``app.batch.shrink_rounds``).
 
-Noise: a candidate counts as failing only when it fails in k of n repeats, and the original case
-is confirmed the same way first — a FAIL that does not reproduce is "not reproducible", never
-shrunk. A budget of model calls bounds the search; when it runs out the smallest failing subset
-found so far is returned, marked "budget reached".
+A budget of model calls bounds the search exactly: a sample is taken only when the calls it
+would make (``Oracle.cost``: the source's and the follow-up's calls the cache cannot answer)
+still fit, so a search never spends more than ``max_calls``. When the next sample does not fit,
+the smallest failing subset found so far is returned, marked "budget reached".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
-DEFAULT_MAX_CALLS = 60
-MAX_REPEATS = 99  # samples per candidate (the oracle numbers a case's samples in blocks of 100)
-
-
-class ShrinkStatus(StrEnum):
-    MINIMAL = "minimal"  # no single kept edit can be dropped
-    BUDGET_REACHED = "budget reached"
-    NOT_REPRODUCIBLE = "not reproducible"
-    NOT_SHRINKABLE = "not shrinkable"
-    ERROR = "error"  # a candidate could not be judged (endpoint down, unparseable answer …)
-
-
-@dataclass(frozen=True)
-class Repeats:
-    """Fail in ``k`` of ``n`` samples to count as failing."""
-
-    k: int = 2
-    n: int = 3
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.k <= self.n <= MAX_REPEATS:
-            raise ValueError(f"repeats {self.k}/{self.n}: need 1 ≤ k ≤ n ≤ {MAX_REPEATS}")
-
-    @classmethod
-    def parse(cls, text: str) -> Repeats:
-        """'2/3' → Repeats(2, 3)."""
-        k, sep, n = text.partition("/")
-        if not sep or not k.strip().isdigit() or not n.strip().isdigit():
-            raise ValueError(f"repeats {text!r}: write them as K/N, e.g. 2/3")
-        return cls(int(k), int(n))
-
-    def __str__(self) -> str:
-        return f"{self.k}/{self.n}"
-
-
-SINGLE = Repeats(1, 1)  # a deterministic model: one sample says it
+from app.engine.shrink_state import (
+    DEFAULT_MAX_CALLS,
+    MAX_REPEATS,
+    SINGLE,
+    TWO_OF_THREE,
+    DdminState,
+    Repeats,
+    ShrinkResult,
+    ShrinkStatus,
+    Subset,
+)
 
 
 @dataclass(frozen=True)
@@ -64,131 +38,106 @@ class Trial:
     error: str | None = None  # the candidate could not be judged: the search stops
 
 
-# (edit indices kept, repeat index) → did the candidate still violate the relation?
-Oracle = Callable[[tuple[int, ...], int], Trial]
+class Oracle(Protocol):
+    """Does the candidate with these edits still violate the relation, in this repeat?"""
+
+    def __call__(self, kept: Subset, repeat: int) -> Trial: ...
 
 
-@dataclass
-class ShrinkResult:
-    status: ShrinkStatus
-    kept: tuple[int, ...]  # indices into the edit list, ascending
-    edits_total: int
-    calls: int = 0
-    candidates: int = 0  # distinct subsets judged
-    confirmed: str = ""  # 'k/n' with which every failing verdict was confirmed
-    reason: str = ""
-    trace: list[tuple[tuple[int, ...], bool]] = field(default_factory=list)
+# An oracle may say what a trial will cost before it is made; without ``cost`` a trial counts
+# as one call.
+CostOf = Callable[[Subset, int], int]
 
 
-class _BudgetReached(Exception):  # noqa: N818 - a signal inside the search
-    pass
+def _one_call(kept: Subset, repeat: int) -> int:
+    return 1
 
 
-class _CandidateError(Exception):
-    """A candidate was neither a pass nor a fail (its reason is the message)."""
+def consume(state: DdminState, kept: Subset, repeat: int, trial: Trial) -> None:
+    """Add a judged trial to the search (an unjudgeable one stops it with its reason)."""
+    state.calls += trial.calls
+    if trial.error is not None:
+        state.stop(ShrinkStatus.ERROR, f"a candidate could not be judged: {trial.error}")
+        return
+    state.record(kept, repeat, trial.failed)
 
 
-class _Search:
-    """One ddmin search's memory: what each subset gave and what it cost."""
-
-    def __init__(self, oracle: Oracle, repeats: Repeats, max_calls: int) -> None:
-        self.oracle, self.repeats, self.max_calls = oracle, repeats, max_calls
-        self.calls = 0
-        self.known: dict[tuple[int, ...], bool] = {}
-        self.trace: list[tuple[tuple[int, ...], bool]] = []
-
-    def fails(self, subset: Sequence[int]) -> bool:
-        key = tuple(sorted(subset))
-        if key not in self.known:
-            self.known[key] = self._confirmed(key)
-            self.trace.append((key, self.known[key]))
-        return self.known[key]
-
-    def _confirmed(self, key: tuple[int, ...]) -> bool:
-        """k of n, stopping as soon as the count is settled either way."""
-        k, n = self.repeats.k, self.repeats.n
-        failed = 0
-        for repeat in range(n):
-            if self.calls >= self.max_calls:
-                raise _BudgetReached
-            trial = self.oracle(key, repeat)
-            self.calls += trial.calls
-            if trial.error is not None:
-                raise _CandidateError(trial.error)
-            failed += trial.failed
-            if failed >= k or failed + (n - repeat - 1) < k:
-                break
-        return failed >= k
+def budget_reason(state: DdminState, cost: int) -> str:
+    return (
+        f"{state.calls} of {state.max_calls} model calls spent and the next sample needs "
+        f"{cost}: the smallest failing subset so far"
+    )
 
 
-def _split(items: list[int], parts: int) -> list[list[int]]:
-    """``items`` in ``parts`` contiguous chunks of near-equal size (the first ones larger)."""
-    size, extra = divmod(len(items), parts)
-    chunks, start = [], 0
-    for index in range(parts):
-        end = start + size + (1 if index < extra else 0)
-        chunks.append(items[start:end])
-        start = end
-    return [c for c in chunks if c]
+def run_online(state: DdminState, oracle: Oracle) -> None:
+    """Drive ``state`` to its end: the first undecided candidate, one sample at a time."""
+    cost_of: CostOf = getattr(oracle, "cost", _one_call)
+    while True:
+        state.settle()
+        if state.done:
+            return
+        kept = state.undecided()[0]
+        repeat = state.next_repeat(kept)
+        cost = cost_of(kept, repeat)
+        if state.calls + cost > state.max_calls:
+            state.stop(ShrinkStatus.BUDGET_REACHED, budget_reason(state, cost))
+            return
+        consume(state, kept, repeat, oracle(kept, repeat))
 
 
-def _ddmin_step(search: _Search, items: list[int], parts: int) -> tuple[list[int], int] | None:
-    """One ddmin round: the smaller failing set and the next granularity, or None."""
-    chunks = _split(items, parts)
-    for chunk in chunks:
-        if search.fails(chunk):
-            return chunk, 2
-    if len(chunks) > 2:  # with two chunks each complement is the other chunk, already tried
-        for index in range(len(chunks)):
-            complement = [i for j, c in enumerate(chunks) if j != index for i in c]
-            if search.fails(complement):
-                return complement, max(parts - 1, 2)
-    return None
+# The call keys a sample needs that no answer covers yet (batch rounds: those to request).
+KeysOf = Callable[[Subset, int], set[str]]
+
+
+def plan_round(state: DdminState, keys_of: KeysOf) -> list[tuple[Subset, int]]:
+    """The samples of the next batch round — one ddmin level: every missing repeat of each
+    undecided candidate, in ddmin's order — as many as the budget allows. Their calls are
+    counted as spent now (a call two samples share, the source's, once). When not even the
+    first fits, the search stops as "budget reached"."""
+    asked: set[str] = set()
+    samples: list[tuple[Subset, int]] = []
+    for kept in state.undecided():
+        for repeat in range(state.next_repeat(kept), state.repeats.n):
+            new = keys_of(kept, repeat) - asked
+            if state.calls + len(new) > state.max_calls:
+                if not samples:
+                    state.stop(ShrinkStatus.BUDGET_REACHED, budget_reason(state, len(new)))
+                return samples
+            asked |= new
+            state.calls += len(new)
+            samples.append((kept, repeat))
+    return samples
+
+
+def absorb(state: DdminState, oracle: Oracle, answered: Callable[[Subset, int], bool]) -> None:
+    """Judge every sample whose answers are in (a batch round came back), taking each ddmin
+    decision they allow; the next level's samples may be in already (asked by an earlier
+    search, or shared with another candidate)."""
+    while True:
+        state.settle()
+        progressed = False
+        for kept in state.undecided():
+            repeat = state.next_repeat(kept)
+            while not state.done and state.verdict(kept) is None and answered(kept, repeat):
+                consume(state, kept, repeat, oracle(kept, repeat))
+                repeat += 1
+                progressed = True
+        if state.done or not progressed:
+            return
 
 
 def ddmin(
     edits_total: int,
     oracle: Oracle,
     *,
-    repeats: Repeats = Repeats(),
+    repeats: Repeats = TWO_OF_THREE,
     max_calls: int = DEFAULT_MAX_CALLS,
 ) -> ShrinkResult:
     """The smallest subset of ``range(edits_total)`` that still fails (1-minimal: dropping any
     one of its edits makes it pass), after confirming that all of them fail."""
-    search = _Search(oracle, repeats, max_calls)
-    items = list(range(edits_total))
-
-    def result(status: ShrinkStatus, kept: Sequence[int], reason: str = "") -> ShrinkResult:
-        return ShrinkResult(
-            status=status,
-            kept=tuple(sorted(kept)),
-            edits_total=edits_total,
-            calls=search.calls,
-            candidates=len(search.known),
-            confirmed=str(repeats),
-            reason=reason,
-            trace=search.trace,
-        )
-
-    try:
-        if not search.fails(items):
-            why = f"the original follow-up fails in fewer than {repeats} samples (noise)"
-            return result(ShrinkStatus.NOT_REPRODUCIBLE, items, why)
-        parts = 2
-        while len(items) >= 2:
-            step = _ddmin_step(search, items, parts)
-            if step is not None:
-                items, parts = step
-            elif parts >= len(items):
-                break
-            else:
-                parts = min(len(items), parts * 2)
-    except _CandidateError as exc:
-        return result(ShrinkStatus.ERROR, items, f"a candidate could not be judged: {exc}")
-    except _BudgetReached:
-        reason = f"{max_calls} model calls spent; the smallest failing subset so far"
-        return result(ShrinkStatus.BUDGET_REACHED, items, reason)
-    return result(ShrinkStatus.MINIMAL, items)
+    state = DdminState.start(edits_total, repeats, max_calls)
+    run_online(state, oracle)
+    return state.result()
 
 
 def not_shrinkable(edits_total: int, reason: str) -> ShrinkResult:
@@ -198,3 +147,20 @@ def not_shrinkable(edits_total: int, reason: str) -> ShrinkResult:
         edits_total=edits_total,
         reason=reason,
     )
+
+
+__all__ = [
+    "DEFAULT_MAX_CALLS",
+    "MAX_REPEATS",
+    "SINGLE",
+    "DdminState",
+    "Repeats",
+    "ShrinkResult",
+    "ShrinkStatus",
+    "Trial",
+    "absorb",
+    "ddmin",
+    "not_shrinkable",
+    "plan_round",
+    "run_online",
+]

@@ -6,6 +6,10 @@ before, or a repeat the run already made, costs no call) to the case's own run's
 its key variable, and ``Judge`` applies the relation's oracle exactly as the run did. The search
 itself is ``app.engine.shrink.ddmin``; the result is stored beside the case
 (``Store.save_shrink``), never replacing it.
+
+Before a sample is taken the oracle says what it will cost (``CaseOracle.cost``: its calls the
+cache cannot answer — the follow-up's, and the source's the first time a repeat is sampled), so
+the search keeps to its budget exactly; batch rounds write those same calls as requests.
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ from app.engine.shrink import (
     ddmin,
     not_shrinkable,
 )
+from app.engine.shrink_state import Subset
 from app.engine.workspace import all_relations, get_task
 from core.case_filter import CaseFilter
+from core.identity import call_key
 from core.run_config import RunConfig
 from core.tasks import Task
-from core.types import EMBEDDED_KIND, Case, Endpoint, Sample, Verdict
+from core.types import EMBEDDED_KIND, CallRequest, Case, Endpoint, Sample, Verdict
 from relations.base import FollowUp, Relation
 from relations.edits import Edit, apply_edits, diff_edits, indivisible_reason
 from storage import Store
@@ -101,7 +107,11 @@ def load_target(store: Store, case_id: str) -> ShrinkTarget:
 
 
 class CaseOracle:
-    """``Oracle`` for ddmin: does the candidate with these edits still FAIL, in this repeat?"""
+    """``Oracle`` for ddmin: does the candidate with these edits still FAIL, in this repeat?
+
+    ``endpoint``: where the calls go; by default the run's own, started when it is the embedded
+    model. Batch rounds give the run's endpoint as stored and a client that never sends, so
+    every answer comes from the cache (``answered`` says which samples have theirs)."""
 
     def __init__(
         self,
@@ -109,20 +119,23 @@ class CaseOracle:
         target: ShrinkTarget,
         embeddings: EmbeddingCache,
         client_factory: ClientFactory = make_client,
+        *,
+        endpoint: Endpoint | None = None,
     ) -> None:
         self.store, self.target, self.embeddings = store, target, embeddings
         self.client_factory = client_factory
         self.judge = Judge(embeddings, store.threshold_overrides())
         self.loop = asyncio.new_event_loop()
-        endpoint = _reachable(target.config.endpoint)
-        self.client = client_factory(endpoint, RetryPolicy(max_retries=2))
+        self.endpoint = endpoint or _reachable(target.config.endpoint)
+        self.client = client_factory(self.endpoint, RetryPolicy(max_retries=2))
         self.progress = Progress(0)
-        self.calls = CallCache(store, self.client, endpoint, self.progress)
+        self.calls = CallCache(store, self.client, self.endpoint, self.progress)
 
-    def __call__(self, kept: tuple[int, ...], repeat: int) -> Trial:
+    def planned(self, kept: Subset, repeat: int) -> PlannedCase:
+        """The candidate as a case of the run: its follow-up is the source with ``kept``."""
         target = self.target
         case = target.case
-        planned = PlannedCase(
+        return PlannedCase(
             case_id=f"{case.id}-shrink",
             sample=target.sample,
             relation=target.relation,
@@ -131,6 +144,32 @@ class CaseOracle:
             followup=FollowUp(fields=target.candidate(kept), target=case.target),
             source_fields=dict(target.source_fields),
         )
+
+    def requests(self, kept: Subset, repeat: int) -> dict[str, CallRequest]:
+        """The calls the sample makes, by cache key (as ``CallCache`` keys them)."""
+        endpoint, params = self.endpoint, self.calls.params
+        found = {}
+        for messages, repeat_index in case_calls(
+            self.target.task, self.planned(kept, repeat)
+        ).values():
+            key = call_key(endpoint.cache_base_url, endpoint.model, params, messages, repeat_index)
+            found[key] = CallRequest(
+                key, endpoint.cache_base_url, endpoint.model, params, messages, repeat_index
+            )
+        return found
+
+    def uncached(self, kept: Subset, repeat: int) -> set[str]:
+        keys = set(self.requests(kept, repeat))
+        return keys - self.store.cached_call_keys(keys)
+
+    def cost(self, kept: Subset, repeat: int) -> int:
+        """The model calls this sample would make: those the call cache cannot answer."""
+        return len(self.uncached(kept, repeat))
+
+    def __call__(self, kept: Subset, repeat: int) -> Trial:
+        target = self.target
+        case = target.case
+        planned = self.planned(kept, repeat)
         before = self.progress.calls_made
         planned.outputs = self.loop.run_until_complete(self._outputs(planned))
         judged = self.judge.judge([planned], target.task, case.run_id, case.model)[0]
