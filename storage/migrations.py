@@ -391,6 +391,41 @@ def m010_shrink_results(db: Database) -> None:
     db.execute("CREATE INDEX shrink_results_run ON shrink_results(run_id, relation_id)")
 
 
+def m011_shrink_batch(db: Database) -> None:
+    """Shrinking through batch files (``morphscope shrink --batch-export``): each case's ddmin
+    search as data between rounds (``shrink_searches``, dropped when the search ends and its
+    result is in ``shrink_results``), and the requests its rounds wrote (``shrink_requests``,
+    which a result line's ``custom_id`` is matched to, with the error a result line gave)."""
+    db.execute(
+        """
+        CREATE TABLE shrink_searches (
+            case_id TEXT PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+            run_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE shrink_requests (
+            case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            base_url TEXT NOT NULL,
+            model TEXT NOT NULL,
+            params TEXT NOT NULL,
+            messages TEXT NOT NULL,
+            repeat_index INTEGER NOT NULL,
+            error TEXT,
+            PRIMARY KEY (case_id, key)
+        )
+        """
+    )
+    db.execute("CREATE INDEX shrink_requests_key ON shrink_requests(key)")
+
+
 # The order they are applied in. m003 was written, and applied to databases, before m002.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m001_initial,
@@ -403,6 +438,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m008_engine_version,
     m009_release_baselines,
     m010_shrink_results,
+    m011_shrink_batch,
 )
 
 

@@ -35,6 +35,7 @@ from storage.label_verbs import LabelVerbs
 from storage.migrations import apply_migrations, prepare_database, unknown_migrations
 from storage.report_verbs import ReportVerbs
 from storage.run_verbs import RunVerbs
+from storage.shrink_round_verbs import ShrinkRoundVerbs
 from storage.shrink_verbs import ShrinkVerbs
 from storage.threshold_verbs import ThresholdVerbs
 from storage.workspace_verbs import WorkspaceVerbs
@@ -57,6 +58,7 @@ class Store(
     RewriteYieldVerbs,
     BatchVerbs,
     ShrinkVerbs,
+    ShrinkRoundVerbs,
 ):
     """SQLite store. ``Store(":memory:")`` for tests; a path for real use."""
 

@@ -11,7 +11,7 @@ are counted and skipped. Importing the same file again changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,6 +182,32 @@ def import_results(
     for run_id in affected:
         _finish_run(store, run_id, touched, outcome, runner_factory)
     return outcome
+
+
+def checked_results(
+    paths: Sequence[Path], requests_for_keys: Callable[[Iterable[str]], dict[str, dict]]
+) -> tuple[list[ResultLine], dict[str, dict], list[int]]:
+    """Result files read and refused as ``import_results`` refuses them (a request file, no
+    result line, a result that answers none of ``requests_for_keys``'s requests, two lines
+    that answer one request differently): their result lines, the requests they answer by
+    key, and the numbers of the lines that were no result lines. Other exports (shrink rounds)
+    keep their requests elsewhere, hence the lookup."""
+    named = [(str(path), _read(Path(path), str(path))) for path in paths]
+    requests: dict[str, dict] = {}
+    invalid: list[int] = []
+    for label, parsed in named:
+        _refuse_request_lines(label, parsed)
+        if not parsed.results:
+            raise BatchImportError(
+                f"{label}: no result lines in it ({len(parsed.invalid_lines)} unreadable lines); "
+                "nothing was imported"
+            )
+        found = requests_for_keys(result.key for result in parsed.results)
+        _refuse_foreign(label, parsed, found)
+        requests |= found
+        invalid += parsed.invalid_lines
+    _refuse_conflicts(named)
+    return [r for _, parsed in named for r in parsed.results], requests, invalid
 
 
 def _refuse_request_lines(label: str, parsed: ParsedResults) -> None:

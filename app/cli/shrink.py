@@ -2,13 +2,16 @@
 
     morphscope shrink CASE_ID [--db DB] [--repeats K/N] [--max-calls N] [--json]
     morphscope shrink --run RUN_ID [--relation R] [--limit N] [--json]
+    morphscope shrink --run RUN_ID --batch-export OUT.jsonl   (round 1 of a batch shrink)
+    morphscope shrink --batch-import RESULTS.jsonl --batch-export NEXT.jsonl   (the next rounds)
     morphscope shrink --summary [--run RUN_ID] [--json | --csv]   (edits that flip answers most
                                                                   often, as the Analysis tab)
 
 Each candidate is judged through the engine's stages against the case's own run's endpoint (with
 its key variable) and the call cache, so a candidate asked before costs no call. The result is
-stored beside the case. Exit codes: 0 done (whatever each case's status), 2 bad case id or
-database.
+stored beside the case. Batch rounds (``app.batch.shrink_rounds``) write each ddmin level's
+calls as a batch request file and advance the searches from its results. Exit codes: 0 done
+(whatever each case's status), 2 bad case id, database or result file.
 """
 
 from __future__ import annotations
@@ -72,9 +75,49 @@ def _summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _batch_rounds(args: argparse.Namespace) -> int:
+    """`--batch-export` (round 1 of the run's or case's searches) or `--batch-import` (the
+    next round of every search going on)."""
+    from pathlib import Path
+
+    from app.batch.importer import BatchImportError
+    from app.batch.shrink_rounds import ShrinkRoundError, import_round, start_rounds
+    from app.cli.run import start_embedder, stop_embedder
+    from app.engine.embedder import EmbeddingCache
+
+    repeats = _repeats(args.repeats)
+    store = open_store(args.db, must_exist=True)
+    case_ids = [] if args.batch_import else _case_ids(store, args)
+    if args.case_id and store.case(args.case_id) is None:
+        raise CliError(f"no case {args.case_id!r} in this database")
+    out = Path(args.batch_export)
+    embedder = start_embedder()
+    try:
+        embeddings = EmbeddingCache(embedder, store)
+        if args.batch_import:
+            paths = [Path(p) for p in args.batch_import]
+            outcome = import_round(store, paths, embeddings, out)
+        else:
+            outcome = start_rounds(
+                store, case_ids, embeddings, out, repeats=repeats, max_calls=args.max_calls
+            )
+    except (BatchImportError, ShrinkRoundError) as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        stop_embedder(embedder)
+    if args.json:
+        print(json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        for line in outcome.describe():
+            print(line)
+    return 0
+
+
 def cmd_shrink(args: argparse.Namespace) -> int:
     if args.summary:
         return _summary(args)
+    if args.batch_export:
+        return _batch_rounds(args)
     from app.cli.run import start_embedder, stop_embedder
     from app.engine.embedder import EmbeddingCache
     from app.engine.shrink_oracle import ShrinkInputError, result_json, shrink_case
@@ -116,6 +159,12 @@ def shrink_argument_problem(args: argparse.Namespace) -> str | None:
         if args.json and args.csv:
             return "give --json or --csv, not both"
         return "--summary reads stored shrinks: give no CASE_ID" if args.case_id else None
+    if args.batch_import:
+        if not args.batch_export:
+            return "--batch-import needs --batch-export NEXT.jsonl for the next round's requests"
+        if args.case_id or args.run or args.relation or args.limit is not None:
+            return "--batch-import advances every search going on: give no CASE_ID or --run"
+        return None
     if bool(args.case_id) == bool(args.run):
         return "give a CASE_ID or --run RUN_ID (one of them)"
     if args.case_id and (args.relation or args.limit is not None):
@@ -144,6 +193,16 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--summary", action="store_true",
         help="the kept edits of the stored shrinks (of --run, else all), by relation × model",
+    )  # fmt: skip
+    p.add_argument(
+        "--batch-export", metavar="OUT.jsonl",
+        help="write the searches' next ddmin level as batch requests (`batch export`'s format) "
+        "instead of sending them: with CASE_ID or --run, round 1; with --batch-import, the next",
+    )  # fmt: skip
+    p.add_argument(
+        "--batch-import", nargs="+", metavar="RESULTS.jsonl",
+        help="the batch engine's results for the last round: judge them, advance every search "
+        "going on, and write the next round to --batch-export",
     )  # fmt: skip
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument(

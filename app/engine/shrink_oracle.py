@@ -219,6 +219,15 @@ def default_repeats(store: Store, case: Case, config: RunConfig) -> Repeats:
     return Repeats() if any(row["n_fail"] for row in counts) else SINGLE
 
 
+def not_shrinkable_reason(target: ShrinkTarget) -> str | None:
+    """Why the case's edits cannot be searched (one indivisible edit, or none), or None."""
+    followup = FollowUp(fields=target.followup_fields, target=target.case.target)
+    why = indivisible_reason(target.relation, followup)
+    if why is None and not target.edits:
+        why = "not shrinkable: the follow-up makes no edit to its source"
+    return why
+
+
 def shrink_case(
     store: Store,
     case_id: str,
@@ -230,10 +239,7 @@ def shrink_case(
 ) -> tuple[ShrinkTarget, ShrinkResult]:
     """Shrink one FAIL case and store the result beside it."""
     target = load_target(store, case_id)
-    followup = FollowUp(fields=target.followup_fields, target=target.case.target)
-    why = indivisible_reason(target.relation, followup)
-    if why is None and not target.edits:
-        why = "not shrinkable: the follow-up makes no edit to its source"
+    why = not_shrinkable_reason(target)
     if why is not None:
         result = not_shrinkable(len(target.edits), why)
     else:
@@ -283,4 +289,14 @@ def result_json(target: ShrinkTarget, result: ShrinkResult) -> dict[str, Any]:
     }
 
 
-__all__ = ["ShrinkInputError", "ShrinkStatus", "load_target", "result_json", "shrink_case"]
+__all__ = [
+    "CaseOracle",
+    "ShrinkInputError",
+    "ShrinkStatus",
+    "default_repeats",
+    "load_target",
+    "not_shrinkable_reason",
+    "result_json",
+    "save_result",
+    "shrink_case",
+]
