@@ -17,7 +17,8 @@ start time, and checks the targets:
   client, and the texts it embeds per case (``bench_free_text.py``; full mode only);
 - the MiniLM backends' texts/s and cosine to the reference (``bench_embedder.py``; full only);
 - shrinking char.leet violations on a model that flips on '3': the most calls per case and the
-  share that kept exactly that edit (``bench_shrink.py``);
+  share that kept exactly that edit, and of batch rounds that kept the online edits
+  (``bench_shrink.py``);
 - peak memory; the start time of ``relations --json`` and ``transform``.
 
 A benchmark script that is not there reports ``"status": "missing"`` and its targets ``null``.
@@ -66,6 +67,7 @@ TARGETS: dict[str, tuple[str, float]] = {
     "embedder_short_vs_handwritten": ("min", 2.5),
     "shrink_calls_max": ("max", 40),
     "shrink_kept_one_edit_share": ("min", 1.0),
+    "shrink_batch_same_edits_share": ("min", 1.0),
 }
 
 
@@ -315,6 +317,8 @@ def headline_figures(benchmarks: dict[str, dict[str, Any]], start: dict[str, Any
         # share of cases that kept exactly the one edit the fake model flips on.
         "shrink_calls_max": _figure(benchmarks, "shrink", "calls_max_up_to_10_edits"),
         "shrink_kept_one_edit_share": _figure(benchmarks, "shrink", "kept_one_3_share"),
+        # Batch rounds keep the online search's edits (the share of cases that did).
+        "shrink_batch_same_edits_share": _figure(benchmarks, "shrink", "batch_same_edits_share"),
         "cli_relations_json_s": seconds.get("relations_json"),
         "cli_transform_s": seconds.get("transform"),
         "cli_relations_json_vs_bare_python": start.get("relations_json_vs_bare_python"),

@@ -47,6 +47,7 @@ QUICK_TARGETS = {
     "batch_export_peak_mb",
     "shrink_calls_max",
     "shrink_kept_one_edit_share",
+    "shrink_batch_same_edits_share",
 }
 
 
@@ -115,6 +116,7 @@ def test_quick_run_prints_every_figure_and_target():
     # Measured in quick mode by scripts this checkout always has:
     assert figures["cache_rerun_calls"] == 0
     assert figures["shrink_kept_one_edit_share"] == 1.0  # every case kept its one '3' edit
+    assert figures["shrink_batch_same_edits_share"] == 1.0  # batch rounds: the online edits
     assert figures["batch_export_lines"] > 0 and figures["batch_export_s"] > 0
     assert isinstance(figures["analysis_slowest_query_s"], float)
     assert isinstance(figures["peak_memory_mb"], int | float)
@@ -204,7 +206,12 @@ _PRINTED = {
         "peak_memory_mb": 180,
     },
     "bench_batch_export.py": {"requests": 2000, "seconds": 0.8, "peak_rss_mb": 120.0},
-    "bench_shrink.py": {"calls_max_up_to_10_edits": 7, "kept_one_3_share": 1.0, "cases": 19},
+    "bench_shrink.py": {
+        "calls_max_up_to_10_edits": 7,
+        "kept_one_3_share": 1.0,
+        "cases": 19,
+        "batch_same_edits_share": 1.0,
+    },
 }
 _START_S = {"-c": 0.02, "relations": 0.4, "transform": 0.5}
 
@@ -246,6 +253,7 @@ def test_run_all_reads_each_benchmark_and_exits_by_its_targets(monkeypatch, caps
     assert figures["batch_export_s"] == 0.8 and figures["batch_export_peak_mb"] == 120.0
     assert figures["batch_export_lines"] == 2000
     assert figures["shrink_calls_max"] == 7 and figures["shrink_kept_one_edit_share"] == 1.0
+    assert figures["shrink_batch_same_edits_share"] == 1.0
     # the analysis bench's own peak (180), the rerun bench's process tree (300): the larger
     assert figures["peak_memory_mb"] == 300
     assert figures["cli_relations_json_s"] == 0.4 and figures["cli_transform_s"] == 0.5

@@ -158,6 +158,8 @@ def shrink_argument_problem(args: argparse.Namespace) -> str | None:
     if args.summary:
         if args.json and args.csv:
             return "give --json or --csv, not both"
+        if args.batch_export or args.batch_import:
+            return "--summary reads stored shrinks: give no --batch-export or --batch-import"
         return "--summary reads stored shrinks: give no CASE_ID" if args.case_id else None
     if args.batch_import:
         if not args.batch_export:
