@@ -111,6 +111,13 @@ def test_an_error_line_ends_that_search_as_error(leet_run, tmp_path, capsys):
     assert ended["status"] == "error" and "overloaded" in ended["reason"]
     assert outcome["requests"] == 0 and outcome["pending"] == [] and not nxt.exists()
     assert outcome["line_errors"] == 1 and outcome["answered"] == len(keys) - 1
+    # Exporting the case again starts a fresh search: the failed call is asked again (the
+    # other one is answered from the cache), and the old error line no longer counts.
+    again = tmp_path / "again-1.jsonl"
+    assert main(["shrink", case.id, "--db", str(db), "--batch-export", str(again), "--json"]) == 0
+    restarted = json.loads(capsys.readouterr().out)
+    assert restarted["pending"] == [case.id] and restarted["finished"] == []
+    assert [json.loads(line)["custom_id"] for line in again.read_text().splitlines()] == keys[-1:]
 
 
 def test_results_of_another_database_are_refused_whole(leet_run, tmp_path, capsys):

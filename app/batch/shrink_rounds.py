@@ -112,29 +112,40 @@ class _Advanced:
     requests: dict[str, CallRequest]
 
 
-def _batch_oracle(store: Store, target: ShrinkTarget, embeddings: EmbeddingCache) -> CaseOracle:
+def _batch_oracle(
+    target: ShrinkTarget, embeddings: EmbeddingCache, store: Store, errors: list[dict]
+) -> CaseOracle:
     """The case's oracle answered from the call cache alone (nothing is sent); a call whose
     result line was an error gets that error, so its candidate ends the search as ``error``."""
-    errors = {
+    by_identity = {
         request_identity(row["model"], row["params"], row["messages"]): row["error"]
-        for row in store.shrink_request_errors(target.case.id)
+        for row in errors
     }
     return CaseOracle(
         store,
         target,
         embeddings,
-        lambda endpoint, retry=None: BatchClient(endpoint, errors),
+        lambda endpoint, retry=None: BatchClient(endpoint, by_identity),
         endpoint=target.config.endpoint,
     )
 
 
 def _advance(
-    store: Store, target: ShrinkTarget, state: DdminState, round_: int, embeddings
+    store: Store,
+    target: ShrinkTarget,
+    state: DdminState,
+    round_: int,
+    embeddings: EmbeddingCache,
+    *,
+    fresh: bool = False,
 ) -> _Advanced:
-    """Judge what the cache answers, then plan the next level's requests."""
-    oracle = _batch_oracle(store, target, embeddings)
+    """Judge what the cache answers, then plan the next level's requests. ``fresh``: a search
+    that replaces an earlier one of the case, whose requests and error lines it does not
+    inherit (they are forgotten when the round is stored)."""
+    errors = [] if fresh else store.shrink_request_errors(target.case.id)
+    oracle = _batch_oracle(target, embeddings, store, errors)
     try:
-        errored = {row["key"] for row in store.shrink_request_errors(target.case.id)}
+        errored = {row["key"] for row in errors}
         cached = _CachedKeys(store)
 
         def answered(kept, repeat) -> bool:
@@ -144,7 +155,7 @@ def _advance(
         absorb(state, oracle, answered)
         if state.done:
             return _Advanced(target, state, round_, {})
-        asked_before = store.shrink_request_keys(target.case.id)
+        asked_before = set() if fresh else store.shrink_request_keys(target.case.id)
         samples = plan_round(state, lambda k, r: oracle.uncached(k, r) - asked_before)
         requests: dict[str, CallRequest] = {}
         for kept, repeat in samples:
@@ -260,7 +271,7 @@ def start_rounds(
             continue
         chosen = repeats or default_repeats(store, target.case, target.config)
         state = DdminState.start(len(target.edits), chosen, max_calls)
-        advanced.append(_advance(store, target, state, 0, embeddings))
+        advanced.append(_advance(store, target, state, 0, embeddings, fresh=True))
     return _finish_round(
         store, advanced, out, outcome, restart=[a.target.case.id for a in advanced]
     )
