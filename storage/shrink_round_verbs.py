@@ -83,6 +83,13 @@ class ShrinkRoundVerbs:
         )
         return [ShrinkSearchRow(**{**row, "state": json.loads(row["state"])}) for row in rows]
 
+    def shrink_search_round(self, case_id: str) -> int | None:
+        """The round a batch search of the case waits on, or None when none goes on."""
+        row = self._db.execute(
+            "SELECT round FROM shrink_searches WHERE case_id = ?", [case_id]
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def shrink_requests_for_keys(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The request behind each known key (params and messages decoded); unknown keys are
         absent."""

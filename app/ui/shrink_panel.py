@@ -74,6 +74,12 @@ def render_shrink_panel(store: Store, case: Case) -> None:
         return
     if job is not None and job.error:
         st.error(f"The search for the minimal change failed: {job.error}")
+    waiting = store.shrink_search_round(case.id)
+    if waiting is not None:
+        st.caption(
+            f"A batch shrink of this case waits on the results of round {waiting}: import them "
+            "with `morphscope shrink --batch-import RESULTS.jsonl --batch-export NEXT.jsonl`."
+        )
     stored = store.shrink_of(case.id)
     label = "Find the minimal change" if stored is None else "Search the minimal change again"
     st.button(

@@ -53,3 +53,17 @@ def test_a_case_without_a_shrink_offers_the_button(app_db) -> None:
     at = open_page(PAGE)
     assert not at.exception, at.exception
     assert at.button(key="shrink_a1").label == "Find the minimal change"
+
+
+def test_a_case_waiting_on_a_batch_round_says_so(app_db) -> None:
+    from app.engine.shrink import SINGLE, DdminState
+    from storage.shrink_round_verbs import ShrinkSearchRow
+
+    store = Store(app_db)
+    save_runs(store, [make_case("a1", index=1)])
+    state = DdminState.start(2, SINGLE, 60)
+    store.save_shrink_round([ShrinkSearchRow("a1", "run-a", state.to_dict(), 3)], [], [])
+    store.close()
+    at = open_page(PAGE)
+    assert not at.exception, at.exception
+    assert any("waits on the results of round 3" in c.value for c in at.caption)
