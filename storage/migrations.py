@@ -391,6 +391,12 @@ def m010_shrink_results(db: Database) -> None:
     db.execute("CREATE INDEX shrink_results_run ON shrink_results(run_id, relation_id)")
 
 
+def m011_adaptive_sampling(db: Database) -> None:
+    """How an adaptive run (`run --precision` / `--budget`) sampled its grid, as JSON
+    (``core.sampling.RunSampling``); NULL for a run that sent its whole grid."""
+    db.execute("ALTER TABLE runs ADD COLUMN sampling TEXT")
+
+
 # The order they are applied in. m003 was written, and applied to databases, before m002.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m001_initial,
@@ -403,6 +409,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m008_engine_version,
     m009_release_baselines,
     m010_shrink_results,
+    m011_adaptive_sampling,
 )
 
 

@@ -14,6 +14,7 @@ from app.cli.plan import (
     check_run_options,
     run_config_from_args,
 )
+from core.sampling import finished
 from core.types import Endpoint
 
 
@@ -165,22 +166,24 @@ def _adaptive_run(args: argparse.Namespace, store, config, task, samples) -> int
     if args.json:
         print(json.dumps(adaptive.to_dict(), indent=2))
         return _exit_code(adaptive.run)
+    sampling = adaptive.sampling
     print(
-        f"run {adaptive.run.run_id}: {adaptive.stop_reason}; {adaptive.calls_counted} calls "
-        f"counted of the full grid's {adaptive.full_grid_calls} "
-        f"({adaptive.run.calls_made} sent, {adaptive.run.cache_hits} from the cache)"
+        f"run {adaptive.run.run_id}: {adaptive.run.status}; {sampling.calls_used} calls used of "
+        f"the full grid's {sampling.full_grid_calls}, {sampling.calls_saved} saved "
+        f"({sampling.calls_sent} sent, {sampling.cache_hits} from the cache)"
     )
-    for cell in adaptive.cells:
-        rate = cell.violations / cell.inputs if cell.inputs else 0.0
+    for cell in sampling.cells:
+        stopped = "stopped at its precision" if cell.stopped else "not at its precision"
         print(
-            f"  {cell.relation}: {cell.violations}/{cell.inputs} = {rate:.3f}, "
-            f"confidence sequence [{cell.low:.3f}, {cell.high:.3f}] (±{cell.half_width:.3f})"
+            f"  {cell.relation}: {cell.violations}/{cell.inputs} = {cell.rate or 0.0:.3f}, "
+            f"confidence sequence [{cell.low:.3f}, {cell.high:.3f}] (±{cell.half_width:.3f}), "
+            f"{stopped}"
         )
     return _exit_code(adaptive.run)
 
 
 def _exit_code(summary) -> int:
-    if summary.status != "done":
+    if not finished(summary.status):  # an adaptive stop is a finished run, not a stopped one
         return EXIT_STOPPED
     return EXIT_ERRORS if summary.errors else 0
 

@@ -20,14 +20,15 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.engine.plan import PlannedCase
 from app.engine.progress import ProgressCallback, RunSummary
-from app.engine.rounds import DEFAULT_ROUND_SIZE, Cell, RoundScheduler
+from app.engine.rounds import DEFAULT_ROUND_SIZE, STOP_BUDGET, Cell, RoundScheduler
 from app.engine.runner import RunContext, Runner
 from app.engine.send import SendLoop
 from core.run_config import RunConfig
+from core.sampling import DONE, STATUS_BUDGET, STATUS_PRECISION, RunSampling, SampledCell
 from core.tasks import Task
 from core.types import Sample, Verdict
 
@@ -40,41 +41,14 @@ class AdaptiveSettings:
 
 
 @dataclass
-class CellReport:
-    relation: str
-    inputs: int  # inputs observed (with a verdict)
-    violations: int
-    low: float
-    high: float
-
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
-
-@dataclass
 class AdaptiveSummary:
-    """The run's summary, why the rounds stopped, the calls the scheduler counted against the
-    full grid's, and each cell's confidence-sequence interval at the stop."""
+    """The run's summary and how it sampled its grid (also stored with the run)."""
 
     run: RunSummary
-    stop_reason: str
-    calls_counted: int
-    full_grid_calls: int
-    cells: list[CellReport] = field(default_factory=list)
+    sampling: RunSampling
 
     def to_dict(self) -> dict:
-        return {
-            **self.run.to_dict(),
-            "adaptive": {
-                "stop_reason": self.stop_reason,
-                "calls_counted": self.calls_counted,
-                "full_grid_calls": self.full_grid_calls,
-                "cells": [
-                    {**vars(cell), "half_width": round(cell.half_width, 6)} for cell in self.cells
-                ],
-            },
-        }
+        return {**self.run.to_dict(), "adaptive": self.sampling.to_dict()}
 
 
 class AdaptiveRunner(Runner):
@@ -102,30 +76,34 @@ class AdaptiveRunner(Runner):
         progress: ProgressCallback | None = None,
     ) -> AdaptiveSummary:
         started = time.perf_counter()
-        relations = self._relations(config, samples)
+        relations = self.relations_for(config, samples)
         run_id = config.run_id(samples)
         self.embeddings.warm_up()
-        context = self._start(run_id, config, task, samples, relations)
+        context = self.start_run(run_id, config, task, samples, relations)
         try:
-            todo, _ = await self._plan_and_record(context, progress)
+            todo, _ = await self.plan_and_record(context, progress)
             scheduler = self._scheduler(config, samples, relations, settings)
             status = await self._send_rounds(context, todo, scheduler, progress)
         except BaseException:
             self.store.finish_run(run_id, "interrupted")
             raise
         finally:
-            await self._end(context)
+            await self.end_run(context)
         context.workers.raise_if_halted()
+        sampling = _sampling(context, scheduler, settings)
+        if status == DONE:
+            status = self._adaptive_status(context, scheduler)
+            self.store.save_run_sampling(run_id, sampling)
         self.store.finish_run(run_id, status)
-        summary = self._summary(context, status, "", started)
-        cells = [
-            _cell_report(cell, scheduler)
-            for cell in scheduler.cells  # in the order the relations were given
-        ]
-        full_grid = len(samples) * config.repeats * (1 + len(relations))
-        return AdaptiveSummary(
-            summary, scheduler.stop_reason or status, scheduler.calls_used, full_grid, cells
-        )
+        return AdaptiveSummary(self.run_summary(context, status, "", started), sampling)
+
+    def _adaptive_status(self, context: RunContext, scheduler: RoundScheduler) -> str:
+        """ "done" when every planned case is recorded (the rounds walked the whole grid), else
+        the status that says why the run stopped short of it."""
+        recorded = sum(self.store.run_verdict_counts(context.run_id).values())
+        if recorded >= context.state.total:
+            return DONE
+        return STATUS_BUDGET if scheduler.stop_reason == STOP_BUDGET else STATUS_PRECISION
 
     def _scheduler(self, config, samples, relations, settings) -> RoundScheduler:
         model = config.endpoint.model
@@ -152,13 +130,14 @@ class AdaptiveRunner(Runner):
         cases_of: dict[tuple[int, str], list[PlannedCase]] = defaultdict(list)
         for case in todo:
             cases_of[(position[case.sample.id], case.relation.id)].append(case)
-        calls = self._calls(context)
+        calls = self.model_calls(context)
         cancel = threading.Event()
         while (planned := scheduler.next_round()) is not None:
             wanted = [
                 (index, cell) for cell, inputs in planned.assignments.items() for index in inputs
             ]
             batch = [case for index, cell in wanted for case in cases_of[(index, cell.relation)]]
+            sent_before = context.state.calls_made
             loop = SendLoop(
                 context.task,
                 calls,
@@ -169,13 +148,14 @@ class AdaptiveRunner(Runner):
                 self.stall_after_s,
             )
             status = await loop.run(batch)
-            if status != "done":
+            scheduler.settle(planned, context.state.calls_made - sent_before)
+            if status != DONE:
                 return status
             verdicts = self.store.recorded_case_verdicts(context.run_id)
             for index, cell in wanted:
                 cases = cases_of[(index, cell.relation)]
                 scheduler.record(cell, _violated([verdicts.get(c.case_id) for c in cases]))
-        return "done"
+        return DONE
 
 
 def _violated(verdicts: list[str | None]) -> bool | None:
@@ -185,6 +165,36 @@ def _violated(verdicts: list[str | None]) -> bool | None:
     return Verdict.FAIL.value in judged
 
 
-def _cell_report(cell: Cell, scheduler: RoundScheduler) -> CellReport:
+def _sampling(
+    context: RunContext, scheduler: RoundScheduler, settings: AdaptiveSettings
+) -> RunSampling:
+    """How the run sampled: the calls it used against the full grid's (each input's source
+    and follow-ups, times the repeats), and each cell's interval at the stop."""
+    config = context.config
+    full_grid = len(context.samples) * config.repeats * (1 + len(context.relations))
+    cells = [  # in the order the relations were given
+        _sampled_cell(cell, scheduler) for cell in scheduler.cells
+    ]
+    return RunSampling(
+        precision=settings.precision,
+        budget=settings.budget,
+        round_size=settings.round_size,
+        stop_reason=scheduler.stop_reason or "",
+        calls_sent=context.state.calls_made,
+        cache_hits=context.state.cache_hits,
+        full_grid_calls=full_grid,
+        cells=cells,
+    )
+
+
+def _sampled_cell(cell: Cell, scheduler: RoundScheduler) -> SampledCell:
     interval = scheduler.interval(cell)
-    return CellReport(cell.relation, interval.n, interval.violations, interval.low, interval.high)
+    return SampledCell(
+        cell.model,
+        cell.relation,
+        interval.n,
+        interval.violations,
+        round(interval.low, 6),
+        round(interval.high, 6),
+        stopped=scheduler.reached_precision(cell),
+    )
