@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.engine.plan import PlannedCase
@@ -62,10 +62,24 @@ class AdaptiveRunner(Runner):
         settings: AdaptiveSettings,
         *,
         progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        on_round: RoundCallback | None = None,
     ) -> AdaptiveSummary:
         import asyncio
 
-        return asyncio.run(self.execute_adaptive(config, task, samples, settings, progress))
+        return asyncio.run(
+            self.execute_adaptive(
+                config, task, samples, settings, progress, cancel=cancel, on_round=on_round
+            )
+        )
+
+    @classmethod
+    def of(cls, runner: Runner) -> AdaptiveRunner:
+        """An adaptive runner with ``runner``'s store, embedder and settings (the pages make
+        their runners with ``workspace.make_runner``)."""
+        adaptive = cls.__new__(cls)
+        adaptive.__dict__.update(vars(runner))
+        return adaptive
 
     async def execute_adaptive(
         self,
@@ -74,7 +88,12 @@ class AdaptiveRunner(Runner):
         samples: Sequence[Sample],
         settings: AdaptiveSettings,
         progress: ProgressCallback | None = None,
+        *,
+        cancel: threading.Event | None = None,
+        on_round: RoundCallback | None = None,
     ) -> AdaptiveSummary:
+        """Run in rounds; ``on_round`` is told every cell's interval after each round (and
+        once before the first), so a page can show them narrowing and stopping."""
         started = time.perf_counter()
         relations = self.relations_for(config, samples)
         run_id = config.run_id(samples)
@@ -83,7 +102,8 @@ class AdaptiveRunner(Runner):
         try:
             todo, _ = await self.plan_and_record(context, progress)
             scheduler = self._scheduler(config, samples, relations, settings)
-            status = await self._send_rounds(context, todo, scheduler, progress)
+            watch = _RoundWatch(cancel or threading.Event(), on_round, progress)
+            status = await self._send_rounds(context, todo, scheduler, watch)
         except BaseException:
             self.store.finish_run(run_id, "interrupted")
             raise
@@ -93,6 +113,7 @@ class AdaptiveRunner(Runner):
         sampling = _sampling(context, scheduler, settings)
         if status == DONE:
             status = self._adaptive_status(context, scheduler)
+        if status in (STATUS_PRECISION, STATUS_BUDGET):  # a complete grid is a full-grid run
             self.store.save_run_sampling(run_id, sampling)
         self.store.finish_run(run_id, status)
         return AdaptiveSummary(self.run_summary(context, status, "", started), sampling)
@@ -123,7 +144,7 @@ class AdaptiveRunner(Runner):
         context: RunContext,
         todo: list[PlannedCase],
         scheduler: RoundScheduler,
-        progress: ProgressCallback | None,
+        watch: _RoundWatch,
     ) -> str:
         """Send round after round until the scheduler stops; the run's status."""
         position = {sample.id: index for index, sample in enumerate(context.samples)}
@@ -131,7 +152,7 @@ class AdaptiveRunner(Runner):
         for case in todo:
             cases_of[(position[case.sample.id], case.relation.id)].append(case)
         calls = self.model_calls(context)
-        cancel = threading.Event()
+        watch.tell(scheduler)
         while (planned := scheduler.next_round()) is not None:
             wanted = [
                 (index, cell) for cell, inputs in planned.assignments.items() for index in inputs
@@ -143,8 +164,8 @@ class AdaptiveRunner(Runner):
                 calls,
                 context.workers,
                 context.state,
-                progress,
-                cancel,
+                watch.progress,
+                watch.cancel,
                 self.stall_after_s,
             )
             status = await loop.run(batch)
@@ -155,7 +176,24 @@ class AdaptiveRunner(Runner):
             for index, cell in wanted:
                 cases = cases_of[(index, cell.relation)]
                 scheduler.record(cell, _violated([verdicts.get(c.case_id) for c in cases]))
+            watch.tell(scheduler)
         return DONE
+
+
+RoundCallback = Callable[[list[SampledCell]], None]
+
+
+@dataclass(frozen=True)
+class _RoundWatch:
+    """Who follows the rounds: the cancel flag, the per-round callback, the case progress."""
+
+    cancel: threading.Event
+    on_round: RoundCallback | None
+    progress: ProgressCallback | None
+
+    def tell(self, scheduler: RoundScheduler) -> None:
+        if self.on_round is not None:
+            self.on_round([_sampled_cell(cell, scheduler) for cell in scheduler.cells])
 
 
 def _violated(verdicts: list[str | None]) -> bool | None:

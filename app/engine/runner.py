@@ -317,6 +317,8 @@ class Runner:
             retried_errors=state.retried_errors,
             error_kinds=error_kinds(self.store.run_error_reasons(run_id)),
             stop_reason=stop_reason,
+            prompt_tokens=state.prompt_tokens,
+            completion_tokens=state.completion_tokens,
         )
 
     def _needs_repair(self, run_id: str, relations: Sequence[Relation]) -> bool:
