@@ -70,3 +70,28 @@ def test_a_budget_caps_the_calls_and_ends_the_run_as_done(
     assert adaptive["adaptive"]["stop_reason"] == "done (budget reached)"
     assert adaptive["adaptive"]["calls_sent"] <= 25
     assert fake_server.stats.chat_calls == adaptive["calls_made"] <= 25
+
+
+def test_compare_preview_states_the_preview_and_the_calls_and_tokens_used(
+    capsys, tmp_path, fake_server, inputs_file, bow
+):
+    """`run --compare-preview`: the preview before sending, then what the run used beside it.
+    20 inputs × (1 source + 1 identity sample + 1 upper-cased follow-up) = 60 calls to send; the
+    fake server reports 5 prompt and 1 completion tokens per call: 300 + 60."""
+    db = tmp_path / "c.db"
+    run = run_json(
+        capsys, *_run_args(fake_server.base_url, inputs_file, db, "--json"), "--compare-preview"
+    )
+    assert run["preview"]["calls_to_send"] == run["calls_made"] == 60
+    assert (run["prompt_tokens"], run["completion_tokens"]) == (300, 60)
+    from tests.test_cli import _run
+
+    code, out, err = _run(
+        capsys, *_run_args(fake_server.base_url, inputs_file, db), "--compare-preview"
+    )
+    assert code == 0
+    # Every case is settled now: the preview, before the run, plans no call, and none is made.
+    assert "cases: 40 planned, 40 already settled" in err
+    assert "calls: 0 planned, 0 cached, 0 to send" in err
+    assert "Used: 0 calls sent, 0 from the cache; the endpoint reported no token counts. " in out
+    assert "The preview said 0 to send" in out

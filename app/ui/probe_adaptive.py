@@ -10,7 +10,6 @@ import streamlit as st
 from app.engine.adaptive_run import AdaptiveSettings
 from app.engine.background import ProgressSnapshot
 from app.engine.preview import CostPreview, preview_run
-from app.engine.progress import RunSummary
 from app.engine.rounds import DEFAULT_ROUND_SIZE
 from app.engine.run_setup import RunSetupError, plan_run
 from app.engine.workspace import custom_relations, default_embedder
@@ -139,19 +138,3 @@ def cell_text(cell: SampledCell) -> str:
 def render_cells(progress: ProgressSnapshot) -> None:
     if progress.cells:
         st.markdown("  \n".join(cell_text(cell) for cell in progress.cells))
-
-
-def comparison_text(preview: CostPreview, summary: RunSummary) -> str:
-    """After a run: what it sent and used, beside what the preview said."""
-    reported = summary.prompt_tokens or summary.completion_tokens
-    tokens = (
-        f"{summary.prompt_tokens:,} prompt + {summary.completion_tokens:,} completion tokens "
-        "reported by the endpoint"
-        if reported
-        else "the endpoint reported no token counts"
-    )
-    return (
-        f"Used: {summary.calls_made} calls sent, {summary.cache_hits} from the cache; {tokens}. "
-        f"The preview said {preview.calls_to_send} to send, ~{preview.prompt_tokens:,} prompt + "
-        f"~{preview.completion_tokens:,} completion tokens."
-    )

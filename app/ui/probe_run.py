@@ -13,6 +13,7 @@ import streamlit as st
 from app.clients import kind_of
 from app.engine.adaptive_run import AdaptiveSettings
 from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
+from app.engine.preview import comparison_line
 from app.engine.run_setup import RunSetupError, endpoint_problem, plan_run, require_samples
 from app.engine.workspace import make_runner
 from app.ui.components import inert, resolve_embedded
@@ -20,7 +21,6 @@ from app.ui.data import claim_results, data_changed
 from app.ui.probe_adaptive import (
     adaptive_options,
     cell_text,
-    comparison_text,
     form_preview,
     render_cells,
     render_preview,
@@ -207,7 +207,7 @@ def render_outcome(key: str) -> None:
         st.markdown("  \n".join(cell_text(cell) for cell in sampling.cells))
     preview = st.session_state.get(f"{key}_preview")
     if preview is not None:
-        st.caption(comparison_text(preview, summary))
+        st.caption(comparison_line(preview, summary))
 
 
 def start_probe(
