@@ -57,9 +57,10 @@ class SampledCell:
 
 @dataclass(frozen=True)
 class RunSampling:
-    """What an adaptive run asked for and did. ``calls_sent`` went to the model under test,
-    ``cache_hits`` came from the call cache; together they are the calls its cases used, set
-    against ``full_grid_calls``, what the whole grid plans."""
+    """What an adaptive run asked for and did. ``calls_sent`` went to the model under test in
+    its last pass, ``cache_hits`` came from the call cache. ``calls_used`` are the grid calls its
+    stored cases stand for (each input's source per repeat, one call per case), set against
+    ``full_grid_calls``, the same count for the whole grid."""
 
     precision: float | None
     budget: int | None
@@ -67,12 +68,9 @@ class RunSampling:
     stop_reason: str
     calls_sent: int
     cache_hits: int
+    calls_used: int
     full_grid_calls: int
     cells: list[SampledCell] = field(default_factory=list)
-
-    @property
-    def calls_used(self) -> int:
-        return self.calls_sent + self.cache_hits
 
     @property
     def calls_saved(self) -> int:
@@ -109,6 +107,7 @@ class RunSampling:
             stop_reason=str(data.get("stop_reason") or ""),
             calls_sent=int(data.get("calls_sent") or 0),
             cache_hits=int(data.get("cache_hits") or 0),
+            calls_used=int(data.get("calls_used") or 0),
             full_grid_calls=int(data.get("full_grid_calls") or 0),
             cells=cells,
         )

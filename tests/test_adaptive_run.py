@@ -95,3 +95,20 @@ def test_compare_preview_states_the_preview_and_the_calls_and_tokens_used(
     assert "calls: 0 planned, 0 cached, 0 to send" in err
     assert "Used: 0 calls sent, 0 from the cache; the endpoint reported no token counts. " in out
     assert "The preview said 0 to send" in out
+
+
+def test_the_same_adaptive_command_again_sends_nothing(
+    capsys, tmp_path, fake_server, inputs_file, bow
+):
+    """The settled cases of the first pass are observations at no call: the second pass
+    reaches the same stop (10 inputs per relation, ±0.208) without sending anything."""
+    db = tmp_path / "again.db"
+    adaptive = (*_run_args(fake_server.base_url, inputs_file, db, "--json"), "--precision", "0.3")
+    first = run_json(capsys, *adaptive, "--round-size", "5")
+    second = run_json(capsys, *adaptive, "--round-size", "5")
+    assert (first["calls_made"], second["calls_made"]) == (30, 0)
+    assert fake_server.stats.chat_calls == 30
+    assert second["status"] == "done (precision reached)"
+    assert [c["inputs"] for c in second["adaptive"]["cells"]] == [10, 10]
+    # Its cases still stand for 10 sources + 20 follow-ups of the grid's 60 calls.
+    assert (second["adaptive"]["calls_used"], second["adaptive"]["calls_saved"]) == (30, 30)

@@ -8,8 +8,8 @@ observation fits in it. The cases not sent stay planned: the same command withou
 or `--budget` completes the grid, from the call cache where the calls were made.
 
 An observation of a cell is one input: a violation when any of its cases (follow-ups ×
-repeats) FAILs, none when no case has a PASS or FAIL (SKIP, ERROR). Only the cases this run
-sends count: an input whose cases an earlier run settled gives no observation.
+repeats) FAILs, none when no case has a PASS or FAIL (SKIP, ERROR). Cases an earlier run
+settled count without a call, so the same adaptive command again sends nothing new.
 LLM-prompted rewrites are made at planning, for every input, as in a full run: the precision
 and the budget govern the calls to the model under test.
 """
@@ -110,7 +110,8 @@ class AdaptiveRunner(Runner):
         finally:
             await self.end_run(context)
         context.workers.raise_if_halted()
-        sampling = _sampling(context, scheduler, settings)
+        recorded = set(self.store.recorded_case_verdicts(run_id))
+        sampling = _sampling(context, scheduler, settings, recorded)
         if status == DONE:
             status = self._adaptive_status(context, scheduler)
         if status in (STATUS_PRECISION, STATUS_BUDGET):  # a complete grid is a full-grid run
@@ -148,16 +149,24 @@ class AdaptiveRunner(Runner):
     ) -> str:
         """Send round after round until the scheduler stops; the run's status."""
         position = {sample.id: index for index, sample in enumerate(context.samples)}
+        # Every case of an input counts towards its observation; only those still to do are
+        # sent (a case an earlier run settled is an observation at no call).
         cases_of: dict[tuple[int, str], list[PlannedCase]] = defaultdict(list)
-        for case in todo:
+        for case in context.planned:
             cases_of[(position[case.sample.id], case.relation.id)].append(case)
+        to_send = {case.case_id for case in todo}
         calls = self.model_calls(context)
         watch.tell(scheduler)
         while (planned := scheduler.next_round()) is not None:
             wanted = [
                 (index, cell) for cell, inputs in planned.assignments.items() for index in inputs
             ]
-            batch = [case for index, cell in wanted for case in cases_of[(index, cell.relation)]]
+            batch = [
+                case
+                for index, cell in wanted
+                for case in cases_of[(index, cell.relation)]
+                if case.case_id in to_send
+            ]
             sent_before = context.state.calls_made
             loop = SendLoop(
                 context.task,
@@ -204,12 +213,15 @@ def _violated(verdicts: list[str | None]) -> bool | None:
 
 
 def _sampling(
-    context: RunContext, scheduler: RoundScheduler, settings: AdaptiveSettings
+    context: RunContext, scheduler: RoundScheduler, settings: AdaptiveSettings, recorded: set
 ) -> RunSampling:
-    """How the run sampled: the calls it used against the full grid's (each input's source
-    and follow-ups, times the repeats), and each cell's interval at the stop."""
+    """How the run sampled: the calls its ``recorded`` cases stand for against the full
+    grid's (each input's source per repeat, one call per case), and each cell's interval at
+    the stop."""
     config = context.config
     full_grid = len(context.samples) * config.repeats * (1 + len(context.relations))
+    cases = [case for case in context.planned if case.case_id in recorded]
+    used = len({case.sample.id for case in cases}) * config.repeats + len(cases)
     cells = [  # in the order the relations were given
         _sampled_cell(cell, scheduler) for cell in scheduler.cells
     ]
@@ -220,6 +232,7 @@ def _sampling(
         stop_reason=scheduler.stop_reason or "",
         calls_sent=context.state.calls_made,
         cache_hits=context.state.cache_hits,
+        calls_used=used,
         full_grid_calls=full_grid,
         cells=cells,
     )

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.engine.calls import CallCache, save_answers, transform_params
@@ -54,6 +54,8 @@ class RunContext:
     client: ModelClient
     transform_calls: CallCache
     workers: RunWorkers
+    # Every case the plan makes, settled ones included (``plan_and_record`` fills it).
+    planned: list[PlannedCase] = field(default_factory=list)
 
     @property
     def transform_client(self) -> ModelClient:
@@ -254,6 +256,7 @@ class Runner:
             embeddings=self.embeddings,
             gate_on=workers.evaluator,
         )
+        context.planned = planned
         context.transform_calls.stop_handing_over()
         workers.writer.submit(
             save_answers, self.store, context.transform_calls.take_answers()

@@ -231,7 +231,7 @@ def test_an_adaptive_run_is_marked_beside_the_heatmap(app_db) -> None:
         RUN_OF["A"],
         RunSampling(
             precision=0.1, budget=None, round_size=20, stop_reason="done (every cell reached "
-            "its precision)", calls_sent=30, cache_hits=0, full_grid_calls=90,
+            "its precision)", calls_sent=30, cache_hits=0, calls_used=30, full_grid_calls=90,
             cells=[SampledCell("A", "si.paraphrase", 40, 4, 0.02, 0.25, stopped=True)],
         ),
     )  # fmt: skip
