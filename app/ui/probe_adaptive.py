@@ -1,9 +1,12 @@
 """Probe's adaptive options and cost preview: a Precision choice and a Budget field (the CLI's
 `run --precision/--budget`), a preview line above "Run probe" (``app.engine.preview``, as
 `run --dry-run` states it), each cell's confidence-sequence interval while an adaptive run
-goes, and after a run the calls and tokens it used beside the preview's."""
+goes. (After a run, `probe_run` sets what it used beside the preview with
+``app.engine.preview.comparison_line``.)"""
 
 from __future__ import annotations
+
+import logging
 
 import streamlit as st
 
@@ -16,6 +19,7 @@ from app.engine.workspace import custom_relations, default_embedder
 from core.sampling import SampledCell
 from storage import Store
 
+_LOG = logging.getLogger(__name__)
 PRECISIONS = {"off": None, "±10%": 0.10, "±5%": 0.05, "±2%": 0.02}
 
 
@@ -85,10 +89,17 @@ def _cached_preview(
 
 
 def form_preview(store: Store, choices, adaptive: AdaptiveSettings | None) -> CostPreview | None:
+    """The form's preview, or None (said on the page) when it cannot be made: a preview that
+    fails must not take the Run button with it."""
     precision = adaptive.precision if adaptive else None
-    return _cached_preview(
-        store.path, store.data_version(), choices.fingerprint, precision, choices
-    )
+    try:
+        return _cached_preview(
+            store.path, store.data_version(), choices.fingerprint, precision, choices
+        )
+    except Exception as exc:  # the log has the traceback; the page one line
+        _LOG.warning("cost preview failed", exc_info=True)
+        st.caption(f"No cost preview: {' '.join(f'{type(exc).__name__}: {exc}'.split())}")
+        return None
 
 
 def preview_text(preview: CostPreview, adaptive: AdaptiveSettings | None) -> str:
