@@ -107,7 +107,7 @@ def measure(n_inputs: int, precision: float) -> dict:
         adaptive_s = time.perf_counter() - started
     share = adaptive.run.calls_made / full.calls_made
     cells = []
-    for cell in adaptive.cells:
+    for cell in adaptive.sampling.cells:
         full_violations, full_n = full_rates[cell.relation]
         rate = cell.violations / cell.inputs
         full_rate = full_violations / full_n
@@ -129,7 +129,8 @@ def measure(n_inputs: int, precision: float) -> dict:
         "full_calls": full.calls_made,
         "adaptive_calls": adaptive.run.calls_made,
         "adaptive_share_of_full": round(share, 4),
-        "stop_reason": adaptive.stop_reason,
+        "stop_reason": adaptive.sampling.stop_reason,
+        "status": adaptive.run.status,
         "full_s": round(full_s, 2),
         "adaptive_s": round(adaptive_s, 2),
         "cells": cells,

@@ -426,6 +426,12 @@ def m011_shrink_batch(db: Database) -> None:
     db.execute("CREATE INDEX shrink_requests_key ON shrink_requests(key)")
 
 
+def m012_adaptive_sampling(db: Database) -> None:
+    """How an adaptive run (`run --precision` / `--budget`) sampled its grid, as JSON
+    (``core.sampling.RunSampling``); NULL for a run that sent its whole grid."""
+    db.execute("ALTER TABLE runs ADD COLUMN sampling TEXT")
+
+
 # The order they are applied in. m003 was written, and applied to databases, before m002.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m001_initial,
@@ -439,6 +445,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m009_release_baselines,
     m010_shrink_results,
     m011_shrink_batch,
+    m012_adaptive_sampling,
 )
 
 

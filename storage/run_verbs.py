@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from core.engine_version import ENGINE_VERSION
 from core.records import Run
+from core.sampling import RunSampling
 from core.types import Endpoint, Sample, json_text
 from storage.busy import retry_when_busy
 from storage.errors import RunDeletedError
@@ -74,7 +75,10 @@ class RunVerbs:
                 existing = self._query("SELECT id FROM runs WHERE id = ?", [run.run_id])
                 if existing:
                     self._db.execute(
+                        # A reopened run is sent anew: how an earlier adaptive pass sampled it
+                        # no longer describes it (an adaptive pass stores its own at the end).
                         "UPDATE runs SET status = 'running', finished_at = NULL, n_planned = ?, "
+                        "sampling = NULL, "
                         "owner = ?, heartbeat_at = ?, "
                         "engine_version = coalesce(?, engine_version) WHERE id = ?",
                         [n_planned, RUN_OWNER, now(), engine_version, run.run_id],
@@ -141,6 +145,32 @@ class RunVerbs:
                 )
 
         retry_when_busy(write)
+
+    def save_run_sampling(self, run_id: str, sampling: RunSampling) -> None:
+        """Store how an adaptive run sampled its grid (read back by ``run_samplings``)."""
+
+        def write() -> None:
+            with self._write():
+                self._db.execute(
+                    "UPDATE runs SET sampling = ? WHERE id = ?",
+                    [json_text(sampling.to_dict()), run_id],
+                )
+
+        retry_when_busy(write)
+
+    def run_samplings(self, run_ids: Iterable[str] | None = None) -> dict[str, RunSampling]:
+        """The adaptive runs among ``run_ids`` (default: every run), each with its sampling."""
+        rows = self._query("SELECT id, sampling FROM runs WHERE sampling IS NOT NULL")
+        wanted = set(run_ids) if run_ids is not None else None
+        found = {}
+        for row in rows:
+            if wanted is not None and row["id"] not in wanted:
+                continue
+            try:
+                found[row["id"]] = RunSampling.from_dict(json.loads(row["sampling"]))
+            except (ValueError, TypeError, AttributeError):
+                continue  # a row another tool wrote badly reads as a full-grid run
+        return found
 
     def heartbeat(self, run_id: str) -> None:
         """The running process is alive and working on ``run_id`` (see ``run_is_stale``).

@@ -7,11 +7,17 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from core.key_names import validate_api_key_env
+from core.prices import TokenPrices
 from core.types import Endpoint, json_text
 from storage.sql_helpers import now
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
+
+# Keys of an endpoint's stored params that are no setting of the Endpoint itself.
+_PRICE_IN = "price_in_per_million"
+_PRICE_OUT = "price_out_per_million"
 
 
 class WorkspaceVerbs:
@@ -21,10 +27,13 @@ class WorkspaceVerbs:
 
     # ------------------------------------------------------------ endpoints
 
-    def save_endpoint(self, endpoint: Endpoint) -> None:
+    def save_endpoint(self, endpoint: Endpoint, prices: TokenPrices | None = None) -> None:
         """Save (or replace) an endpoint. A key setting that looks like a key itself, not a
-        variable's name, is refused with ValueError: keys are never written."""
+        variable's name, is refused with ValueError: keys are never written. ``prices`` (per
+        million tokens, for cost previews) replace the saved ones; None keeps them."""
         validate_api_key_env(endpoint.api_key_env)
+        if prices is None:
+            prices = self.endpoint_prices(endpoint.name)
         params = {
             "temperature": endpoint.temperature,
             "top_p": endpoint.top_p,
@@ -36,6 +45,12 @@ class WorkspaceVerbs:
             "rpm_limit": endpoint.rpm_limit,
             "tpm_limit": endpoint.tpm_limit,
         }
+        for price, value in (
+            (_PRICE_IN, prices.per_million_in),
+            (_PRICE_OUT, prices.per_million_out),
+        ):
+            if value is not None:  # an endpoint without prices is stored as before
+                params[price] = value
         with self._write():
             self._db["endpoints"].upsert(
                 {
@@ -50,6 +65,12 @@ class WorkspaceVerbs:
                 },
                 pk="name",
             )
+
+    def endpoint_prices(self, name: str) -> TokenPrices:
+        """The prices saved with an endpoint (unset when none were, or no such endpoint)."""
+        rows = self._query("SELECT params FROM endpoints WHERE name = ?", [name])
+        params = json.loads(rows[0]["params"]) if rows else {}
+        return TokenPrices(params.get(_PRICE_IN), params.get(_PRICE_OUT))
 
     def endpoints(self) -> list[Endpoint]:
         rows = self._query("SELECT * FROM endpoints ORDER BY name")
@@ -117,6 +138,8 @@ class WorkspaceVerbs:
 
 def _endpoint(row: dict[str, Any]) -> Endpoint:
     params = json.loads(row["params"])
+    for price in (_PRICE_IN, _PRICE_OUT):  # stored beside the endpoint, not part of a run
+        params.pop(price, None)
     return Endpoint(
         name=row["name"],
         base_url=row["base_url"],

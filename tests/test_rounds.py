@@ -130,3 +130,22 @@ def test_a_cell_without_verdicts_keeps_its_interval():
 def test_refuses_settings_no_run_could_use(options):
     with pytest.raises(ValueError):
         RoundScheduler([HALF_VIOLATES], 10, **options)
+
+
+def test_the_budget_counts_only_the_calls_a_round_sent():
+    """A round is planned at full cost; SKIPs and cached calls send nothing, so once settled
+    the budget counts what was sent and the calls left go to later rounds."""
+    scheduler = RoundScheduler([HALF_VIOLATES], 100, budget=30, round_size=5)
+    first = scheduler.next_round()
+    # 5 inputs × (1 source + 1 follow-up) = 10 calls planned.
+    assert first.calls == scheduler.calls_used == 10
+    scheduler.settle(first, calls_sent=4)  # 3 SKIPs: 2 inputs sent, 2 × 2 calls
+    assert scheduler.calls_used == 4
+    spent = [first.calls]
+    while (planned := scheduler.next_round()) is not None:
+        spent.append(planned.calls)
+        scheduler.settle(planned, planned.calls)
+    # 30 - 4 = 26 calls left: two more rounds of 10, then 6 calls = 3 inputs of 2.
+    assert spent == [10, 10, 10, 6]
+    assert scheduler.calls_used == 30
+    assert scheduler.stop_reason == STOP_BUDGET

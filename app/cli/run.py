@@ -14,6 +14,7 @@ from app.cli.plan import (
     check_run_options,
     run_config_from_args,
 )
+from core.sampling import finished
 from core.types import Endpoint
 
 
@@ -94,8 +95,6 @@ def _dry_run(args: argparse.Namespace, embedder) -> int:
     """The cost preview: what the run would send, from a store only read (or none at all)."""
     from pathlib import Path
 
-    from app.engine.preview import preview_run
-    from app.engine.workspace import custom_relations
     from storage import Store, StoreOpenError, default_db_path
 
     db_path = Path(args.db) if args.db else default_db_path()
@@ -105,7 +104,20 @@ def _dry_run(args: argparse.Namespace, embedder) -> int:
     except StoreOpenError as exc:
         raise CliError(str(exc)) from None
     config, task, samples = run_config_from_args(args, store)
-    preview = preview_run(
+    preview = _preview(args, store, embedder, config, task, samples)
+    if args.json:
+        print(json.dumps(preview.to_dict(), indent=2))
+    else:
+        print("\n".join(preview.lines()))
+    return 0
+
+
+def _preview(args: argparse.Namespace, store, embedder, config, task, samples):
+    """What the run would send (app/engine/preview.py); the store is only read."""
+    from app.engine.preview import preview_run
+    from app.engine.workspace import custom_relations
+
+    return preview_run(
         store,
         embedder,
         config,
@@ -117,11 +129,6 @@ def _dry_run(args: argparse.Namespace, embedder) -> int:
         precision=args.precision,
         round_size=args.round_size,
     )
-    if args.json:
-        print(json.dumps(preview.to_dict(), indent=2))
-    else:
-        print("\n".join(preview.lines()))
-    return 0
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -133,15 +140,22 @@ def _run_command(args: argparse.Namespace) -> int:
     problem = endpoint_problem(config)
     if problem:
         raise CliError(f"{problem}; nothing was run")
+    preview = None
+    if args.compare_preview:  # made before anything is sent, from the same plan
+        from app.engine import workspace
+
+        preview = _preview(args, store, workspace.default_embedder(), config, task, samples)
+        if not args.json:
+            print("\n".join(preview.lines()[1:]), file=sys.stderr)
     if args.precision is not None or args.budget is not None:
-        return _adaptive_run(args, store, config, task, samples)
+        return _adaptive_run(args, store, config, task, samples, preview)
     runner = make_runner(store)  # with the default embedder, the one loading since the start
     runner.stall_after_s = args.stall_minutes * 60
     summary = runner.run_sync(config, task, samples, progress=StderrProgress(args.quiet))
-    return _report_summary(args, summary)
+    return _report_summary(args, summary, preview)
 
 
-def _adaptive_run(args: argparse.Namespace, store, config, task, samples) -> int:
+def _adaptive_run(args: argparse.Namespace, store, config, task, samples, preview=None) -> int:
     """`--precision`/`--budget`: the same run sent in rounds (app/engine/adaptive_run.py)."""
     from app.engine import workspace
     from app.engine.adaptive_run import AdaptiveRunner, AdaptiveSettings
@@ -163,29 +177,38 @@ def _adaptive_run(args: argparse.Namespace, store, config, task, samples) -> int
             file=sys.stderr,
         )
     if args.json:
-        print(json.dumps(adaptive.to_dict(), indent=2))
+        document = adaptive.to_dict()
+        if preview is not None:
+            document["preview"] = preview.to_dict()
+        print(json.dumps(document, indent=2))
         return _exit_code(adaptive.run)
+    sampling = adaptive.sampling
     print(
-        f"run {adaptive.run.run_id}: {adaptive.stop_reason}; {adaptive.calls_counted} calls "
-        f"counted of the full grid's {adaptive.full_grid_calls} "
-        f"({adaptive.run.calls_made} sent, {adaptive.run.cache_hits} from the cache)"
+        f"run {adaptive.run.run_id}: {adaptive.run.status}; {sampling.calls_used} calls used of "
+        f"the full grid's {sampling.full_grid_calls}, {sampling.calls_saved} saved "
+        f"({sampling.calls_sent} sent, {sampling.cache_hits} from the cache)"
     )
-    for cell in adaptive.cells:
-        rate = cell.violations / cell.inputs if cell.inputs else 0.0
+    for cell in sampling.cells:
+        stopped = "stopped at its precision" if cell.stopped else "not at its precision"
         print(
-            f"  {cell.relation}: {cell.violations}/{cell.inputs} = {rate:.3f}, "
-            f"confidence sequence [{cell.low:.3f}, {cell.high:.3f}] (±{cell.half_width:.3f})"
+            f"  {cell.relation}: {cell.violations}/{cell.inputs} = {cell.rate or 0.0:.3f}, "
+            f"confidence sequence [{cell.low:.3f}, {cell.high:.3f}] (±{cell.half_width:.3f}), "
+            f"{stopped}"
         )
+    if preview is not None:
+        from app.engine.preview import comparison_line
+
+        print(comparison_line(preview, adaptive.run))
     return _exit_code(adaptive.run)
 
 
 def _exit_code(summary) -> int:
-    if summary.status != "done":
+    if not finished(summary.status):  # an adaptive stop is a finished run, not a stopped one
         return EXIT_STOPPED
     return EXIT_ERRORS if summary.errors else 0
 
 
-def _report_summary(args: argparse.Namespace, summary) -> int:
+def _report_summary(args: argparse.Namespace, summary, preview=None) -> int:
     # The error line comes first: a run whose every case failed must not look like a result.
     if summary.error_line():
         print(
@@ -194,7 +217,10 @@ def _report_summary(args: argparse.Namespace, summary) -> int:
     if summary.stop_reason:
         print(f"warning: {summary.stop_reason}", file=sys.stderr)
     if args.json:
-        print(json.dumps(summary.to_dict(), indent=2))
+        document = summary.to_dict()
+        if preview is not None:
+            document["preview"] = preview.to_dict()
+        print(json.dumps(document, indent=2))
     else:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items()))
         retried = f", {summary.retried_errors} errored re-sent" if summary.retried_errors else ""
@@ -203,6 +229,10 @@ def _report_summary(args: argparse.Namespace, summary) -> int:
             f"{summary.calls_made} calls, {summary.cache_hits} cache hits{retried}, "
             f"{summary.elapsed_s:.1f} s"
         )
+        if preview is not None:
+            from app.engine.preview import comparison_line
+
+            print(comparison_line(preview, summary))
     return _exit_code(summary)
 
 
@@ -304,9 +334,15 @@ def add_commands(sub) -> None:
         default=20,
         help="inputs per relation per round with --precision/--budget (default 20)",
     )
-    p.add_argument("--price-in", type=float, help="USD per million prompt tokens (for --dry-run)")
     p.add_argument(
-        "--price-out", type=float, help="USD per million completion tokens (for --dry-run)"
+        "--compare-preview",
+        action="store_true",
+        help="state the --dry-run preview before sending, and after the run compare the calls "
+        "and tokens used with it",
+    )
+    p.add_argument("--price-in", type=float, help="USD per million prompt tokens (for the preview)")
+    p.add_argument(
+        "--price-out", type=float, help="USD per million completion tokens (for the preview)"
     )
     p.set_defaults(func=cmd_run, argument_problem=run_argument_problem)
 

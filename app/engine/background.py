@@ -15,12 +15,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.clients.limiter import LiveLoad
+from app.engine.adaptive_run import AdaptiveRunner, AdaptiveSettings
 from app.engine.progress import Progress, RunSummary
 from app.engine.runner import Runner
 from core.run_config import RunConfig
+from core.sampling import RunSampling, SampledCell
 from core.tasks import Task
 from core.types import Sample
 from storage import Store
@@ -39,6 +41,8 @@ class ProgressSnapshot:
     calls_made: int = 0
     cache_hits: int = 0
     load: LiveLoad | None = None  # live concurrency and calls/s, where the client adapts
+    # An adaptive run's cells after its last round: each interval narrowing, and which stopped.
+    cells: tuple[SampledCell, ...] = ()
 
     @property
     def fraction(self) -> float:
@@ -55,6 +59,7 @@ class RunJob:
     cancel: threading.Event = field(default_factory=threading.Event)
     progress: ProgressSnapshot = field(default_factory=ProgressSnapshot)
     summary: RunSummary | None = None
+    sampling: RunSampling | None = None  # how an adaptive run sampled its grid
     error: str = ""  # one line; the details are in the log
     started: float = field(default_factory=time.monotonic)
     thread: threading.Thread | None = None
@@ -89,22 +94,39 @@ def start_run(
     task: Task,
     samples: Sequence[Sample],
     runner_factory: RunnerFactory,
+    adaptive: AdaptiveSettings | None = None,
 ) -> RunJob:
-    """Start a run in a thread of its own (with its own database connection) and register it."""
+    """Start a run in a thread of its own (with its own database connection) and register it.
+    With ``adaptive`` settings it is sent in rounds (``AdaptiveRunner``)."""
     job = RunJob(id=f"job-{next(_ids)}", run_id=config.run_id(samples), db_path=db_path)
 
     def on_progress(progress: Progress) -> None:
         job.progress = ProgressSnapshot(
-            progress.done, progress.total, progress.calls_made, progress.cache_hits, progress.load
+            progress.done,
+            progress.total,
+            progress.calls_made,
+            progress.cache_hits,
+            progress.load,
+            job.progress.cells,
         )
+
+    def on_round(cells: list[SampledCell]) -> None:
+        job.progress = replace(job.progress, cells=tuple(cells))
 
     def work() -> None:
         store = Store(db_path)
         try:
             runner = runner_factory(store)
-            job.summary = runner.run_sync(
-                config, task, list(samples), progress=on_progress, cancel=job.cancel
-            )
+            if adaptive is None:
+                job.summary = runner.run_sync(
+                    config, task, list(samples), progress=on_progress, cancel=job.cancel
+                )
+                return
+            outcome = AdaptiveRunner.of(runner).run_adaptive_sync(
+                config, task, list(samples), adaptive, progress=on_progress,
+                cancel=job.cancel, on_round=on_round,
+            )  # fmt: skip
+            job.summary, job.sampling = outcome.run, outcome.sampling
         except Exception as exc:  # shown on the page as one line; the traceback goes to the log
             log.exception("background run %s failed", job.run_id)
             job.error = " ".join(f"{type(exc).__name__}: {exc}".split())

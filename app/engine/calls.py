@@ -136,6 +136,7 @@ class CallCache:
             else:
                 result = await self.client.complete(messages, params)
                 self.progress.calls_made += 1
+                self.progress.count_usage(getattr(result, "usage", None) or {})
                 self.progress.load = live_load(self.client)
                 self._remember(key, messages, repeat_index, result, params)
         except Exception as exc:

@@ -26,6 +26,7 @@ from core.types import Completion, Endpoint, Sample, Verdict
 
 if TYPE_CHECKING:
     from app.engine.plan import PlannedCase
+    from app.engine.progress import RunSummary
     from core.run_config import RunConfig
     from core.tasks import Task
     from relations.base import Relation
@@ -158,6 +159,23 @@ def precision_estimate(
         round(calls_to_send * at_half / n_inputs),
         round(calls_to_send * near_zero / n_inputs),
         calls_to_send,
+    )
+
+
+def comparison_line(preview: CostPreview, summary: RunSummary) -> str:
+    """After a run: the calls and tokens it used beside what its preview said (tokens as the
+    endpoint reported them; some report none)."""
+    reported = summary.prompt_tokens or summary.completion_tokens
+    tokens = (
+        f"{summary.prompt_tokens:,} prompt + {summary.completion_tokens:,} completion tokens "
+        "reported by the endpoint"
+        if reported
+        else "the endpoint reported no token counts"
+    )
+    return (
+        f"Used: {summary.calls_made} calls sent, {summary.cache_hits} from the cache; {tokens}. "
+        f"The preview said {preview.calls_to_send} to send, ~{preview.prompt_tokens:,} prompt + "
+        f"~{preview.completion_tokens:,} completion tokens."
     )
 
 

@@ -26,6 +26,14 @@ class Progress:
     # Answered cases not judged yet: judging waits for their vectors, sending does not.
     unjudged: int = 0
     embedding: EmbeddingStats | None = None  # the embedder's rate and texts in flight
+    # Tokens of the calls sent, as the endpoint reported them (0 where it reports none): what a
+    # run used, set against its cost preview.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def count_usage(self, usage: dict[str, int]) -> None:
+        self.prompt_tokens += usage.get("prompt_tokens", 0)
+        self.completion_tokens += usage.get("completion_tokens", 0)
 
     def judging_text(self) -> str:
         """`` · 340 to judge · embedder 412 texts/s, 640 in flight`` while cases wait for
@@ -48,6 +56,8 @@ class RunSummary:
     retried_errors: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
     stop_reason: str = ""
+    prompt_tokens: int = 0  # of the calls sent, as the endpoint reported them
+    completion_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,6 +12,7 @@ is counted once, the first time any of them needs that input; a cell that reache
 another cell already sent pays only its follow-up calls. With a budget, each next observation
 goes to the cell whose interval is widest per call its next observation costs, and the run
 stops when no cell's next observation fits in what is left ("budget reached", not an error).
+A round is planned at its full cost; once sent, ``settle`` counts the calls it really sent.
 
 Pure bookkeeping: it plans and counts, the runner sends and reports outcomes back.
 """
@@ -103,6 +104,12 @@ class RoundScheduler:
         state = self._states[cell]
         state.observed += 1
         state.violations += bool(violated)
+
+    def settle(self, planned: Round, calls_sent: int) -> None:
+        """Count the calls the round actually sent in place of those it planned: a SKIP, a
+        case an earlier run settled and a call the cache answers send nothing, so the budget
+        counts only calls sent (a round never sends more than it planned)."""
+        self.calls_used += calls_sent - planned.calls
 
     def reached_precision(self, cell: Cell) -> bool:
         return self.precision is not None and self.interval(cell).half_width <= self.precision

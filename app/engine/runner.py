@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.clients import ClientFactory, ModelClient, RetryPolicy, make_client
 from app.engine.calls import CallCache, save_answers, transform_params
@@ -54,6 +54,8 @@ class RunContext:
     client: ModelClient
     transform_calls: CallCache
     workers: RunWorkers
+    # Every case the plan makes, settled ones included (``plan_and_record`` fills it).
+    planned: list[PlannedCase] = field(default_factory=list)
 
     @property
     def transform_client(self) -> ModelClient:
@@ -106,18 +108,18 @@ class Runner:
         cancel: threading.Event | None = None,
     ) -> RunSummary:
         started = time.perf_counter()
-        relations = self._relations(config, samples)
+        relations = self.relations_for(config, samples)
         run_id = config.run_id(samples)
         if self._embeddings_needed(run_id) or self._needs_repair(run_id, relations):
             # Loading the model takes seconds of CPU: it happens beside the first calls.
             self.embeddings.warm_up()
-        context = self._start(run_id, config, task, samples, relations)
+        context = self.start_run(run_id, config, task, samples, relations)
         repairing = False
         try:
-            todo, repairing = await self._plan_and_record(context, progress)
+            todo, repairing = await self.plan_and_record(context, progress)
             loop = SendLoop(
                 task,
-                self._calls(context),
+                self.model_calls(context),
                 context.workers,
                 context.state,
                 progress,
@@ -132,12 +134,12 @@ class Runner:
                 self.store.finish_run(run_id, "interrupted")
                 raise
         finally:
-            await self._end(context)
+            await self.end_run(context)
         context.workers.raise_if_halted()
         self.store.finish_run(run_id, status)
         if repairing and status == "done":
             self.store.stamp_engine_version(run_id, ENGINE_VERSION)
-        return self._summary(context, status, loop.stop_reason, started)
+        return self.run_summary(context, status, loop.stop_reason, started)
 
     def plan_sync(self, config: RunConfig, task: Task, samples: Sequence[Sample]) -> PlannedRun:
         """Plan a run without sending it (batch export): its id and cases, follow-ups made and
@@ -149,7 +151,7 @@ class Runner:
     async def _plan_only(
         self, config: RunConfig, task: Task, samples: Sequence[Sample]
     ) -> PlannedRun:
-        relations = self._relations(config, samples)
+        relations = self.relations_for(config, samples)
         run_id = config.run_id(samples)
         transform_endpoint = config.transformation_endpoint or config.endpoint
         client = self.client_factory(transform_endpoint, self.retry)
@@ -176,14 +178,18 @@ class Runner:
             await client.close()
         return PlannedRun(run_id, planned)
 
-    def _relations(self, config: RunConfig, samples: Sequence[Sample]) -> list[Relation]:
+    # ---------------------------------------------------------------- the stages of a run
+    # Public: a runner that sends the planned cases in another order (``AdaptiveRunner``) goes
+    # through the same stages.
+
+    def relations_for(self, config: RunConfig, samples: Sequence[Sample]) -> list[Relation]:
         from relations.registry import get_relation
 
         if not samples:
             raise ValueError("no inputs to run")
         return [get_relation(rid, self.custom_relations) for rid in config.relation_ids]
 
-    def _start(
+    def start_run(
         self,
         run_id: str,
         config: RunConfig,
@@ -225,12 +231,12 @@ class Runner:
             workers,
         )
 
-    def _calls(self, context: RunContext) -> CallCache:
+    def model_calls(self, context: RunContext) -> CallCache:
         return CallCache(
             self.store, context.client, context.config.endpoint, context.state, write_through=False
         )
 
-    async def _plan_and_record(
+    async def plan_and_record(
         self, context: RunContext, progress: ProgressCallback | None
     ) -> tuple[list[PlannedCase], bool]:
         """Plan the run and record it: the cases still to do, and whether it is under repair."""
@@ -250,6 +256,7 @@ class Runner:
             embeddings=self.embeddings,
             gate_on=workers.evaluator,
         )
+        context.planned = planned
         context.transform_calls.stop_handing_over()
         workers.writer.submit(
             save_answers, self.store, context.transform_calls.take_answers()
@@ -287,7 +294,7 @@ class Runner:
             progress(state)
         return todo, repairing
 
-    async def _end(self, context: RunContext) -> None:
+    async def end_run(self, context: RunContext) -> None:
         # Rewrites answered before a failure are kept too.
         context.transform_calls.stop_handing_over()
         save_answers(self.store, context.transform_calls.take_answers())
@@ -296,7 +303,7 @@ class Runner:
         if context.transform_client is not context.client:
             await context.transform_client.close()
 
-    def _summary(
+    def run_summary(
         self, context: RunContext, status: str, stop_reason: str, started: float
     ) -> RunSummary:
         run_id, state = context.run_id, context.state
@@ -313,6 +320,8 @@ class Runner:
             retried_errors=state.retried_errors,
             error_kinds=error_kinds(self.store.run_error_reasons(run_id)),
             stop_reason=stop_reason,
+            prompt_tokens=state.prompt_tokens,
+            completion_tokens=state.completion_tokens,
         )
 
     def _needs_repair(self, run_id: str, relations: Sequence[Relation]) -> bool:

@@ -20,7 +20,9 @@ from app.analysis.catalogue.definitions import (
 )
 from app.analysis.catalogue.formats import Unit, format_text
 from app.analysis.catalogue.tables import Shown
+from app.analysis.sampling import sampling_view
 from app.reports.common import now
+from app.reports.sampling_section import sampling_section
 from app.reports.shrunk_section import shrunk_section
 from core.case_filter import CaseFilter
 
@@ -266,6 +268,9 @@ def render_html_report(
     doc = _Document()
     _header(doc, title, flt, summary["n_cases"])
     doc.add("<h2>Summary per model</h2>", html_table(summary["models"], tables.REPORT_MODEL_TABLE))
+    sampled = sampling_section(sampling_view(store, flt), summary["rows"])
+    if sampled:
+        doc.add(sampled)
     if summary["rows"]:
         _heatmaps(doc, summary["rows"])
         _distributions(doc, store, flt)

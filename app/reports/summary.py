@@ -21,6 +21,7 @@ from app.analysis.catalogue.tables import (
     REPORT_ROW_KEYS,
     REPORT_TEXT_TABLE,
 )
+from app.analysis.sampling import sampling_view
 from app.engine.repairs import flagged_runs
 from app.reports.common import case_filter, json_safe, now
 from core.case_filter import CaseFilter
@@ -50,6 +51,10 @@ def report(
     (``mann_whitney`` and
     ``kruskal_wallis`` lists with statistic, p_value, p_adjusted, reading), ``definitions`` and
     ``known_defects`` (the runs a known defect of their engine touched: rerun them to repair).
+    When some run is adaptive (`run --precision/--budget`), each row adds ``sampling`` ("full
+    grid", "adaptive" or "mixed") and the confidence-sequence interval ``cs_low``/``cs_high``
+    that stopped it, and ``sampling`` (:mod:`app.analysis.sampling`) lists the adaptive runs,
+    the calls they saved and the cells that mix adaptive and full-grid runs.
     """
     flt = case_filter(
         run_ids,
@@ -62,6 +67,10 @@ def report(
     )
     summary = metrics.summarize(store, flt)
     rows = [{key: row.get(key) for key in REPORT_ROW_KEYS} for row in summary["rows"]]
+    sampled = sampling_view(store, flt)
+    if sampled.any_adaptive:
+        for row in rows:
+            row.update(sampled.row_fields(row["model"], row["relation_id"]))
     floors = {
         model: {
             task_id: {key: floor[key] for key in REPORT_FLOOR_KEYS}
@@ -69,26 +78,27 @@ def report(
         }
         for model, tasks in summary["noise_floor"].items()
     }
-    return json_safe(
-        {
-            "generated_at": now(),
-            "filters": flt.as_dict(),
-            "n_cases": summary["n_cases"],
-            "rows": rows,
-            "models": summary["models"],
-            "noise_floor": floors,
-            "agentdiff_gap": summary["gap"],
-            "step_score": summary["step_scores"],
-            "tests": stats.run_tests(
-                store, flt, counts=summary["counts"], roles=summary["roles"], alpha=alpha
-            ),
-            "definitions": DEFINITIONS,
-            # Runs whose cases a known defect of the engine that judged them made wrong.
-            "known_defects": [
-                flagged.to_dict() for flagged in flagged_runs(store, flt.run_ids or None)
-            ],
-        }
-    )
+    document = {
+        "generated_at": now(),
+        "filters": flt.as_dict(),
+        "n_cases": summary["n_cases"],
+        "rows": rows,
+        "models": summary["models"],
+        "noise_floor": floors,
+        "agentdiff_gap": summary["gap"],
+        "step_score": summary["step_scores"],
+        "tests": stats.run_tests(
+            store, flt, counts=summary["counts"], roles=summary["roles"], alpha=alpha
+        ),
+        "definitions": DEFINITIONS,
+        # Runs whose cases a known defect of the engine that judged them made wrong.
+        "known_defects": [
+            flagged.to_dict() for flagged in flagged_runs(store, flt.run_ids or None)
+        ],
+    }
+    if sampled.any_adaptive:  # absent for full-grid runs: their documents stay as they were
+        document["sampling"] = sampled.to_dict()
+    return json_safe(document)
 
 
 def report_json(store, run_id: str | None = None) -> dict[str, Any]:
@@ -126,4 +136,26 @@ def report_table(document: dict[str, Any]) -> list[str]:
                 f"{format_interval(floor['ci_low'], floor['ci_high'])} "
                 f"over {floor['n']} observations"
             )
+    return lines + sampling_lines(document.get("sampling"))
+
+
+def sampling_lines(sampling: dict[str, Any] | None) -> list[str]:
+    """The adaptive runs (calls used against the full grid) and the cells that mix adaptive
+    and full-grid runs; nothing when no run is adaptive."""
+    if not sampling:
+        return []
+    lines = [
+        f"adaptive run {run['run_id']} ({run['model']}): {run['status']}; {run['calls_used']} "
+        f"of the full grid's {run['full_grid_calls']} calls used, {run['calls_saved']} saved"
+        for run in sampling["adaptive_runs"]
+    ]
+    for cell in sampling["cells"]:
+        for interval in cell["cs_intervals"]:
+            lines.append(
+                f"  {cell['model']} × {cell['relation_id']}: confidence sequence "
+                f"{format_interval(interval['low'], interval['high'])} over "
+                f"{interval['inputs']} inputs (run {interval['run_id']})"
+            )
+        if cell["note"]:
+            lines.append(f"note: {cell['model']} × {cell['relation_id']} {cell['note']}")
     return lines

@@ -29,6 +29,7 @@ from app.ui.analysis_definitions import render_definitions
 from app.ui.compare_runs_text import Sampling, run_choice_text, run_samplings, sampling_note
 from app.ui.components import error_boundary, inert, shorten, show_table
 from app.ui.rewrite_yield import render_rewrite_yield
+from app.ui.sampling_note import render_sampling_note
 from app.ui.shrunk_edits_view import render_shrunk_edits
 from core.case_filter import CaseFilter
 from core.types import Case
@@ -79,6 +80,7 @@ def render_heatmaps(data: AnalysisView) -> None:
         f"{FEW_CASES} cases): read it with care. "
         "Click a cell (or pick it below) to see its cases."
     )
+    render_sampling_note(data.path, data.version, data.flt, rows)
     worst = definitions.VIOLATION_RATE
     cells = sorted(rows, key=lambda r: (-(r[worst] or 0), r["model"], r["relation_id"]))
     labels = {view.cell_label(r["model"], r["relation_id"]): r for r in cells}

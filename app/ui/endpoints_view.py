@@ -15,6 +15,7 @@ from app.engine.model_server import get_server
 from app.ui.components import resolve_embedded
 from app.ui.data import data_changed
 from core.key_names import validate_api_key_env
+from core.prices import TokenPrices, parse_price
 from core.types import Endpoint
 from storage import Store
 
@@ -26,6 +27,7 @@ PRESETS = {
     "Other OpenAI-compatible": ("", "", ""),
 }
 
+NO_PRICES = TokenPrices()
 _FLASH_KEY = "endpoints_flash"
 _CONFIRM_DELETE_KEY = "endpoints_confirm_delete"
 
@@ -72,12 +74,26 @@ class TypedEndpoint:
     retries: int
     rpm_text: str
     tpm_text: str
+    price_in_text: str = ""
+    price_out_text: str = ""
+
+
+@dataclass(frozen=True)
+class PricedEndpoint:
+    """A saved form: the endpoint and the token prices stored with it."""
+
+    endpoint: Endpoint
+    prices: TokenPrices
 
 
 def endpoint_form(
-    existing: Endpoint | None, key: str, taken: Collection[str] = ()
-) -> Endpoint | None:
-    """A form; returns the validated Endpoint when saved, else None (errors shown).
+    existing: Endpoint | None,
+    key: str,
+    taken: Collection[str] = (),
+    prices: TokenPrices = NO_PRICES,
+) -> PricedEndpoint | None:
+    """A form; returns the validated endpoint with its prices when saved, else None (errors
+    shown). ``prices`` are the saved ones an edit starts from.
 
     Its "Test connection" button contacts the endpoint as filled in, without saving it. Enter in
     a field does not submit (it would save before one could test). A save whose endpoint cannot
@@ -94,7 +110,7 @@ def endpoint_form(
     )
     keep_open = {"on_click": _keep_open, "args": (existing.name,)} if existing else {}
     with st.form(f"{key}_form_{preset}", enter_to_submit=False):
-        typed = _form_fields(existing, preset)
+        typed = _form_fields(existing, preset, prices)
         buttons = st.columns([1, 1, 3])
         save = buttons[0].form_submit_button("Save endpoint", type="primary", **keep_open)
         try_it = buttons[1].form_submit_button(
@@ -104,6 +120,9 @@ def endpoint_form(
         return _confirmed_unreachable(key)
     st.session_state.pop(_unreachable_key(key), None)
     endpoint, errors = checked_endpoint(typed, existing)
+    checked_prices, price_errors = parse_prices(typed)
+    if price_errors:
+        endpoint, errors = None, errors + price_errors
     if existing is None and endpoint is not None and endpoint.name in taken:
         endpoint, errors = (
             None,
@@ -116,10 +135,11 @@ def endpoint_form(
     if try_it:
         show_connection_report(endpoint)
         return None
+    priced = PricedEndpoint(endpoint, checked_prices)
     if not _reachable(endpoint):
-        st.session_state[_unreachable_key(key)] = endpoint
+        st.session_state[_unreachable_key(key)] = priced
         return _confirmed_unreachable(key)
-    return endpoint
+    return priced
 
 
 def _reachable(endpoint: Endpoint) -> bool:
@@ -131,13 +151,13 @@ def _reachable(endpoint: Endpoint) -> bool:
         return test_connection(endpoint, try_chat=False).ok
 
 
-def _confirmed_unreachable(key: str) -> Endpoint | None:
+def _confirmed_unreachable(key: str) -> PricedEndpoint | None:
     """The waiting unreachable endpoint once "Save anyway" is clicked; until then the question."""
     pending = st.session_state.get(_unreachable_key(key))
     if pending is None:
         return None
     st.warning(
-        f"{pending.base_url} did not answer. Save the endpoint anyway? (A server that is not "
+        f"{pending.endpoint.base_url} did not answer. Save the endpoint anyway? (A server that is not "
         "running yet is fine: runs will say so when they cannot reach it.)"
     )
     cols = st.columns([1, 1, 3])
@@ -150,7 +170,7 @@ def _confirmed_unreachable(key: str) -> Endpoint | None:
     return None
 
 
-def _form_fields(existing: Endpoint | None, preset: str) -> TypedEndpoint:
+def _form_fields(existing: Endpoint | None, preset: str, prices: TokenPrices) -> TypedEndpoint:
     """The form's fields: the preset's values for a new endpoint, the saved ones for an edit."""
     url, model, key_env = PRESETS[preset]
     if existing is not None:
@@ -196,10 +216,38 @@ def _form_fields(existing: Endpoint | None, preset: str) -> TypedEndpoint:
         "Tokens per minute (optional)", value=_budget_text(base.tpm_limit),
         help="The endpoint's token budget: each call counts its prompt plus max tokens.",
     )  # fmt: skip
+    price_in_text, price_out_text = _price_fields(prices)
     return TypedEndpoint(
         name, base_url, model_name, api_key_env, kind, temperature, top_p, max_tokens,
-        seed_text, concurrency, timeout_s, retries, rpm_text, tpm_text,
+        seed_text, concurrency, timeout_s, retries, rpm_text, tpm_text, price_in_text,
+        price_out_text,
     )  # fmt: skip
+
+
+def _price_fields(prices: TokenPrices) -> tuple[str, str]:
+    """The two price fields; their values are stored with the endpoint, for cost previews."""
+    cols = st.columns(2)
+    price_in = cols[0].text_input(
+        "Price per million input tokens, USD (optional)", value=_price_text(prices.per_million_in),
+        help="For the cost preview above Probe's Run button and `run --dry-run`; "
+        "never sent anywhere.",
+    )  # fmt: skip
+    price_out = cols[1].text_input(
+        "Price per million output tokens, USD (optional)",
+        value=_price_text(prices.per_million_out),
+    )
+    return price_in, price_out
+
+
+def _price_text(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def parse_prices(typed: TypedEndpoint) -> tuple[TokenPrices, list[str]]:
+    """The typed prices, or what is wrong with them."""
+    price_in, error_in = parse_price(typed.price_in_text, "input")
+    price_out, error_out = parse_price(typed.price_out_text, "output")
+    return TokenPrices(price_in, price_out), [e for e in (error_in, error_out) if e]
 
 
 def _kind_field(base: Endpoint, disabled: bool) -> str:
@@ -405,10 +453,14 @@ def render_saved_endpoints(store: Store) -> None:
         with st.expander(endpoint.name, key=_open_key(endpoint.name), on_change="rerun"):
             st.markdown(describe(endpoint))
             connection_test(endpoint, key=f"endpoints_test_{endpoint.name}")
-            edited = endpoint_form(endpoint, key=f"endpoints_edit_{endpoint.name}")
+            edited = endpoint_form(
+                endpoint,
+                key=f"endpoints_edit_{endpoint.name}",
+                prices=store.endpoint_prices(endpoint.name),
+            )
             if edited is not None:
-                store.save_endpoint(edited)
-                _saved(f"Saved {edited.name}.")
+                store.save_endpoint(edited.endpoint, edited.prices)
+                _saved(f"Saved {edited.endpoint.name}.")
             _delete_controls(store, endpoint)
 
 
@@ -418,5 +470,5 @@ def render_new_endpoint(store: Store) -> None:
     taken = [endpoint.name for endpoint in store.endpoints()]
     new = endpoint_form(None, key="endpoints_new", taken=taken)
     if new is not None:
-        store.save_endpoint(new)
-        _saved(f"Saved {new.name}. Pick it on the Probe page.")
+        store.save_endpoint(new.endpoint, new.prices)
+        _saved(f"Saved {new.endpoint.name}. Pick it on the Probe page.")

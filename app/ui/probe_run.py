@@ -11,11 +11,20 @@ from dataclasses import replace
 import streamlit as st
 
 from app.clients import kind_of
+from app.engine.adaptive_run import AdaptiveSettings
 from app.engine.background import ProgressSnapshot, RunJob, active_job, forget, get_job, start_run
+from app.engine.preview import comparison_line
 from app.engine.run_setup import RunSetupError, endpoint_problem, plan_run, require_samples
 from app.engine.workspace import make_runner
 from app.ui.components import inert, resolve_embedded
 from app.ui.data import claim_results, data_changed
+from app.ui.probe_adaptive import (
+    adaptive_options,
+    cell_text,
+    form_preview,
+    render_cells,
+    render_preview,
+)
 from app.ui.probe_form import ProbeChoices
 from app.ui.probe_results import markdown_literal
 from core.records import Run
@@ -52,9 +61,12 @@ def follow_run(job: RunJob, key: str) -> None:
                 help="Stop sending now; finished cases are kept, and Resume continues the run",
             )  # fmt: skip
         bar = st.progress(job.progress.fraction, text=progress_text(job.progress))
+        cells = st.empty()
         while not job.wait(POLL_EVERY_S):
             # Drawing the bar is also where Streamlit notices a click and reruns the script.
             bar.progress(job.progress.fraction, text=progress_text(job.progress))
+            with cells.container():
+                render_cells(job.progress)
     slot.empty()
 
 
@@ -68,6 +80,7 @@ def collect_run(job: RunJob, key: str, *, own: bool = True) -> None:
         st.error(f"The run stopped with an error: {inert(job.error)}")
     if job.summary is not None:
         st.session_state[f"{key}_summary"] = job.summary
+    st.session_state[f"{key}_sampling"] = job.sampling
     st.session_state[f"{key}_run_id"] = job.run_id
     data_changed()
 
@@ -88,10 +101,17 @@ def render_active_run(store: Store, key: str) -> None:
 
 
 def run_and_remember(
-    store: Store, config: RunConfig, task: Task, samples, key: str, fingerprint: str | None = None
+    store: Store,
+    config: RunConfig,
+    task: Task,
+    samples,
+    key: str,
+    fingerprint: str | None = None,
+    adaptive: AdaptiveSettings | None = None,
 ) -> None:
     """Pre-flight, then start the run in the background and watch it; its summary and run id
-    stay in the session, with the ``fingerprint`` of the form that asked for it."""
+    stay in the session, with the ``fingerprint`` of the form that asked for it. ``adaptive``
+    sends it in rounds (Precision, Budget)."""
     problem = endpoint_problem(config)
     if problem:
         st.error(f"Not run: {markdown_literal(problem)}")
@@ -100,11 +120,13 @@ def run_and_remember(
     if running is not None:
         st.warning(f"Run `{running.run_id}` is still going: cancel it or wait for it first.")
         return
-    job = start_run(store.path, config, task, list(samples), runner_factory=make_runner)
+    job = start_run(
+        store.path, config, task, list(samples), runner_factory=make_runner, adaptive=adaptive
+    )
     st.session_state[f"{key}_job"] = job.id
     st.session_state[f"{key}_job_owner"] = job.id
     st.session_state[f"{key}_fingerprint"] = fingerprint
-    for stale in ("summary", "run_id"):  # the previous run's results are not this run's
+    for stale in ("summary", "run_id", "sampling"):  # the previous run's are not this run's
         st.session_state.pop(f"{key}_{stale}", None)
     claim_results(key)
 
@@ -156,12 +178,41 @@ def render_run(store: Store, choices: ProbeChoices, key: str) -> None:
             f"**{choices.endpoint.name}** is answered by batch files: export this run under "
             "**Batch mode** below, have the batch engine answer it, then import the results."
         )
-    elif st.button("Run probe", type="primary", disabled=not choices.ready, key=f"{key}_run"):
-        start_probe(store, choices, key)
+        render_active_run(store, key)
+        return
+    adaptive = adaptive_options(key)
+    # Not while a run goes: each of its reruns of the page would plan the form's run again.
+    idle = choices.ready and active_job(store.path) is None
+    preview = form_preview(store, choices, adaptive) if idle else None
+    render_preview(preview, adaptive)
+    if st.button("Run probe", type="primary", disabled=not choices.ready, key=f"{key}_run"):
+        st.session_state[f"{key}_preview"] = preview
+        start_probe(store, choices, key, adaptive)
     render_active_run(store, key)
+    render_outcome(key)
 
 
-def start_probe(store: Store, choices: ProbeChoices, key: str) -> None:
+def render_outcome(key: str) -> None:
+    """After a run of this form: how an adaptive run stopped, and what the run used beside
+    what its preview said."""
+    summary = st.session_state.get(f"{key}_summary")
+    if summary is None:
+        return
+    sampling = st.session_state.get(f"{key}_sampling")
+    if sampling is not None:
+        st.info(
+            f"Adaptive run {summary.status}: {sampling.calls_used} of the full grid's "
+            f"{sampling.full_grid_calls} calls used, {sampling.calls_saved} saved."
+        )
+        st.markdown("  \n".join(cell_text(cell) for cell in sampling.cells))
+    preview = st.session_state.get(f"{key}_preview")
+    if preview is not None:
+        st.caption(comparison_line(preview, summary))
+
+
+def start_probe(
+    store: Store, choices: ProbeChoices, key: str, adaptive: AdaptiveSettings | None = None
+) -> None:
     """Check the form's run like the CLI, then start it in the background."""
     try:
         config = probe_run_config(store, choices)
@@ -170,7 +221,9 @@ def start_probe(store: Store, choices: ProbeChoices, key: str) -> None:
         return
     if config is None:
         return
-    run_and_remember(store, config, choices.task, choices.samples, key, choices.fingerprint)
+    run_and_remember(
+        store, config, choices.task, choices.samples, key, choices.fingerprint, adaptive
+    )
 
 
 def resume_config(store: Store, run: Run, resolve=resolve_embedded):
@@ -215,5 +268,6 @@ def rerun_stored(store: Store, run: Run, key: str, *, refused: str) -> None:
         return
     if rebuilt is not None:
         config, task, samples = rebuilt
+        st.session_state.pop(f"{key}_preview", None)  # the form's preview is not this run's
         run_and_remember(store, config, task, samples, key)
         render_active_run(store, key)

@@ -215,3 +215,38 @@ def test_no_repair_banner_for_runs_of_todays_engine(app_db) -> None:
     at = open_page(PAGE)
     assert not at.exception, at.exception
     assert "known defect" not in " ".join(w.value for w in at.warning)
+
+
+def test_an_adaptive_run_is_marked_beside_the_heatmap(app_db) -> None:
+    """Issue 27: a run that sampled part of its grid says so, with the calls it saved and the
+    confidence-sequence interval that stopped each cell; a full-grid database shows nothing."""
+    from core.sampling import RunSampling, SampledCell
+    from tests.test_analysis_queries import RUN_OF
+
+    seed(app_db)
+    at = open_page(PAGE)
+    assert "Adaptive runs" not in texts(at)
+    store = Store(app_db)
+    store.save_run_sampling(
+        RUN_OF["A"],
+        RunSampling(
+            precision=0.1, budget=None, round_size=20, stop_reason="done (every cell reached "
+            "its precision)", calls_sent=30, cache_hits=0, calls_used=30, full_grid_calls=90,
+            cells=[SampledCell("A", "si.paraphrase", 40, 4, 0.02, 0.25, stopped=True)],
+        ),
+    )  # fmt: skip
+    store.close()
+    # A run stores its sampling before it finishes, and its finish changes the data version;
+    # here nothing else changed, so the cached numbers are dropped by hand.
+    import streamlit as st
+
+    st.cache_data.clear()
+    at = open_page(PAGE)
+    assert not at.exception, at.exception
+    # 90 - 30 = 60 calls saved.
+    assert any("**Adaptive runs** (1)" in i.value and "60 calls saved" in i.value for i in at.info)
+    cells = dataframe_with(at, "confidence sequence 95%")
+    row = cells[cells["relation"] == "si.paraphrase"].iloc[0]
+    assert (row["model"], row["sampling"]) == ("A", "adaptive")
+    assert row["confidence sequence 95%"] == "2–25% over 40 inputs (stopped)"
+    assert dataframe_with(at, "calls saved").iloc[0]["calls saved"] == "60"

@@ -153,3 +153,26 @@ def test_the_embedded_models_state_is_said_once():
     assert server_status_text(ready) == "ready on 127.0.0.1:8081"
     stopped = ServerStatus(ServerState.STOPPED, None, "not started", "")
     assert server_status_text(stopped) == "stopped: not started"
+
+
+def test_token_prices_are_saved_with_the_endpoint_and_a_bad_one_is_refused(app_db, fake_server):
+    at = open_page(PAGE)
+    at.selectbox(key="endpoints_new_preset").select("vLLM").run()
+    base = {"Name": "priced", "Base URL": fake_server.base_url, "Model": "fake-model"}
+    _fill(at, **base, **{"Price per million input tokens, USD (optional)": "a lot"})
+    _save(at)
+    assert any("input price must be a number" in e.value for e in at.error)
+    assert Store(app_db).endpoint("priced") is None
+    _fill(
+        at,
+        **{
+            "Price per million input tokens, USD (optional)": "$0.15",
+            "Price per million output tokens, USD (optional)": "0.6",
+        },
+    )
+    _save(at)
+    assert not at.exception
+    store = Store(app_db)
+    prices = store.endpoint_prices("priced")
+    assert (prices.per_million_in, prices.per_million_out) == (0.15, 0.6)
+    assert store.endpoint("priced").model == "fake-model"  # the prices are no endpoint setting
