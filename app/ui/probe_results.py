@@ -162,14 +162,17 @@ def render_results(store, run_id: str, key: str) -> None:
     render_weak_rewriter_notes(yields)  # at the top; the table goes below the cases
     frame = pd.DataFrame(cases)
     cols = st.columns(2)
+    # wrap: in a column, chips stay on one scrolling row and push the text field out of view
+    # (the box then opens from its chevron alone; see probe_form.relation_picker)
     verdicts = cols[0].multiselect(
         "Verdict", ["FAIL", "PASS", "SKIP", "ERROR"], default=[], key=f"{key}_verdicts",
-        placeholder="all verdicts",
+        placeholder="all verdicts", wrap=True,
     )  # fmt: skip
     relation_ids = sorted(frame["relation_id"].unique())
     relations = cols[1].multiselect(
-        "Relation", relation_ids, default=[], key=f"{key}_relations", placeholder="all relations"
-    )
+        "Relation", relation_ids, default=[], key=f"{key}_relations",
+        placeholder="all relations", wrap=True,
+    )  # fmt: skip
     if verdicts:
         frame = frame[frame["verdict"].isin(verdicts)]
     if relations:
