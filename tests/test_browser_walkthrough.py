@@ -3,19 +3,19 @@
 It follows the README's first probe (against a local fake OpenAI server saved as an endpoint,
 not the real model), opens every Analysis tab, labels one case in Triage by keyboard, opens
 the HTML report and the Relations and Endpoints pages, on a desktop (1280 × 800) and on a phone
-(390 × 844). It fails on any traceback on a page; on a browser console error other than
-Streamlit's own known ones; on any request to another host than the app's own (no font CDN,
-no favicon fetched from afar); on a raw metric key or ``None`` in the visible text; on heatmap
-text below WCAG AA contrast against its cell (page and report); on a page wider than the
-viewport without a scroll container; on a heatmap legend not wholly on the screen; and on a
-Relations picker that a click on its box does not open (issue 28). Screenshots of every step
-are kept under ``test-artifacts/walkthrough/<viewport>/`` (git-ignored) for a human to look at.
+(390 × 844). It fails on any traceback on a page; on a browser console error or a failed
+request (Streamlit's two 404s on a page loaded by its URL included); on any request to another
+host than the app's own (no font CDN, no favicon fetched from afar); on a raw metric key or
+``None`` in the visible text; on heatmap text below WCAG AA contrast against its cell (page and
+report); on a page wider than the viewport without a scroll container; on a heatmap legend
+not wholly on the screen; and on a Relations picker that a click on its box does not open
+(issue 28). Screenshots of every step are kept under ``test-artifacts/walkthrough/<viewport>/``
+(git-ignored) for a human to look at.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -53,15 +53,6 @@ ANALYSIS_TABS = (
 )  # fmt: skip
 VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 PHONE_MAX_WIDTH = 640  # narrower, Streamlit folds the sidebar (and its page links) away
-
-# Streamlit's own 404s on a page loaded by its URL. The client cannot tell whether
-# ``/analysis`` is the page "analysis" or the app served under the base path "/analysis", so it
-# asks ``/analysis/_stcore/health`` and ``/analysis/_stcore/host-config`` first, then the root's
-# (streamlit/streamlit#7074, open). Streamlit 1.67's server answers those two paths 404 on
-# purpose (``_RESERVED_STATIC_PATH_SUFFIXES`` in ``starlette_static_routes.py``). Only an
-# ``index.html`` that names the base URL (``window.__streamlit.BACKEND_BASE_URL``) would spare
-# the first try, and Streamlit serves that file as it ships, with no setting for it.
-KNOWN_NOT_FOUND = re.compile(r"/[\w-]+/_stcore/(health|host-config)$")
 
 # issue 28 item 4, lead: raw keys and None that Triage and Statistics still show while the
 # lead makes them human words; (page, what) pairs, to be emptied after that merge. (The report's
@@ -145,8 +136,9 @@ class Watch:
 
     def _on_response(self, response) -> None:
         # The console's "Failed to load resource" names no URL: the response does.
-        path = urllib.parse.urlsplit(response.url).path
-        if response.status >= 400 and not KNOWN_NOT_FOUND.search(path):
+        # None tolerated: a page loaded by its URL no longer asks /<page>/_stcore/health and
+        # /<page>/_stcore/host-config first (404s; app.ui.base_url_hint, issue 28 item 9).
+        if response.status >= 400:
             self.failed_responses.append(f"{response.status} {response.url}")
 
     def _on_request(self, request) -> None:
@@ -166,7 +158,7 @@ class Watch:
     def assert_clean(self) -> None:
         assert self.foreign_requests == [], "requests left the machine"
         assert self.console_errors == [], "the browser console shows errors"
-        assert self.failed_responses == [], "requests failed (beyond Streamlit's known 404s)"
+        assert self.failed_responses == [], "requests failed"
 
 
 class Look:
