@@ -115,10 +115,26 @@ def test_heatmap_outlines_only_cells_with_a_wide_interval_and_keeps_their_colour
         [SMALL_AND_LARGE[1]], "violation_rate"))  # fmt: skip
 
 
-def test_heatmap_colour_bar_is_titled_and_in_percent():
-    bar = heatmaps.heatmap(SMALL_AND_LARGE, "violation_rate").data[0].colorbar
-    assert bar.title.text == "Violation rate" and bar.tickformat == ".0%"
-    assert bar.orientation == "h"  # above the plot: keeps the width for cells on a phone
+def test_heatmap_colour_bar_starts_at_the_figures_left_edge_and_is_in_percent():
+    """Issue 28 item 2: on a 390 px phone the report's heatmap scrolls sideways; a colour bar
+    starting where the cells start (after the names) ran off the screen. It now starts at the
+    figure's own left edge (container x = 0, 10 px in), 240 px long: in view at 390 px."""
+    flat = heatmaps.heatmap(SMALL_AND_LARGE, "violation_rate")
+    bar = flat.data[0].colorbar
+    assert bar.tickformat == ".0%" and bar.orientation == "h"  # keeps the width for cells
+    assert (bar.xref, bar.x, bar.xanchor, bar.xpad) == ("container", 0, "left", 10)
+    assert (bar.len, bar.lenmode) == (240, "pixels")
+    # under the figure's title, which names the metric (the title is pinned to the top edge)
+    assert (bar.yref, bar.y, bar.yanchor) == ("container", 1, "top")
+    assert flat.layout.title.text == "Violation rate" and flat.layout.title.yanchor == "top"
+    # turned (models named on top): at the figure's foot, titled under the bar
+    turned = heatmaps.heatmap(SMALL_AND_LARGE, "violation_rate", relations_down=True)
+    bar = turned.data[0].colorbar
+    assert (bar.xref, bar.x, bar.yref, bar.y, bar.yanchor) == ("container", 0, "container", 0,
+                                                               "bottom")  # fmt: skip
+    assert (bar.title.text, bar.title.side) == ("Violation rate", "bottom")
+    # the few-cases legend from the same left edge, under the bar
+    assert (turned.layout.legend.xref, turned.layout.legend.x) == ("container", 0)
 
 
 def test_heatmap_interval_of_the_inconsistency_and_net_rates():
@@ -163,18 +179,20 @@ def test_heatmap_spec_cells_print_value_n_and_interval_like_the_plotly_heatmap()
     assert spec["title"] == "Violation rate"
 
 
-def test_heatmap_spec_outlines_only_uncertain_cells_dashed_with_a_legend():
-    """No fading: the uncertain cells get a dashed outline in their ink, and an invisible point
-    layer carries the legend entry (a dashed square) that names it."""
-    layers = heatmaps.heatmap_spec(SMALL_AND_LARGE, "violation_rate")["layer"]
-    outline, key = [layer for layer in layers if layer.get("transform")]
-    assert outline["transform"] == key["transform"] == [{"filter": "datum.uncertain"}]
+def test_heatmap_spec_outlines_only_uncertain_cells_dashed_and_draws_no_legend():
+    """No fading: the uncertain cells get a dashed outline in their ink. The chart draws no
+    legend (Vega starts a top legend where the cells start, off a 390 px phone's screen): the
+    page draws it above the chart from :func:`heatmap_grid.heatmap_legend`."""
+    spec = heatmaps.heatmap_spec(SMALL_AND_LARGE, "violation_rate")
+    layers = spec["layer"]
+    (outline,) = [layer for layer in layers if layer.get("transform")]
+    assert outline["transform"] == [{"filter": "datum.uncertain"}]
     assert outline["mark"] == {"type": "rect", "fillOpacity": 0, "strokeWidth": 1.5,
                                "strokeDash": [4, 3]}  # fmt: skip
     assert outline["encoding"]["stroke"]["condition"]["test"] == "datum.ink == '#ffffff'"
-    shape = key["encoding"]["shape"]
-    assert shape["scale"]["domain"] == [heatmap_grid.FEW_CASES_LEGEND]
-    assert shape["legend"]["symbolDash"] == [4, 3] and key["mark"]["opacity"] == 0
+    assert layers[0]["encoding"]["color"]["legend"] is None
+    assert not any("shape" in layer.get("encoding", {}) for layer in layers)
+    assert "legend" not in spec["config"]
     colour = layers[0]["mark"]
     assert "opacity" not in colour and "fillOpacity" not in colour  # the value's colour, whole
     plain = heatmaps.heatmap_spec([SMALL_AND_LARGE[1]], "violation_rate")["layer"]
@@ -189,13 +207,12 @@ def test_heatmap_spec_colour_scale_follows_the_metric():
     assert rate["scale"]["domain"] == [i / 8 for i in range(9)]
     assert rate["scale"]["range"][0] == "#fff5f0" and rate["scale"]["range"][-1] == "#67000d"
     assert rate["scale"]["interpolate"] == "rgb"
-    assert rate["legend"]["format"] == ".0%" and rate["title"] == "Violation rate"
+    assert rate["title"] == "Violation rate"
     delta_spec = heatmaps.heatmap_spec(ROWS, "mean_delta")
     delta = delta_spec["layer"][0]["encoding"]["color"]
     # RdBu's 11 stops over −0.12…0.12: red for a score that dropped, blue for one that rose
     assert delta["scale"]["domain"][0] == -0.12 and delta["scale"]["domain"][5] == 0.0
     assert delta["scale"]["range"][0] == "#67001f" and delta["scale"]["range"][-1] == "#053061"
-    assert "format" not in delta["legend"]
     cells = _spec_cells(delta_spec)
     assert set(cells) == {("m2", "si.paraphrase"), ("m1", "si.paraphrase")}  # ad.format: None
     assert cells[("m2", "si.paraphrase")]["label"] == "-0.120"
@@ -278,7 +295,7 @@ def test_heatmap_turned_lists_relations_down_and_keeps_every_cell():
     assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("model", "relation")
     assert fig.layout.xaxis.side == "top" and fig.layout.xaxis.range == (-0.5, 1.5)
     assert fig.layout.yaxis.range == (1.5, -0.5)  # first relation on top
-    assert trace.colorbar.orientation == "v"
+    assert trace.colorbar.orientation == "h"  # at the foot, from the figure's left edge
     # the models named on top, long names wrapped after a "-" (side by side, they ran together)
     assert list(fig.layout.xaxis.ticktext) == ["m", "m2"]
     assert heatmaps.wrapped_name("meta-llama-3.1-8b-instruct-turbo") == (
@@ -316,3 +333,27 @@ def test_a_metric_s_cell_follows_its_catalogue_entry_alone(monkeypatch):
     cell = heatmap_grid.heatmap_cell(row, "refusal_rate")
     assert (cell.n, cell.interval_text()) == (4, "15–85%")
     assert heatmap_grid.heatmap_cell({**row, "n_refused": 0}, "refusal_rate").n == 40  # judged
+
+
+def test_heatmap_legend_names_the_ramp_its_ends_and_the_dashed_outline():
+    """The page's legend (drawn above the chart, issue 28 item 2) holds the cells' own ramp:
+    Reds' 9 stops one per 12.5% over 0–100%, ticked 0% / 50% / 100%; the dashed-outline entry
+    only where a cell rests on few cases (the 4-case cell's interval spans 49 points > 30)."""
+    legend = heatmap_grid.heatmap_legend(
+        heatmap_grid.heatmap_grid(SMALL_AND_LARGE, "violation_rate")
+    )
+    assert legend.title == "Violation rate"
+    assert legend.stops[0] == (0.0, "#fff5f0") and legend.stops[-1] == (1.0, "#67000d")
+    assert [position for position, _ in legend.stops] == [i / 8 for i in range(9)]
+    assert legend.ticks == ((0.0, "0%"), (0.5, "50%"), (1.0, "100%"))
+    assert legend.few_cases
+    many_only = heatmap_grid.heatmap_grid(SMALL_AND_LARGE[1:], "violation_rate")
+    assert not heatmap_grid.heatmap_legend(many_only).few_cases  # 35–59%: 25 points wide
+
+
+def test_heatmap_legend_of_a_diverging_metric_is_symmetric_around_its_midpoint():
+    """Mean Δ over −0.12 and +0.004: RdBu laid symmetric around 0 by the larger distance, 0.12,
+    so the ticks read −0.120 / +0.000 / +0.120 (the metric's signed format), 11 stops."""
+    legend = heatmap_grid.heatmap_legend(heatmap_grid.heatmap_grid(ROWS, "mean_delta"))
+    assert legend.ticks == ((0.0, "-0.120"), (0.5, "+0.000"), (1.0, "+0.120"))
+    assert len(legend.stops) == 11 and legend.stops[5] == (0.5, "#f7f7f7")

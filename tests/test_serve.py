@@ -85,8 +85,15 @@ def test_main_runs_streamlit_on_the_entrypoint_with_the_options(monkeypatch) -> 
     monkeypatch.setattr(cli, "main", fake_cli_main)
     monkeypatch.setattr(serve, "_warm_in_background", lambda: calls.append("warm"))
     monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
+    monkeypatch.setattr(serve.base_url_hint, "install", lambda pages: calls.append(sorted(pages)))
     assert serve.main(["--server.port", "9"]) == 3
-    assert calls == ["warm", (["run", str(serve.ENTRYPOINT), "--server.port", "9"], "streamlit")]
+    # the hint names every page script's URL (app.ui.base_url_hint), before the server starts
+    pages = ["analysis", "endpoints", "probe", "relations", "triage"]
+    assert calls == [
+        pages,
+        "warm",
+        (["run", str(serve.ENTRYPOINT), "--server.port", "9"], "streamlit"),
+    ]
     # direct URLs go through the entrypoint's st.navigation from the first session on
     assert PagesManager.uses_pages_directory is False
 

@@ -21,7 +21,7 @@ from app.analysis.catalogue.definitions import (
     HeatmapScale,
     heatmap_title,
 )
-from app.analysis.catalogue.formats import format_interval_percent
+from app.analysis.catalogue.formats import format_interval_percent, format_value
 from app.analysis.figures import Rows, as_frame
 from app.analysis.heatmap_colours import ColourScale
 from app.analysis.proportions import wilson_interval
@@ -204,3 +204,35 @@ def heatmap_grid(rows: Rows, metric: str) -> HeatmapGrid:
         relations=sorted(df["relation_id"].astype(str).unique()),
         cells=heatmap_cells(df, metric),
     )
+
+
+# ---------------------------------------------------------------- the page's legend
+
+
+@dataclass(frozen=True)
+class HeatmapLegend:
+    """What the page's heatmap legend says, drawn beside the chart rather than inside it: inside,
+    Vega starts a top legend where the cells start (after the model names), so on a 390 px phone
+    half of it lay beyond the screen's edge, in the heatmap's sideways scroll.
+
+    ``stops`` are the colour ramp's (position 0…1, hex colour), the same as the cells'; ``ticks``
+    the low end, middle and high end of the scale, as (position, printed value); ``few_cases``
+    whether any cell is outlined dashed (then the legend names :data:`FEW_CASES_LEGEND`)."""
+
+    title: str
+    stops: tuple[tuple[float, str], ...]
+    ticks: tuple[tuple[float, str], ...]
+    few_cases: bool
+
+
+def heatmap_legend(grid: HeatmapGrid) -> HeatmapLegend:
+    """The legend of ``grid``'s heatmap: its ramp, its ends and middle in the metric's format."""
+    colours = grid.colours()
+    last = len(colours.stops) - 1
+    stops = tuple((i / last, colour) for i, colour in enumerate(colours.hex_stops()))
+    middle = (colours.low + colours.high) / 2
+    ticks = tuple(
+        (position, format_value(value, grid.number_format))
+        for position, value in ((0.0, colours.low), (0.5, middle), (1.0, colours.high))
+    )
+    return HeatmapLegend(grid.label, stops, ticks, any(cell.uncertain for cell in grid.cells))

@@ -100,33 +100,36 @@ def _matrix(grid: HeatmapGrid, relations_down: bool) -> _Matrix:
     return _Matrix(across, down, z, text, custom, filled, uncertain, ink)
 
 
+# The colour bar's length: the gradient reads as well at 240 px as across the whole plot, and
+# fits a phone's screen.
+_COLOUR_BAR_PX = 240
+
+
 def _colour_bar(grid: HeatmapGrid, relations_down: bool) -> dict[str, Any]:
-    bar = {
-        "title": {"text": grid.label, "side": "top"},
+    """A horizontal colour bar from the figure's left edge, not the cells': the report scrolls
+    a heatmap sideways on a phone, and a bar starting after the names ran off a 390 px screen.
+    Placed in the figure's own frame ("container"): placed on the plot's, plotly widened the
+    left margin to hold it. Turned (the models named on top), it sits at the foot, titled under
+    the bar; else under the figure's title, which names the metric (the report's 70 px top
+    margin holds no second title)."""
+    bar: dict[str, Any] = {
         "orientation": "h",
-        "y": 1.0,
-        "yanchor": "bottom",
-        "yref": "paper",
-        "x": 0.5,
-        "xanchor": "center",
-        "len": 1.0,
-        "lenmode": "fraction",
+        "xref": "container",
+        "x": 0,
+        "xanchor": "left",
+        "xpad": 10,
+        "len": _COLOUR_BAR_PX,
+        "lenmode": "pixels",
         "thickness": 12,
-        "tickformat": ".0%" if grid.percent else None,
+        "yref": "container",
     }
     if relations_down:
-        # the models are named on top: the colour bar stands upright beside the first rows
-        bar.update(
-            title={"text": grid.label, "side": "right"},
-            orientation="v",
-            x=1.02,
-            xanchor="left",
-            y=1.0,
-            yanchor="top",
-            len=320,
-            lenmode="pixels",
-        )
-    return {key: value for key, value in bar.items() if value is not None}
+        bar.update(title={"text": grid.label, "side": "bottom"}, y=0, yanchor="bottom", ypad=30)
+    else:
+        bar.update(y=1, yanchor="top", ypad=34)
+    if grid.percent:
+        bar["tickformat"] = ".0%"
+    return bar
 
 
 def _colour_trace(grid: HeatmapGrid, matrix: _Matrix, relations_down: bool) -> go.Heatmap:
@@ -194,11 +197,12 @@ def _outline_uncertain(fig: go.Figure, matrix: _Matrix) -> None:
                 showlegend=True,
             )
         )
-        # Under the figure, left: the colour bar holds the top (or the right, turned).
+        # At the figure's foot, from its left edge (in view on a phone, the heatmap scrolled
+        # to its start).
         fig.update_layout(
             showlegend=True,
             legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
-                    "x": 0, "xanchor": "left"},
+                    "xref": "container", "x": 0, "xanchor": "left"},
         )  # fmt: skip
 
 
@@ -245,7 +249,8 @@ def _lay_out(fig: go.Figure, matrix: _Matrix, relations_down: bool, title: str) 
     else:
         row_px = 48 if prints_detail(heatmap_cell_text(len(matrix.across))) else 26
     fig.update_layout(
-        title=title,
+        # at the figure's top edge: the colour bar stands under it (see _colour_bar)
+        title={"text": title, "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 8}},
         xaxis={
             "title": across_title,
             # turned, the chart is tall: the models are named on top, where reading starts
@@ -322,8 +327,9 @@ _MODEL_LABEL_PX = 180
 _COLUMN_MIN_PX = {"detail": 56, "value": 44, "": 16}
 
 
-# The page heatmap's height beyond its rows: title, legends and slanted relation names.
-_FRAME_PX = 360
+# The page heatmap's height beyond its rows: title and slanted relation names (the legend is
+# the page's own, above the chart).
+_FRAME_PX = 250
 
 
 def heatmap_min_width(n_relations: int) -> int:
@@ -351,7 +357,6 @@ def _spec_values(grid: HeatmapGrid) -> list[dict[str, Any]]:
                 "n": cell.n,
                 "interval": cell.interval_text(),
                 "uncertain": cell.uncertain,
-                "support": FEW_CASES_LEGEND if cell.uncertain else "",
                 "ink": ink_for(colours.fill(cell.value)),
             }
         )
@@ -404,9 +409,6 @@ def _spec_colour_layer(grid: HeatmapGrid) -> dict[str, Any]:
         "range": colours.hex_stops(),
         "interpolate": "rgb",
     }
-    legend: dict[str, Any] = {"orient": "top", "direction": "horizontal", "gradientLength": 200}
-    if grid.percent:
-        legend["format"] = ".0%"
     select = {
         "type": "point",
         "fields": ["model", "relation_id"],
@@ -422,7 +424,9 @@ def _spec_colour_layer(grid: HeatmapGrid) -> dict[str, Any]:
                 "type": "quantitative",
                 "title": grid.label,
                 "scale": colour_scale,
-                "legend": legend,
+                # the page draws the legend above the chart (app.ui.heatmap_legend): Vega starts
+                # a top legend where the cells start, off a phone's screen
+                "legend": None,
             },
             "strokeWidth": {
                 "condition": {"param": HEATMAP_SELECTION, "empty": False, "value": 3},
@@ -436,39 +440,14 @@ def _spec_colour_layer(grid: HeatmapGrid) -> dict[str, Any]:
 _INK = {"condition": {"test": f"datum.ink == '{LIGHT_INK}'", "value": LIGHT_INK}, "value": DARK_INK}
 
 
-def _spec_few_cases_layers() -> list[dict[str, Any]]:
-    """Cells resting on few cases: a dashed outline in the cell's ink (the colour untouched);
-    and an invisible point per such cell, whose shape legend (a dashed square) says what the
-    outline means (Vega-Lite draws no legend for a rect's dash)."""
-    few = {"filter": "datum.uncertain"}
-    outline = {
-        "transform": [few],
+def _spec_few_cases_layer() -> dict[str, Any]:
+    """Cells resting on few cases: a dashed outline in the cell's ink (the colour untouched;
+    the page's legend, ``app.analysis.heatmap_grid.heatmap_legend``, says what it means)."""
+    return {
+        "transform": [{"filter": "datum.uncertain"}],
         "mark": {"type": "rect", "fillOpacity": 0, "strokeWidth": 1.5, "strokeDash": [4, 3]},
         "encoding": {"stroke": _INK},
     }
-    key = {
-        "transform": [few],
-        "mark": {"type": "point", "opacity": 0},
-        "encoding": {
-            "shape": {
-                "field": "support",
-                "type": "nominal",
-                "title": None,
-                "scale": {"domain": [FEW_CASES_LEGEND], "range": ["square"]},
-                "legend": {
-                    "orient": "top",
-                    "symbolDash": [4, 3],
-                    "symbolStrokeColor": "#333",
-                    "symbolFillColor": "white",
-                    "symbolStrokeWidth": 1.5,
-                    "symbolSize": 200,
-                    "symbolOpacity": 1,
-                    "labelLimit": 320,
-                },
-            }
-        },
-    }
-    return [outline, key]
 
 
 def _spec_text_layers(printed: str) -> list[dict[str, Any]]:
@@ -503,12 +482,12 @@ def heatmap_spec(rows: Rows, metric: str = VIOLATION_RATE) -> dict[str, Any]:
     grid = heatmap_grid(rows, metric)
     layers = [_spec_colour_layer(grid)]
     if any(cell.uncertain for cell in grid.cells):
-        layers.extend(_spec_few_cases_layers())
+        layers.append(_spec_few_cases_layer())
     return {
         "title": grid.label,
         "data": {"values": _spec_values(grid)},
         # A height in pixels, not a step per row: Streamlit fits charts to a size, and Vega
-        # warned "Dropping fit-y" in the console for a step. The title, legends and slanted
+        # warned "Dropping fit-y" in the console for a step. The title and slanted
         # relation names take _FRAME_PX of it; each model row 2 × _HEIGHT_PER_ROW.
         "height": _FRAME_PX + 2 * _HEIGHT_PER_ROW * len(grid.models),
         "encoding": _spec_axes(grid),
@@ -516,10 +495,6 @@ def heatmap_spec(rows: Rows, metric: str = VIOLATION_RATE) -> dict[str, Any]:
         "config": {
             "view": {"stroke": "transparent"},
             "axis": {"grid": False},
-            # The legends stand above the cells from the chart's left edge, one under the
-            # other: on a phone they are read without scrolling the heatmap sideways (side by
-            # side from the cells' left, the second began off-screen).
-            "legend": {"layout": {"top": {"anchor": "start", "direction": "vertical"}}},
         },
         # SVG: cells are DOM elements (the browser tests find them), and a few hundred is cheap.
         "usermeta": {"embedOptions": {"renderer": "svg"}},

@@ -19,7 +19,13 @@ import streamlit as st
 from app.analysis import figures, heatmaps
 from app.analysis.catalogue import definitions, tables
 from app.analysis.catalogue.formats import MISSING_META
-from app.analysis.heatmap_grid import FEW_CASES, WIDE_INTERVAL, heatmap_cell_text
+from app.analysis.heatmap_grid import (
+    FEW_CASES,
+    WIDE_INTERVAL,
+    heatmap_cell_text,
+    heatmap_grid,
+    heatmap_legend,
+)
 from app.analysis.noise_floor import floor_rows
 from app.analysis.stats import shown_tests
 from app.reports.formats import FORMATS
@@ -28,6 +34,7 @@ from app.ui import analysis_view as view
 from app.ui.analysis_definitions import render_definitions
 from app.ui.compare_runs_text import Sampling, run_choice_text, run_samplings, sampling_note
 from app.ui.components import error_boundary, inert, shorten, show_table
+from app.ui.heatmap_legend import legend_html
 from app.ui.rewrite_yield import render_rewrite_yield
 from app.ui.sampling_note import render_sampling_note
 from app.ui.shrunk_edits_view import render_shrunk_edits
@@ -65,6 +72,7 @@ def render_heatmaps(data: AnalysisView) -> None:
     # Vega-Lite, not plotly: Streamlit's Vega chunk parses and draws far sooner than plotly.js,
     # and this is the page's first chart.
     st.html(heatmap_box_css(heatmaps.heatmap_min_width(len({r["relation_id"] for r in rows}))))
+    st.html(legend_html(heatmap_legend(heatmap_grid(rows, metric))))
     with st.container(key=HEATMAP_BOX), st.container(key=HEATMAP_BOX + "_inner"):
         event = st.vega_lite_chart(
             heatmaps.heatmap_spec(rows, metric),

@@ -56,6 +56,10 @@ def relation_picker(relations: list[Relation], task: Task, key: str) -> list[str
         options,
         key=widget_key,
         format_func=lambda rid: f"{by_id[rid].family} · {by_id[rid].name}  ({rid})",
+        # In a column Streamlit keeps the chips on one sideways-scrolling row, its text field
+        # after the last chip, out of view: a click on the box then opened nothing, only the
+        # chevron did. Wrapped, the field follows the chips in view.
+        wrap=True,
         help="Grouped by family. si = semantic invariance, rrb = structural perturbations, "
         "ad = AgentDiff, char/word/sentence = LLMorph parity, multi = multi-input.",
     )

@@ -32,6 +32,9 @@ from storage import Store
 from storage.gate_verbs import GateCount
 
 MAX_SHOWN_CASES = 60
+ANSWER_LIMIT = 40
+"""Characters of each answer in the results table's "answers" column (the cell shows its start;
+a label or a number fits whole)."""
 
 
 def summary_line(summary: RunSummary) -> str:
@@ -100,6 +103,53 @@ def _llm_relation_ids(store: Store) -> frozenset[str]:
     return frozenset(r.id for r in all_relations(store) if r.kind == RelationKind.LLM)
 
 
+# Each column's least width in pixels: together 810 (754 without "field"), inside the 820 px a
+# 1280 px screen leaves the table beside the sidebar (wider, Streamlit shares out the rest).
+# Sized to their contents instead, the columns from the answers on lay beyond the right edge.
+_RESULT_COLUMN_PX = {
+    "verdict": 56, "relation": 130, "field": 56, "source input": 130, "follow-up input": 130,
+    "answers": 126, "value": 52, "reason": 130,
+}  # fmt: skip
+
+
+def results_table(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Probe's results table of ``frame`` (the run's cases) and its column config: verdict,
+    relation, the two inputs, the two answers in one column ("positive → negative"), the
+    measured value and the reason; the changed field only when the cases change more than one.
+    Text cells are shortened ("—" when missing; the expanders below show them whole), the
+    value written as the Analysis tables write a decimal."""
+    answers = [
+        f"{shorten(source, ANSWER_LIMIT)} → {shorten(followup, ANSWER_LIMIT)}"
+        for source, followup in zip(frame["source_answer"], frame["followup_answer"], strict=True)
+    ]
+    table = pd.DataFrame(
+        {
+            "verdict": frame["verdict"].map(str),
+            "relation": frame["relation_id"],
+            "field": frame["target"],
+            "source input": frame["source_input"].map(fields_text).map(shorten),
+            "follow-up input": frame["followup_input"].map(fields_text).map(shorten),
+            "answers": answers,
+            "value": frame["value"].map(lambda v: format_shown(v, Unit.DECIMAL)),
+            "reason": frame["reason"].map(shorten),
+        }
+    )
+    if frame["target"].nunique() <= 1:
+        table = table.drop(columns="field")
+    columns: dict[str, Any] = {
+        name: st.column_config.TextColumn(width=px) for name, px in _RESULT_COLUMN_PX.items()
+    }
+    columns["answers"] = st.column_config.TextColumn(
+        width=_RESULT_COLUMN_PX["answers"], help="The source's answer → the follow-up's"
+    )
+    columns["value"] = st.column_config.TextColumn(
+        width=_RESULT_COLUMN_PX["value"],
+        help="The oracle's measured value (cosine, |Δ|, 1/0 for labels); — when the case was "
+        "not judged (SKIP, ERROR)",
+    )
+    return table, {name: config for name, config in columns.items() if name in table}
+
+
 def render_results(store, run_id: str, key: str) -> None:
     """The side-by-side results of one run, with filters by verdict and relation."""
     cases = store.cases_for([run_id])
@@ -112,46 +162,24 @@ def render_results(store, run_id: str, key: str) -> None:
     render_weak_rewriter_notes(yields)  # at the top; the table goes below the cases
     frame = pd.DataFrame(cases)
     cols = st.columns(2)
+    # wrap: in a column, chips stay on one scrolling row and push the text field out of view
+    # (the box then opens from its chevron alone; see probe_form.relation_picker)
     verdicts = cols[0].multiselect(
         "Verdict", ["FAIL", "PASS", "SKIP", "ERROR"], default=[], key=f"{key}_verdicts",
-        placeholder="all verdicts",
+        placeholder="all verdicts", wrap=True,
     )  # fmt: skip
     relation_ids = sorted(frame["relation_id"].unique())
     relations = cols[1].multiselect(
-        "Relation", relation_ids, default=[], key=f"{key}_relations", placeholder="all relations"
-    )
+        "Relation", relation_ids, default=[], key=f"{key}_relations",
+        placeholder="all relations", wrap=True,
+    )  # fmt: skip
     if verdicts:
         frame = frame[frame["verdict"].isin(verdicts)]
     if relations:
         frame = frame[frame["relation_id"].isin(relations)]
-    # Text cells are shortened ("—" when missing; the expanders below show them whole), the value
-    # written as the Analysis tables write a decimal, and the verdict coloured.
-    table = pd.DataFrame(
-        {
-            "verdict": frame["verdict"].map(str),
-            "relation": frame["relation_id"],
-            "field": frame["target"],
-            "source input": frame["source_input"].map(fields_text).map(shorten),
-            "follow-up input": frame["followup_input"].map(fields_text).map(shorten),
-            "source answer": frame["source_answer"].map(shorten),
-            "follow-up answer": frame["followup_answer"].map(shorten),
-            "value": frame["value"].map(lambda v: format_shown(v, Unit.DECIMAL)),
-            "reason": frame["reason"].map(shorten),
-        }
-    )
+    table, columns = results_table(frame)
     styled = table.style.map(lambda v: VERDICT_CELL_STYLES.get(v, ""), subset=["verdict"])
-    st.dataframe(
-        styled,
-        hide_index=True,
-        column_config={
-            "value": st.column_config.TextColumn(
-                help="The oracle's measured value (cosine, |Δ|, 1/0 for labels); — when the case "
-                "was not judged (SKIP, ERROR)"
-            ),
-            "source input": st.column_config.TextColumn(width="medium"),
-            "follow-up input": st.column_config.TextColumn(width="medium"),
-        },
-    )
+    st.dataframe(styled, hide_index=True, column_config=columns)
     st.caption(
         f"{len(frame)} case(s) shown. Expand a case for the full texts, differences highlighted."
     )

@@ -280,8 +280,12 @@ def render_catalog(relations: Sequence[Relation]) -> None:
     families = sorted({r.family for r in relations})
     categories = sorted({r.category for r in relations})
     col_family, col_category, col_task = st.columns(3)
-    chosen_families = col_family.multiselect("Family", families, key="relations_family")
-    chosen_categories = col_category.multiselect("Category", categories, key="relations_category")
+    # wrap: in a column, chips stay on one scrolling row and push the text field out of view
+    # (the box then opens from its chevron alone; see probe_form.relation_picker)
+    chosen_families = col_family.multiselect("Family", families, key="relations_family", wrap=True)
+    chosen_categories = col_category.multiselect(
+        "Category", categories, key="relations_category", wrap=True
+    )
     task = col_task.selectbox("Task", [ANY_TASK, *BUILTIN_TASKS], key="relations_task")
     shown = filter_relations(
         relations, families=chosen_families, categories=chosen_categories, task=task

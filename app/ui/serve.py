@@ -8,6 +8,8 @@ to ``streamlit run streamlit_app.py``), and:
 - before the server listens, imports the modules the pages import (found in ``pages/*.py``
   themselves, so the list never goes stale) and turns off Streamlit's legacy ``pages/``
   discovery, so a direct URL such as ``/analysis`` is served by ``st.navigation`` at once;
+- puts a script in the served ``index.html`` that names the app's root, so a page loaded by
+  its URL asks no page-prefixed ``_stcore`` URL first (``app.ui.base_url_hint``);
 - in a background thread, once the server's runtime exists, starts the embedded model, as the
   first page load would (unless ``MORPHSCOPE_AUTOSTART=0``), and aggregates the Analysis page's
   unfiltered view of the default database into the page's own ``st.cache_data`` caches (keyed
@@ -29,6 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from app.ui import base_url_hint
 from core.settings import settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     import_pages()
     _LOG.info("page modules imported in %.2f s", time.perf_counter() - start)
     serve_pages_through_navigation()
+    # a page loaded by its URL then asks its server's root alone (app.ui.base_url_hint)
+    base_url_hint.install(script.stem for script in PAGES.glob("*.py"))
     _warm_in_background()
     # click exits through SystemExit; its code is the server's exit status.
     try:
