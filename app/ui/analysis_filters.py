@@ -45,13 +45,16 @@ def render_filters(
             "Runs",
             list(runs_by_id),
             key="analysis_runs",
+            wrap=True,
             format_func=lambda run_id: run_label(runs_by_id[run_id], relations.get(run_id, ())),
             placeholder="All runs",
         )
-        models = top[1].multiselect("Models", opts["models"], key="analysis_models")
-        tasks = top[2].multiselect("Tasks", opts["tasks"], key="analysis_tasks")
+        models = top[1].multiselect("Models", opts["models"], key="analysis_models", wrap=True)
+        tasks = top[2].multiselect("Tasks", opts["tasks"], key="analysis_tasks", wrap=True)
         bottom = st.columns([3, 1, 2])
-        relations = bottom[0].multiselect("Relations", opts["relations"], key="analysis_relations")
+        relations = bottom[0].multiselect(
+            "Relations", opts["relations"], key="analysis_relations", wrap=True
+        )
         by_date = bottom[1].toggle("Limit run dates", key="analysis_by_date")
         dates: tuple = ()
         if by_date and opts["date_min"]:

@@ -78,17 +78,18 @@ def render_filters(store: Store, options: dict[str, list[Any]], labeler: str) ->
             "Runs",
             list(runs_by_id),
             key="triage_runs",
+            wrap=True,
             format_func=lambda run_id: _run_title(runs_by_id[run_id]),
             placeholder="All runs",
         )
         models = columns[1].multiselect(
-            "Models", options["models"], key="triage_models", placeholder="All"
+            "Models", options["models"], key="triage_models", wrap=True, placeholder="All"
         )
         tasks = columns[2].multiselect(
-            "Tasks", options["tasks"], key="triage_tasks", placeholder="All"
+            "Tasks", options["tasks"], key="triage_tasks", wrap=True, placeholder="All"
         )
         relations = columns[3].multiselect(
-            "Relations", options["relations"], key="triage_relations", placeholder="All"
+            "Relations", options["relations"], key="triage_relations", wrap=True, placeholder="All"
         )
         columns = st.columns(3)
         unlabeled_only = columns[0].checkbox("Unlabeled only", value=True, key="triage_unlabeled")
