@@ -12,6 +12,7 @@ import pytest
 
 from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample
+from storage.answer_verbs import SameAnswers
 from storage.case_filter import case_where
 from storage.run_verbs import RunDefinition
 
@@ -156,7 +157,7 @@ def test_verdict_counts_per_model_relation(seeded):
     assert para["sum_similarity"] == pytest.approx(0.9 + 0.5 + 0.7 + 0.95)
     identity = rows[("A", "si.identity")]
     assert (identity["n_pass"], identity["n_fail"]) == (3, 1)
-    assert "n_changed" not in para  # answer equivalence is judged outside SQL (answer_pairs)
+    assert "n_changed" not in para  # counted only given the pairs that are one answer
 
     assert set(rows) == {
         ("A", "si.identity"),
@@ -167,23 +168,47 @@ def test_verdict_counts_per_model_relation(seeded):
     }
 
 
-def test_answer_pairs_are_the_differing_answers_per_group(seeded):
-    """Only pairs that differ as strings come back, counted per (group, task, pair); "Paris" vs
-    "paris" is one of them (equivalence, which says it is no change, is judged in Python)."""
-    pairs = [
-        p
-        for p in seeded.answer_pairs(by=("model", "relation_id"))
-        if (p["model"], p["relation_id"]) == ("A", "si.paraphrase")
+def test_differing_answer_pairs_are_distinct_and_judged_only(seeded):
+    """Judged cases whose answers differ as strings, once per (task, pair): 4 → 5 occurs three
+    times (A identity r3, A paraphrase s1 r1, A ad.paraphrase s1) and is listed once; the
+    paraphrase with no follow-up answer (A s2) is not a pair."""
+    assert sorted(seeded.differing_answer_pairs()) == [
+        ("reasoning", "3", "9"),
+        ("reasoning", "4", "5"),
+        ("reasoning", "Paris", "paris"),
+        ("reasoning", "x", "w"),
+        ("reasoning", "x", "y"),
+        ("reasoning", "x", "z"),
     ]
-    # s1r1 is the one changed paraphrase answer of A (see test_verdict_counts_per_model_relation)
-    assert sum(p["n"] for p in pairs) == 1
-    assert all(p["source_answer"] != p["followup_answer"] for p in pairs)
-    ad = seeded.answer_pairs(by=("model", "relation_id"))
-    assert {"model": "A", "relation_id": "ad.paraphrase", "task_id": "reasoning",
-            "source_answer": "Paris", "followup_answer": "paris", "n": 1} in ad  # fmt: skip
-    everything = seeded.answer_pairs(by=("model",))
-    assert all(set(p) == {"model", "task_id", "source_answer", "followup_answer", "n"}
-               for p in everything)  # fmt: skip
+
+
+def test_n_changed_counts_differing_answers_less_the_same_answers(seeded):
+    """ad.format of A: x → z and x → w both differ (2 changed); told that (x, z) is one answer,
+    1 is left. A's si.paraphrase: only s1 r1 (4 → 5) differs."""
+    plain = by_key(seeded.verdict_counts(same_answers=SameAnswers()), "model", "relation_id")
+    assert plain[("A", "ad.format")]["n_changed"] == 2
+    assert plain[("A", "si.paraphrase")]["n_changed"] == 1
+    assert list(plain[("A", "ad.format")])[-1] == "n_changed"  # pooled after the counts
+    same = SameAnswers(frozenset({("reasoning", "x", "z")}))
+    told = by_key(seeded.verdict_counts(same_answers=same), "model", "relation_id")
+    assert told[("A", "ad.format")]["n_changed"] == 1
+    assert told[("A", "si.paraphrase")]["n_changed"] == 1
+    # A pair of another task, or whose parts only concatenate alike, is another pair.
+    for other in (("qa", "x", "z"), ("reasoning", "xz", ""), ("reasoning", "", "xz")):
+        rows = seeded.verdict_counts(same_answers=SameAnswers(frozenset({other})))
+        assert by_key(rows, "model", "relation_id")[("A", "ad.format")]["n_changed"] == 2
+
+
+def test_noise_floor_and_breakdown_count_changed_answers(seeded):
+    """The floor of A counts identity r3 (4 → 5) as its one change of 4 observations; the
+    physics breakdown of A (s1, s2) has 4 → 5 three times, x → y, x → z, x → w: 6 changed, or
+    3 when 4 → 5 is declared one answer."""
+    (floor,) = seeded.noise_floor_counts(CaseFilter(), ["si.identity"], same_answers=SameAnswers())
+    assert (floor["n"], floor["n_changed"]) == (4, 1)
+    same = SameAnswers(frozenset({("reasoning", "4", "5")}))
+    for answers, changed in ((SameAnswers(), 6), (same, 3)):
+        rows = seeded.meta_breakdown("category", CaseFilter(), same_answers=answers)
+        assert by_key(rows, "model", "value")[("A", "physics")]["n_changed"] == changed
 
 
 SI_PAPER = ("si.identity", "si.paraphrase")  # the SI transformations the seed data uses

@@ -9,10 +9,13 @@ and severity's ``answer_changed`` all call it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.analysis import metrics, severity
 from app.analysis.aggregates import fetch_aggregates
+from app.analysis.consistency import answer_types, same_answers
 from core.answers import AnswerType
 from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample, Verdict
@@ -126,3 +129,30 @@ def test_severity_answer_changed_uses_equivalence(identity_store):
     assert changed == ["c3-context", "c3-problem"]
     table = severity.severity_table(identity_store)
     assert sorted(r.id for r in table if r.answer_changed) == changed
+
+
+def test_same_answers_judges_each_pair_once_per_data_version(identity_store, monkeypatch):
+    """The notation-only pairs are the same answers (4 → 5 is a change); they are read and
+    judged once while the database is unchanged, and again after a write adds a case."""
+    types = answer_types(identity_store)
+    reads = []
+    real = identity_store.differing_answer_pairs
+
+    def counted():
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(identity_store, "differing_answer_pairs", counted)
+    same = same_answers(identity_store, types)
+    assert same.pairs == {
+        ("reasoning", "5.4 km", "5.4"),
+        ("reasoning", "5.4 km", "5.40 km"),
+        ("reasoning", "1/2", "0.5"),
+        ("reasoning", "12", "12.0"),
+    }
+    assert same_answers(identity_store, types) is same
+    assert len(reads) == 1
+    (case, *_) = identity_store.severity_rows(CaseFilter())
+    identity_store.record_cases([replace(case, id="c-new", followup_answer="5.4 kilometres")])
+    assert same_answers(identity_store, types) is not same
+    assert len(reads) == 2

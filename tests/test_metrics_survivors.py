@@ -19,6 +19,7 @@ from dataclasses import asdict, replace
 import pytest
 
 from app.analysis import aggregates, case_fields, metrics, noise_floor, relation_roles, severity
+from app.analysis.consistency import answer_types, same_answers
 from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample
 from storage.run_verbs import RunDefinition
@@ -384,15 +385,23 @@ GAP_ROWS = [
 ]  # fmt: skip
 
 
+def _same(store):
+    return same_answers(store, answer_types(store))
+
+
 def test_noise_floor_under_a_run_filter_every_field(summary_store):
     """The floor's counts, interval, answers and Δ noise all come from the filtered runs, and
     its Δ noise from the floor relation alone (r1 also has paraphrase and antonym Δs)."""
     only_paraphrase = CaseFilter.make(run_ids=["r1", "r3", "r4"], relations=["si.paraphrase"])
     roles = relation_roles.relation_roles(summary_store)
     for flt in (ONLY, only_paraphrase):  # the relation filter is ignored
-        assert aggregates.fetch_floors(summary_store, flt, roles) == {"M": {"qa": FLOOR_M_QA}}
+        assert aggregates.fetch_floors(summary_store, flt, roles, _same(summary_store)) == {
+            "M": {"qa": FLOOR_M_QA}
+        }
     # Unfiltered, r2's two PASSes join: 4 observations, 1 FAIL; |Δ| .25, 0, 0, 0.
-    every = aggregates.fetch_floors(summary_store, CaseFilter(), roles)["M"]["qa"]
+    every = aggregates.fetch_floors(summary_store, CaseFilter(), roles, _same(summary_store))["M"][
+        "qa"
+    ]
     assert (every["n"], every["fail"], every["noise_floor"]) == (4, 1, 0.25)
     assert every["mean_abs_delta"] == 0.0625
     assert every["stability"] == 0.75
@@ -400,7 +409,7 @@ def test_noise_floor_under_a_run_filter_every_field(summary_store):
 
 def test_noise_floor_without_floor_relations_is_empty(summary_store):
     roles = relation_roles.RelationRoles(noise_floor=frozenset(), invariance=frozenset())
-    assert aggregates.fetch_floors(summary_store, CaseFilter(), roles) == {}
+    assert aggregates.fetch_floors(summary_store, CaseFilter(), roles, _same(summary_store)) == {}
 
 
 def test_floor_rows_sorted_by_model_then_task():
@@ -451,7 +460,7 @@ def test_model_relation_rows_honour_the_roles_given(summary_store):
     roles = relation_roles.RelationRoles(
         noise_floor=frozenset(), invariance=frozenset({"si.paraphrase", "si.identity"})
     )
-    floors = aggregates.fetch_floors(summary_store, ONLY, roles)
+    floors = aggregates.fetch_floors(summary_store, ONLY, roles, _same(summary_store))
     found = replace(aggregates.fetch_aggregates(summary_store, ONLY), roles=roles, floors=floors)
     rows = metrics.model_relation_rows(found)
     assert [(r["model"], r["relation_id"]) for r in rows] == [
