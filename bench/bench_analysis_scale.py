@@ -212,8 +212,14 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
         lambda: metrics.box_stats(store, everything, "output_similarity"),
         results,
     )
-    timed("breakdown by category", lambda: metrics.breakdown(store, "category"), results)
-    timed("breakdown by difficulty", lambda: metrics.breakdown(store, "difficulty"), results)
+    timed(
+        "breakdown by category", lambda: metrics.breakdown(store, "category", CaseFilter()), results
+    )
+    timed(
+        "breakdown by difficulty",
+        lambda: metrics.breakdown(store, "difficulty", CaseFilter()),
+        results,
+    )
     timed("meta keys", store.meta_keys, results)
     counts = store.verdict_counts(everything)  # the page reuses the summary's counts
     timed(
@@ -249,7 +255,7 @@ def main() -> int:
         path.unlink()
     build_s, build_peak_mb = build_in_child(path, args.cases)
     store = Store(path)
-    total = store.count_cases()
+    total = store.count_cases(CaseFilter())
     size_mb = path.stat().st_size / 1e6
     results = run_queries(store)
     page = [(label, median) for label, _, median in results if "not a page query" not in label]

@@ -177,9 +177,9 @@ class AnalysisVerbs(EndpointModels):
             "date_max": bounds["last"][:10] if bounds["last"] else None,
         }
 
-    def count_cases(self, flt: CaseFilter | None = None) -> int:
+    def count_cases(self, flt: CaseFilter) -> int:
         """Number of cases matching the filter."""
-        where, params = case_where(flt or CaseFilter())
+        where, params = case_where(flt)
         return self._db.execute(f"SELECT count(*) FROM {self._cases()} {where}", params).fetchone()[
             0
         ]
@@ -188,7 +188,7 @@ class AnalysisVerbs(EndpointModels):
 
     def verdict_counts(
         self,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         by: Iterable[str] = ("model", "relation_id"),
         *,
         same_answers: SameAnswers | None = None,
@@ -201,7 +201,6 @@ class AnalysisVerbs(EndpointModels):
         ``n_invalid_followup``; with ``same_answers``, last ``n_changed`` (answered cases whose
         answer changed). Δ statistics: ``storage.delta_verbs``.
         """
-        flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
         where, params = case_where(flt)
@@ -233,7 +232,7 @@ class AnalysisVerbs(EndpointModels):
         return [row for row in rows if row["n"]]
 
     def step_score_stats(
-        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
+        self, flt: CaseFilter, by: Iterable[str] = ("model", "relation_id")
     ) -> list[dict[str, Any]]:
         """Per group: AvgStepScore (SI paper eq. 4) of the source and follow-up outputs.
 
@@ -241,7 +240,6 @@ class AnalysisVerbs(EndpointModels):
         ``step_score_followup`` (their means) and ``step_score_delta`` (mean of follow-up −
         source per case). Groups without step scores are absent.
         """
-        flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
         where, params = case_where(
@@ -262,7 +260,7 @@ class AnalysisVerbs(EndpointModels):
         return [row for row in rows if row["n"]]
 
     def value_sample(
-        self, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 50_000
+        self, flt: CaseFilter, column: str = "delta", max_rows: int = 50_000
     ) -> tuple[list[tuple[str, str, float]], int]:
         """(model, relation_id, value) per case for box plots, and the stride used.
 
@@ -271,7 +269,6 @@ class AnalysisVerbs(EndpointModels):
         """
         if column not in ("delta", "output_similarity", "value", "trace_sim"):
             raise ValueError(f"no distribution for column {column!r}")
-        flt = flt or CaseFilter()
         where, params = case_where(flt, [f"{column} IS NOT NULL", _WHERE_JUDGED])
         total = self._db.execute(
             f"SELECT count(*) FROM {self._cases()} {where}", params
@@ -287,9 +284,7 @@ class AnalysisVerbs(EndpointModels):
 
     # ------------------------------------------------------------ AgentDiff gap
 
-    def side_gap(
-        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model",)
-    ) -> list[dict[str, Any]]:
+    def side_gap(self, flt: CaseFilter, by: Iterable[str] = ("model",)) -> list[dict[str, Any]]:
         """AgentDiff inconsistency gap per group (default: per model), as the AgentDiff paper's
         eqs. 1-2 compute it.
 
@@ -308,7 +303,6 @@ class AnalysisVerbs(EndpointModels):
         ``n_cells``, ``n_originals`` (originals with a judged side case) and ``n_meaning`` /
         ``n_presentation`` (judged cases) say how much data stands behind them.
         """
-        flt = flt or CaseFilter()
         by = _group(by)
         for column in by:
             if column not in ("model", "task_id"):
@@ -325,7 +319,7 @@ class AnalysisVerbs(EndpointModels):
 
     def noise_floor_counts(
         self,
-        flt: CaseFilter | None,
+        flt: CaseFilter,
         relations: Iterable[str],
         by: Iterable[str] = ("model", "task_id"),
         *,
@@ -341,7 +335,7 @@ class AnalysisVerbs(EndpointModels):
         """
         by = _group(by)
         select, group = _select_group(by)
-        where, params = case_where((flt or CaseFilter()).with_relations(relations), [_WHERE_JUDGED])
+        where, params = case_where(flt.with_relations(relations), [_WHERE_JUDGED])
         changed, changed_params = _changed_column(same_answers)
         rows = self._query(
             "WITH observations AS (SELECT model, task_id, relation_id, run_id, verdict, "
@@ -372,7 +366,7 @@ class AnalysisVerbs(EndpointModels):
     def meta_breakdown(
         self,
         key: str,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         by: Iterable[str] = ("model",),
         *,
         same_answers: SameAnswers | None = None,
@@ -388,7 +382,6 @@ class AnalysisVerbs(EndpointModels):
         """
         if not _META_KEY.match(key):
             raise ValueError(f"not a metadata key: {key!r}")
-        flt = flt or CaseFilter()
         by = _group(by)
         where, params = case_where(flt)
         changed, changed_params = _changed_column(same_answers)
@@ -425,7 +418,7 @@ class AnalysisVerbs(EndpointModels):
 
     def cell_cases(
         self,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         *,
         model: str | None = None,
         relation_id: str | None = None,
@@ -450,7 +443,7 @@ class AnalysisVerbs(EndpointModels):
             extra.append(f"verdict IN ({','.join('?' * len(verdicts))})")
             params_extra.extend(verdicts)
         # case_where appends the extra clauses last, so their parameters follow the filter's.
-        where, params = case_where(flt or CaseFilter(), extra)
+        where, params = case_where(flt, extra)
         order = (
             "CASE verdict WHEN 'FAIL' THEN 0 WHEN 'ERROR' THEN 1 WHEN 'SKIP' THEN 2 ELSE 3 END, "
             "sample_id, followup_index, repeat_index, id"
@@ -461,15 +454,13 @@ class AnalysisVerbs(EndpointModels):
         )
         return [Case.from_row(row) for row in rows]
 
-    def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[Case]:
+    def severity_rows(self, flt: CaseFilter, limit: int = 2000) -> list[Case]:
         """Up to ``limit`` judged cases with a follow-up input, for the severity scatter (a SKIP
         or ERROR has no outcome to set against its severity).
 
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
-        where, params = case_where(
-            flt or CaseFilter(), ["followup_input IS NOT NULL", _WHERE_JUDGED]
-        )
+        where, params = case_where(flt, ["followup_input IS NOT NULL", _WHERE_JUDGED])
         rows = self._query(
             f"SELECT {DRILLDOWN_COLUMNS} FROM {self._cases()} {where} "
             f"ORDER BY id LIMIT {int(limit)}",
@@ -479,7 +470,7 @@ class AnalysisVerbs(EndpointModels):
 
     def iter_cases(
         self,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         columns: str = "*",
         batch: int = 2000,
         *,
@@ -489,7 +480,7 @@ class AnalysisVerbs(EndpointModels):
 
         JSON columns come decoded, unless ``decoded=False`` (the stored text, for a CSV export).
         """
-        where, params = case_where(flt or CaseFilter())
+        where, params = case_where(flt)
         cursor = self._db.conn.execute(
             f"SELECT {columns} FROM {self._cases()} {where} "
             "ORDER BY model, task_id, relation_id, sample_id, followup_index, repeat_index, id",

@@ -117,17 +117,17 @@ def test_inconsistency_counts_changed_answers_not_changed_strings(identity_store
 def test_breakdown_inconsistency_uses_equivalence_too(identity_store):
     """Level 0 = problems 0, 2, 4 (5.4 km, 12, 7): no change of 6 cases; level 1 = problems
     1, 3, 5 (1/2, 4 → 5, 3): 2 changed of 6."""
-    rows = {r["level"]: r for r in metrics.breakdown(identity_store, "level")}
+    rows = {r["level"]: r for r in metrics.breakdown(identity_store, "level", CaseFilter())}
     assert rows[0]["inconsistency_rate"] == 0.0
     assert rows[1]["inconsistency_rate"] == pytest.approx(2 / 6)
 
 
 def test_severity_answer_changed_uses_equivalence(identity_store):
     """The drill-down and the severity scatter say 'changed' for the two 4 → 5 cases only."""
-    rows = severity.drilldown(identity_store)
+    rows = severity.drilldown(identity_store, CaseFilter())
     changed = sorted(r.case.id for r in rows if r.answer_changed)
     assert changed == ["c3-context", "c3-problem"]
-    table = severity.severity_table(identity_store)
+    table = severity.severity_table(identity_store, CaseFilter())
     assert sorted(r.id for r in table if r.answer_changed) == changed
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.analysis.catalogue.definitions import COUNTED_METRICS, CountRatio
 from app.analysis.rates import COUNT_KEYS
+from core.case_filter import CaseFilter
 from storage import Store
 from storage.answer_verbs import SameAnswers
 from tests.test_analysis_queries import seed_dataset
@@ -21,7 +22,7 @@ def test_every_column_of_a_verdict_counts_row_is_pooled(tmp_path) -> None:
     no other change."""
     store = Store(tmp_path / "m.db")
     seed_dataset(store)
-    (row, *_) = store.verdict_counts(by=("model",), same_answers=SameAnswers())
+    (row, *_) = store.verdict_counts(CaseFilter(), by=("model",), same_answers=SameAnswers())
     assert set(row) - {"model"} == set(COUNT_KEYS)
 
 

@@ -95,7 +95,7 @@ def fetch_floors(store, flt: CaseFilter, roles: RelationRoles, same: SameAnswers
     return floor_table(counts, cells)
 
 
-def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+def agentdiff_gap(store, flt: CaseFilter) -> list[dict[str, Any]]:
     """Per model with side-tagged cases: the AgentDiff gap, its spread and the pooled rates.
 
     Columns: model, gap (mean over the model's (model, task) cells of meaning − presentation
@@ -107,7 +107,7 @@ def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
     return [row for row in rows if row["n_meaning"] or row["n_presentation"]]
 
 
-def step_scores(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+def step_scores(store, flt: CaseFilter) -> list[dict[str, Any]]:
     """Per model × relation with step scores: AvgStepScore of source and follow-up outputs and
     its change under the relation (``step_score_delta``), over n scored cases."""
     return store.step_score_stats(flt, by=MODEL_RELATION)

@@ -210,7 +210,7 @@ def summary_of(found: Aggregates) -> dict[str, Any]:
     }
 
 
-def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+def breakdown(store, key: str, flt: CaseFilter) -> list[dict[str, Any]]:
     """Per model × value of ``samples.meta[key]`` (e.g. category, difficulty): rates and Δ.
 
     ``mean_delta`` here is over cases (a breakdown mixes relations).
@@ -228,18 +228,17 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
     ]
 
 
-def _meta_counts(store, key: str, flt: CaseFilter | None) -> list[dict[str, Any]]:
+def _meta_counts(store, key: str, flt: CaseFilter) -> list[dict[str, Any]]:
     """``Store.meta_breakdown`` by model, sorted by model then value."""
     # Rows are per model, so scans split by model add up exactly: run the halves side by side.
-    base = flt or CaseFilter()
-    models = sorted(base.models) if base.models is not None else store.case_models()
+    models = sorted(flt.models) if flt.models is not None else store.case_models()
     if not models:
         return []
     halves = [models[0::2], models[1::2]] if len(models) > 1 else [models]
     same = same_answers(store, answer_types(store))
 
     def counted(reader, part: list[str]) -> list[dict[str, Any]]:
-        part_flt = replace(base, models=tuple(part))
+        part_flt = replace(flt, models=tuple(part))
         return reader.meta_breakdown(key, part_flt, by=("model",), same_answers=same)
 
     found = store.parallel_reads(
@@ -252,7 +251,7 @@ def _meta_counts(store, key: str, flt: CaseFilter | None) -> list[dict[str, Any]
 
 
 def box_stats(
-    store, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 100_000
+    store, flt: CaseFilter, column: str = "delta", max_rows: int = 100_000
 ) -> tuple[list[dict[str, Any]], int]:
     """Box-plot statistics per model × relation of a per-case column (Δ or similarity).
 
