@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.analysis import aggregates, metrics, severity, stats
+from app.analysis.consistency import answer_types, same_answers
 from app.analysis.relation_roles import relation_roles
 from app.reports.html_report import render_html_report
 from app.reports.summary import report
@@ -202,7 +203,8 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
     timed("verdict counts model×relation", lambda: store.verdict_counts(everything), results)
     timed("cell stats model×relation", lambda: store.cell_stats(everything), results)
     roles = relation_roles(store)
-    timed("noise floor", lambda: aggregates.fetch_floors(store, everything, roles), results)
+    same = same_answers(store, answer_types(store))
+    timed("noise floor", lambda: aggregates.fetch_floors(store, everything, roles, same), results)
     timed("AgentDiff gap", lambda: aggregates.agentdiff_gap(store, everything), results)
     timed("box stats Δ", lambda: metrics.box_stats(store, everything, "delta"), results)
     timed(
@@ -210,8 +212,14 @@ def run_queries(store: Store) -> list[tuple[str, float, float]]:
         lambda: metrics.box_stats(store, everything, "output_similarity"),
         results,
     )
-    timed("breakdown by category", lambda: metrics.breakdown(store, "category"), results)
-    timed("breakdown by difficulty", lambda: metrics.breakdown(store, "difficulty"), results)
+    timed(
+        "breakdown by category", lambda: metrics.breakdown(store, "category", CaseFilter()), results
+    )
+    timed(
+        "breakdown by difficulty",
+        lambda: metrics.breakdown(store, "difficulty", CaseFilter()),
+        results,
+    )
     timed("meta keys", store.meta_keys, results)
     counts = store.verdict_counts(everything)  # the page reuses the summary's counts
     timed(
@@ -247,7 +255,7 @@ def main() -> int:
         path.unlink()
     build_s, build_peak_mb = build_in_child(path, args.cases)
     store = Store(path)
-    total = store.count_cases()
+    total = store.count_cases(CaseFilter())
     size_mb = path.stat().st_size / 1e6
     results = run_queries(store)
     page = [(label, median) for label, _, median in results if "not a page query" not in label]

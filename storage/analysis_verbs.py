@@ -11,9 +11,9 @@ Definitions used by the queries (``app.analysis.metrics`` documents the full lis
   ``n_invalid_followup`` the SKIPs whose reason starts with ``invalid_followup`` (a subset of
   ``n_skip``, counted separately).
 - *answered case* — a judged case with both a source and a follow-up answer (``n_answered``).
-  Whether its answer *changed* is answer equivalence under the task's answer type, which SQL
-  cannot judge: ``storage.answer_verbs`` returns the differing answer pairs and
-  ``app.analysis.consistency`` judges them.
+  Whether its answer *changed* (``n_changed``) is answer equivalence under the task's answer
+  type: the count verbs take the pairs that differ as strings yet are one answer
+  (:class:`storage.answer_verbs.SameAnswers`) and count the rest of the differing ones.
 - *judged case* — a case whose verdict is PASS or FAIL. Only judged cases feed similarity,
   inconsistency, Δ, the AgentDiff gap and the statistical tests: a SKIP (the validity gate's, or
   an oracle's ``precondition: …``) and an ERROR say the relation did not apply or could not be
@@ -35,6 +35,7 @@ from core.case_filter import CaseFilter
 from core.types import Case, decode_case_columns
 from storage import delta_verbs
 from storage.agentdiff_gap import gap_rows
+from storage.answer_verbs import SameAnswers
 from storage.case_filter import case_where
 from storage.endpoint_models import EndpointModels, with_endpoint_label
 
@@ -92,6 +93,20 @@ def _group(by: Iterable[str]) -> tuple[str, ...]:
         if column not in GROUP_COLUMNS:
             raise ValueError(f"cannot group by {column!r} (allowed: {', '.join(GROUP_COLUMNS)})")
     return by
+
+
+def _changed_column(same_answers: SameAnswers | None) -> tuple[str, list[str]]:
+    """(``, <sum> AS n_changed`` or "", its parameters) for a select list."""
+    if same_answers is None:
+        return "", []
+    changed, params = same_answers.changed_sum()
+    return f", {changed} AS n_changed", params
+
+
+def _count_last(row: dict[str, Any], same_answers: SameAnswers | None) -> None:
+    """``n_changed`` as an int, moved to the end of the row (where pooling expects it)."""
+    if same_answers is not None:
+        row["n_changed"] = int(row.pop("n_changed") or 0)
 
 
 def _select_group(by: tuple[str, ...]) -> tuple[str, str]:
@@ -162,9 +177,9 @@ class AnalysisVerbs(EndpointModels):
             "date_max": bounds["last"][:10] if bounds["last"] else None,
         }
 
-    def count_cases(self, flt: CaseFilter | None = None) -> int:
+    def count_cases(self, flt: CaseFilter) -> int:
         """Number of cases matching the filter."""
-        where, params = case_where(flt or CaseFilter())
+        where, params = case_where(flt)
         return self._db.execute(f"SELECT count(*) FROM {self._cases()} {where}", params).fetchone()[
             0
         ]
@@ -172,21 +187,29 @@ class AnalysisVerbs(EndpointModels):
     # ------------------------------------------------------------ verdicts, Δ and similarity
 
     def verdict_counts(
-        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
+        self,
+        flt: CaseFilter,
+        by: Iterable[str] = ("model", "relation_id"),
+        *,
+        same_answers: SameAnswers | None = None,
     ) -> list[dict[str, Any]]:
         """Per group: case counts by verdict, output-similarity sums and answered cases.
 
         Columns: the group columns, then ``VERDICT_COUNT_KEYS``: ``n``, ``n_pass``, ``n_fail``,
         ``n_error``, ``n_similarity`` / ``sum_similarity`` (judged cases with an output
         similarity), ``n_answered`` (judged cases with both answers), ``n_skip``,
-        ``n_invalid_followup``. Δ statistics: ``storage.delta_verbs``.
+        ``n_invalid_followup``; with ``same_answers``, last ``n_changed`` (answered cases whose
+        answer changed). Δ statistics: ``storage.delta_verbs``.
         """
-        flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
         where, params = case_where(flt)
         sums = ", ".join(f"{sql} AS {name}" for name, sql in VERDICT_SUMS.items())
-        rows = self._query(f"SELECT {select}{sums} FROM {self._cases()} {where} {group}", params)
+        changed, changed_params = _changed_column(same_answers)
+        rows = self._query(
+            f"SELECT {select}{sums}{changed} FROM {self._cases()} {where} {group}",
+            [*changed_params, *params],
+        )
         # invalid_followup SKIPs are rare: count them with a separate query that walks the
         # verdict index instead of reading every row's reason.
         where_skip, params_skip = case_where(
@@ -205,10 +228,11 @@ class AnalysisVerbs(EndpointModels):
                 row[key] = int(row[key] or 0)
             row["n_skip"] = row["n"] - row["n_pass"] - row["n_fail"] - row["n_error"]
             row["n_invalid_followup"] = invalid.get(tuple(row[c] for c in by), 0)
+            _count_last(row, same_answers)
         return [row for row in rows if row["n"]]
 
     def step_score_stats(
-        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model", "relation_id")
+        self, flt: CaseFilter, by: Iterable[str] = ("model", "relation_id")
     ) -> list[dict[str, Any]]:
         """Per group: AvgStepScore (SI paper eq. 4) of the source and follow-up outputs.
 
@@ -216,7 +240,6 @@ class AnalysisVerbs(EndpointModels):
         ``step_score_followup`` (their means) and ``step_score_delta`` (mean of follow-up −
         source per case). Groups without step scores are absent.
         """
-        flt = flt or CaseFilter()
         by = _group(by)
         select, group = _select_group(by)
         where, params = case_where(
@@ -237,7 +260,7 @@ class AnalysisVerbs(EndpointModels):
         return [row for row in rows if row["n"]]
 
     def value_sample(
-        self, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 50_000
+        self, flt: CaseFilter, column: str = "delta", max_rows: int = 50_000
     ) -> tuple[list[tuple[str, str, float]], int]:
         """(model, relation_id, value) per case for box plots, and the stride used.
 
@@ -246,7 +269,6 @@ class AnalysisVerbs(EndpointModels):
         """
         if column not in ("delta", "output_similarity", "value", "trace_sim"):
             raise ValueError(f"no distribution for column {column!r}")
-        flt = flt or CaseFilter()
         where, params = case_where(flt, [f"{column} IS NOT NULL", _WHERE_JUDGED])
         total = self._db.execute(
             f"SELECT count(*) FROM {self._cases()} {where}", params
@@ -262,9 +284,7 @@ class AnalysisVerbs(EndpointModels):
 
     # ------------------------------------------------------------ AgentDiff gap
 
-    def side_gap(
-        self, flt: CaseFilter | None = None, by: Iterable[str] = ("model",)
-    ) -> list[dict[str, Any]]:
+    def side_gap(self, flt: CaseFilter, by: Iterable[str] = ("model",)) -> list[dict[str, Any]]:
         """AgentDiff inconsistency gap per group (default: per model), as the AgentDiff paper's
         eqs. 1-2 compute it.
 
@@ -283,7 +303,6 @@ class AnalysisVerbs(EndpointModels):
         ``n_cells``, ``n_originals`` (originals with a judged side case) and ``n_meaning`` /
         ``n_presentation`` (judged cases) say how much data stands behind them.
         """
-        flt = flt or CaseFilter()
         by = _group(by)
         for column in by:
             if column not in ("model", "task_id"):
@@ -300,32 +319,37 @@ class AnalysisVerbs(EndpointModels):
 
     def noise_floor_counts(
         self,
-        flt: CaseFilter | None,
+        flt: CaseFilter,
         relations: Iterable[str],
         by: Iterable[str] = ("model", "task_id"),
+        *,
+        same_answers: SameAnswers | None = None,
     ) -> list[dict[str, Any]]:
         """Per group: judged noise-floor observations of ``relations`` by verdict.
 
         One observation per (run, model, task, sample, repeat, relation): the first judged
         follow-up of it (a multi-field task re-sends the unchanged input once per field target,
         which is the same re-sample counted again). The filter's relation list is replaced by
-        ``relations``. Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_answered``.
+        ``relations``. Columns: the group columns, ``n``, ``n_pass``, ``n_fail``, ``n_answered``;
+        with ``same_answers``, ``n_changed`` (see :meth:`verdict_counts`).
         """
         by = _group(by)
         select, group = _select_group(by)
-        where, params = case_where((flt or CaseFilter()).with_relations(relations), [_WHERE_JUDGED])
+        where, params = case_where(flt.with_relations(relations), [_WHERE_JUDGED])
+        changed, changed_params = _changed_column(same_answers)
         rows = self._query(
             "WITH observations AS (SELECT model, task_id, relation_id, run_id, verdict, "
-            f"{_ANSWERED} AS answered, {delta_verbs.NTH_OF_REPEAT} "
-            f"FROM {self._cases()} {where}) "
+            f"source_answer, followup_answer, {_ANSWERED} AS answered, "
+            f"{delta_verbs.NTH_OF_REPEAT} FROM {self._cases()} {where}) "
             f"SELECT {select}count(*) AS n, sum(verdict = 'PASS') AS n_pass, "
-            "sum(verdict = 'FAIL') AS n_fail, sum(answered) AS n_answered "
+            f"sum(verdict = 'FAIL') AS n_fail, sum(answered) AS n_answered{changed} "
             f"FROM observations WHERE nth = 1 {group}",
-            params,
+            [*params, *changed_params],
         )
         for row in rows:
             for key in ("n_pass", "n_fail", "n_answered"):
                 row[key] = int(row[key] or 0)
+            _count_last(row, same_answers)
         return [row for row in rows if row["n"]]
 
     # ------------------------------------------------------------ per-category breakdown
@@ -340,21 +364,28 @@ class AnalysisVerbs(EndpointModels):
         return [r["key"] for r in rows if _META_KEY.match(r["key"])]
 
     def meta_breakdown(
-        self, key: str, flt: CaseFilter | None = None, by: Iterable[str] = ("model",)
+        self,
+        key: str,
+        flt: CaseFilter,
+        by: Iterable[str] = ("model",),
+        *,
+        same_answers: SameAnswers | None = None,
     ) -> list[dict[str, Any]]:
         """Per group × value of ``samples.meta[key]``: verdict counts, Δ sums, answered cases.
 
         Columns: the group columns, ``value``, ``n_samples``, ``n``, ``n_pass``, ``n_fail``,
         ``n_skip``, ``n_error``, ``n_delta`` / ``sum_delta`` (judged cases with a Δ),
-        ``n_answered`` (judged cases with both answers). Cases are summed per cell in SQL, then
+        ``n_answered`` (judged cases with both answers); with ``same_answers``, ``n_changed`` (see
+        :meth:`verdict_counts`). Cases are summed per cell in SQL, then
         joined to the samples' values (the JSON is read once per sample, not once per case).
         Samples without the key give NULL.
         """
         if not _META_KEY.match(key):
             raise ValueError(f"not a metadata key: {key!r}")
-        flt = flt or CaseFilter()
         by = _group(by)
         where, params = case_where(flt)
+        changed, changed_params = _changed_column(same_answers)
+        changed_total = ", sum(c.n_changed) AS n_changed" if changed else ""
         group = ", ".join([f"c.{col}" for col in by] + ["v.value"])
         # Sum per cell first (in idx_cases_analysis order: no sort over every case), then join
         # each cell to its sample's value, read once per sample into a materialised table.
@@ -363,7 +394,7 @@ class AnalysisVerbs(EndpointModels):
             "sum(verdict = 'PASS') AS n_pass, sum(verdict = 'FAIL') AS n_fail, "
             f"sum(verdict = 'ERROR') AS n_error, count(CASE WHEN {_JUDGED} THEN delta END) "
             f"AS n_delta, total(CASE WHEN {_JUDGED} THEN delta END) AS sum_delta, "
-            f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered "
+            f"sum({_JUDGED} AND {_ANSWERED}) AS n_answered{changed} "
             f"FROM {self._cases()} {where} GROUP BY model, relation_id, task_id, sample_id), "
             "sample_values AS MATERIALIZED (SELECT id, json_extract(meta, '$.' || ?) AS value "
             "FROM samples) "
@@ -371,22 +402,23 @@ class AnalysisVerbs(EndpointModels):
             "v.value AS value, count(DISTINCT c.sample_id) AS n_samples, sum(c.n) AS n, "
             "sum(c.n_pass) AS n_pass, sum(c.n_fail) AS n_fail, sum(c.n_error) AS n_error, "
             "sum(c.n_delta) AS n_delta, total(c.sum_delta) AS sum_delta, "
-            "sum(c.n_answered) AS n_answered "
+            f"sum(c.n_answered) AS n_answered{changed_total} "
             "FROM per_cell c LEFT JOIN sample_values v ON v.id = c.sample_id "
             f"GROUP BY {group} ORDER BY {group}"
         )
-        rows = self._query(sql, [*params, key])
+        rows = self._query(sql, [*changed_params, *params, key])
         for row in rows:
             for column in ("n_pass", "n_fail", "n_error", "n_answered"):
                 row[column] = int(row[column] or 0)
             row["n_skip"] = row["n"] - row["n_pass"] - row["n_fail"] - row["n_error"]
+            _count_last(row, same_answers)
         return rows
 
     # ------------------------------------------------------------ drill-down & iteration
 
     def cell_cases(
         self,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         *,
         model: str | None = None,
         relation_id: str | None = None,
@@ -411,7 +443,7 @@ class AnalysisVerbs(EndpointModels):
             extra.append(f"verdict IN ({','.join('?' * len(verdicts))})")
             params_extra.extend(verdicts)
         # case_where appends the extra clauses last, so their parameters follow the filter's.
-        where, params = case_where(flt or CaseFilter(), extra)
+        where, params = case_where(flt, extra)
         order = (
             "CASE verdict WHEN 'FAIL' THEN 0 WHEN 'ERROR' THEN 1 WHEN 'SKIP' THEN 2 ELSE 3 END, "
             "sample_id, followup_index, repeat_index, id"
@@ -422,15 +454,13 @@ class AnalysisVerbs(EndpointModels):
         )
         return [Case.from_row(row) for row in rows]
 
-    def severity_rows(self, flt: CaseFilter | None = None, limit: int = 2000) -> list[Case]:
+    def severity_rows(self, flt: CaseFilter, limit: int = 2000) -> list[Case]:
         """Up to ``limit`` judged cases with a follow-up input, for the severity scatter (a SKIP
         or ERROR has no outcome to set against its severity).
 
         Ordered by case id (a content hash, so effectively a fixed random sample).
         """
-        where, params = case_where(
-            flt or CaseFilter(), ["followup_input IS NOT NULL", _WHERE_JUDGED]
-        )
+        where, params = case_where(flt, ["followup_input IS NOT NULL", _WHERE_JUDGED])
         rows = self._query(
             f"SELECT {DRILLDOWN_COLUMNS} FROM {self._cases()} {where} "
             f"ORDER BY id LIMIT {int(limit)}",
@@ -440,7 +470,7 @@ class AnalysisVerbs(EndpointModels):
 
     def iter_cases(
         self,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         columns: str = "*",
         batch: int = 2000,
         *,
@@ -450,7 +480,7 @@ class AnalysisVerbs(EndpointModels):
 
         JSON columns come decoded, unless ``decoded=False`` (the stored text, for a CSV export).
         """
-        where, params = case_where(flt or CaseFilter())
+        where, params = case_where(flt)
         cursor = self._db.conn.execute(
             f"SELECT {columns} FROM {self._cases()} {where} "
             "ORDER BY model, task_id, relation_id, sample_id, followup_index, repeat_index, id",

@@ -1,80 +1,70 @@
-"""The answer pairs behind the inconsistency rates (mixed into ``Store``).
+"""Whether a follow-up's answer changed, counted in SQL (mixed into ``Store``).
 
-Whether a follow-up answer *changed* is answer equivalence under the task's answer type ("5.4 km"
-and "5.4" are one number), which the oracles judge in Python. SQL returns only what it can say
-exactly: per group, the judged cases whose two answers differ as strings, counted per distinct
-(task, source answer, follow-up answer). Equal strings are equal answers; the pairs are few (the
-task parsers normalise answers), so ``app.analysis.consistency`` judges each pair once.
+A judged case's answer *changed* when its two answers are different answers under the task's
+answer type ("5.4 km" and "5.4" are one number), which the oracles judge in Python. SQL says
+what it can exactly: equal strings are equal answers. The rest are handed over once per
+database: :meth:`AnswerVerbs.differing_answer_pairs` lists the distinct byte-different pairs,
+``app.analysis.consistency`` judges each once and returns the equivalent ones as
+:class:`SameAnswers`, and the count verbs then count ``n_changed`` inside their own scan (no
+second pass over the cases): a case changed when its answers differ as strings and its pair is
+not one of the equivalent ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import json
+from dataclasses import dataclass
 
-from core.case_filter import CaseFilter
-from storage.case_filter import case_where
-from storage.delta_verbs import NTH_OF_REPEAT
 from storage.endpoint_models import EndpointModels
 
-_PAIR_GROUPS = ("model", "relation_id", "task_id", "run_id")
-_JUDGED = "+verdict IN ('PASS', 'FAIL')"
-_DIFFERENT = (
-    "source_answer IS NOT NULL AND followup_answer IS NOT NULL AND source_answer <> followup_answer"
+# Rows that can count as changed: judged, with two answers that differ as strings (a NULL
+# answer makes the comparison NULL, which counts as no change).
+_DIFFERING = "verdict IN ('PASS', 'FAIL') AND source_answer <> followup_answer"
+# One text key per (task, source answer, follow-up answer), unambiguous whatever the answers
+# hold (each part but the last is length-prefixed): a plain IN over one value lets SQLite build
+# its lookup table once per query, where a row-value IN over json_each is re-run on every row.
+_PAIR_KEY = (
+    "length(task_id) || ':' || task_id || length(source_answer) || ':' || source_answer "
+    "|| followup_answer"
 )
-_META_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _pair_key(task_id: str, source_answer: str, followup_answer: str) -> str:
+    """:data:`_PAIR_KEY` computed in Python (SQLite's length() counts characters, as len())."""
+    return f"{len(task_id)}:{task_id}{len(source_answer)}:{source_answer}{followup_answer}"
+
+
+@dataclass(frozen=True)
+class SameAnswers:
+    """The answer pairs that differ as strings yet are one answer under their task's answer
+    type, as (task_id, source_answer, followup_answer); built by
+    ``app.analysis.consistency.same_answers``."""
+
+    pairs: frozenset[tuple[str, str, str]] = frozenset()
+
+    def changed_sum(self) -> tuple[str, list[str]]:
+        """SQL summing the judged cases whose answer changed, and its one parameter (if any)."""
+        if not self.pairs:  # the common case: every differing pair is a change
+            return f"sum({_DIFFERING})", []
+        keys = json.dumps(sorted(_pair_key(*pair) for pair in self.pairs), ensure_ascii=False)
+        # CASE first, so the key is built and looked up only for the differing rows.
+        return (
+            f"sum(CASE WHEN {_DIFFERING} THEN {_PAIR_KEY} NOT IN "
+            "(SELECT value FROM json_each(?)) END)",
+            [keys],
+        )
 
 
 class AnswerVerbs(EndpointModels):
-    """Mixin of :class:`storage.store.Store`: differing answer pairs, grouped in SQL."""
+    """Mixin of :class:`storage.store.Store`: the answer pairs that need answer equivalence."""
 
-    def answer_pairs(
-        self,
-        flt: CaseFilter | None = None,
-        by: Iterable[str] = ("model", "relation_id"),
-        *,
-        first_per_repeat: bool = False,
-        meta_key: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Per group, task and distinct pair of differing answers: ``n`` judged cases.
-
-        Columns: the group columns, ``value`` (``samples.meta[meta_key]`` of the case's sample,
-        only with ``meta_key``), ``task_id``, ``source_answer``, ``followup_answer``, ``n``.
-        ``first_per_repeat`` counts only the first judged follow-up of each (run, model, task,
-        sample, repeat, relation), as the noise floor counts its observations.
-        """
-        by = tuple(by)
-        for column in by:
-            if column not in _PAIR_GROUPS:
-                raise ValueError(f"answer pairs cannot be grouped by {column!r}")
-        if meta_key is not None and not (meta_key and set(meta_key) <= _META_KEY_CHARS):
-            raise ValueError(f"not a metadata key: {meta_key!r}")
-        flt = flt or CaseFilter()
-        keys = [c for c in by if c != "task_id"] + ["task_id"]
-        kept = ", ".join([*keys, "sample_id"] if meta_key else keys)
-        if first_per_repeat:
-            where, params = case_where(flt, [_JUDGED])
-            source = (
-                f"(SELECT {kept}, source_answer, followup_answer, {NTH_OF_REPEAT} "
-                f"FROM {self._cases()} {where}) WHERE nth = 1 AND {_DIFFERENT}"
-            )
-        else:
-            where, params = case_where(flt, [_JUDGED, _DIFFERENT])
-            source = f"{self._cases()} {where}"
-        inner = (
-            f"SELECT {kept}, source_answer, followup_answer, count(*) AS n FROM {source} "
-            f"GROUP BY {kept}, source_answer, followup_answer"
-        )
-        if meta_key is None:
-            return self._query(inner, params)
-        columns = ", ".join(f"p.{c} AS {c}" for c in keys)
-        group = ", ".join([*(f"p.{c}" for c in keys), "value", "p.source_answer"])
-        return self._query(
-            f"WITH pairs AS ({inner}), sample_values AS MATERIALIZED (SELECT id, "
-            "json_extract(meta, '$.' || ?) AS value FROM samples) "
-            f"SELECT {columns}, v.value AS value, p.source_answer AS source_answer, "
-            "p.followup_answer AS followup_answer, sum(p.n) AS n FROM pairs p "
-            "LEFT JOIN sample_values v ON v.id = p.sample_id "
-            f"GROUP BY {group}, p.followup_answer",
-            [*params, meta_key],
-        )
+    def differing_answer_pairs(self) -> list[tuple[str, str, str]]:
+        """Every distinct (task_id, source_answer, follow-up answer) of a judged case whose two
+        answers differ as strings, over the whole database (one scan of the covering index)."""
+        return [
+            tuple(row)
+            for row in self._db.execute(
+                "SELECT DISTINCT task_id, source_answer, followup_answer "
+                f"FROM {self._cases()} WHERE +{_DIFFERING}"
+            ).fetchall()
+        ]

@@ -102,7 +102,7 @@ class DeltaVerbs(EndpointModels):
 
     def cell_stats(
         self,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         by: Iterable[str] = ("model", "relation_id"),
         threshold: float = STABILITY_THRESHOLD,
         *,
@@ -137,7 +137,7 @@ class DeltaVerbs(EndpointModels):
             f"SELECT {cell_key}, avg(delta) AS d, count(*) AS n_obs, "
             "total(abs(delta)) AS sum_abs, total(abs(delta) < ?) AS n_stable"
         )
-        parts = self._observations(flt or CaseFilter(), once_per_repeat)
+        parts = self._observations(flt, once_per_repeat)
         cells = " UNION ALL ".join(
             f"{per_cell} FROM ({part}) GROUP BY {cell_key}" for part, _ in parts
         )
@@ -173,14 +173,13 @@ class DeltaVerbs(EndpointModels):
 
     def observation_deltas(
         self,
-        flt: CaseFilter | None,
+        flt: CaseFilter,
         relations: Iterable[str],
         *,
         once_per_repeat: Iterable[str] = (IDENTITY_RELATION,),
     ) -> list[tuple[str, str, float]]:
         """(model, relation_id, |Δ|) per observation of ``relations`` that the filter lets
         through: the unit of the statistical tests, what MAD averages."""
-        flt = flt or CaseFilter()
         wanted = set(relations) if flt.relations is None else set(relations) & set(flt.relations)
         chosen = flt.with_relations(sorted(wanted))
         columns = "model, relation_id, abs(delta)"

@@ -376,7 +376,7 @@ class LabelVerbs(EndpointModels):
 
     def false_positive_counts(
         self,
-        flt: CaseFilter | None = None,
+        flt: CaseFilter,
         *,
         labeler: str | None = None,
         by_model: bool = True,
@@ -388,7 +388,6 @@ class LabelVerbs(EndpointModels):
         unsure — groups with at least one PASS or FAIL, by relation then model. The rates are
         the engine's (``app.analysis.triage.false_positives.false_positive_rates``).
         """
-        flt = flt or CaseFilter()
         where, filter_params = case_where(flt, alias="c")
         model = self._model_column("c")  # "endpoint · model" where endpoints share a model name
         group = f"{model}, c.relation_id" if by_model else "c.relation_id"

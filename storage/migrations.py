@@ -432,6 +432,20 @@ def m012_adaptive_sampling(db: Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN sampling TEXT")
 
 
+def m013_step_score_index(db: Database) -> None:
+    """A partial covering index of the cases with both step scores, for ``step_score_stats``.
+
+    Without it the query reads every case's table row to find the few (often none) that have
+    step scores: about a sixth of the Analysis overview's work at 500k cases. The filter's
+    columns are in it, so a filtered query stays on the index too.
+    """
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_cases_step_scores ON cases(model, relation_id, task_id, "
+        "run_id, verdict, step_score_source, step_score_followup, id) "
+        "WHERE step_score_source IS NOT NULL AND step_score_followup IS NOT NULL"
+    )
+
+
 # The order they are applied in. m003 was written, and applied to databases, before m002.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m001_initial,
@@ -446,6 +460,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     m010_shrink_results,
     m011_shrink_batch,
     m012_adaptive_sampling,
+    m013_step_score_index,
 )
 
 

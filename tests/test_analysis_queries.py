@@ -12,6 +12,7 @@ import pytest
 
 from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample
+from storage.answer_verbs import SameAnswers
 from storage.case_filter import case_where
 from storage.run_verbs import RunDefinition
 
@@ -140,7 +141,7 @@ def by_key(rows, *keys):
 
 
 def test_verdict_counts_per_model_relation(seeded):
-    rows = by_key(seeded.verdict_counts(), "model", "relation_id")
+    rows = by_key(seeded.verdict_counts(CaseFilter()), "model", "relation_id")
     para = rows[("A", "si.paraphrase")]
     assert (para["n"], para["n_pass"], para["n_fail"], para["n_skip"], para["n_error"]) == (
         7,
@@ -156,7 +157,7 @@ def test_verdict_counts_per_model_relation(seeded):
     assert para["sum_similarity"] == pytest.approx(0.9 + 0.5 + 0.7 + 0.95)
     identity = rows[("A", "si.identity")]
     assert (identity["n_pass"], identity["n_fail"]) == (3, 1)
-    assert "n_changed" not in para  # answer equivalence is judged outside SQL (answer_pairs)
+    assert "n_changed" not in para  # counted only given the pairs that are one answer
 
     assert set(rows) == {
         ("A", "si.identity"),
@@ -167,23 +168,49 @@ def test_verdict_counts_per_model_relation(seeded):
     }
 
 
-def test_answer_pairs_are_the_differing_answers_per_group(seeded):
-    """Only pairs that differ as strings come back, counted per (group, task, pair); "Paris" vs
-    "paris" is one of them (equivalence, which says it is no change, is judged in Python)."""
-    pairs = [
-        p
-        for p in seeded.answer_pairs(by=("model", "relation_id"))
-        if (p["model"], p["relation_id"]) == ("A", "si.paraphrase")
+def test_differing_answer_pairs_are_distinct_and_judged_only(seeded):
+    """Judged cases whose answers differ as strings, once per (task, pair): 4 → 5 occurs three
+    times (A identity r3, A paraphrase s1 r1, A ad.paraphrase s1) and is listed once; the
+    paraphrase with no follow-up answer (A s2) is not a pair."""
+    assert sorted(seeded.differing_answer_pairs()) == [
+        ("reasoning", "3", "9"),
+        ("reasoning", "4", "5"),
+        ("reasoning", "Paris", "paris"),
+        ("reasoning", "x", "w"),
+        ("reasoning", "x", "y"),
+        ("reasoning", "x", "z"),
     ]
-    # s1r1 is the one changed paraphrase answer of A (see test_verdict_counts_per_model_relation)
-    assert sum(p["n"] for p in pairs) == 1
-    assert all(p["source_answer"] != p["followup_answer"] for p in pairs)
-    ad = seeded.answer_pairs(by=("model", "relation_id"))
-    assert {"model": "A", "relation_id": "ad.paraphrase", "task_id": "reasoning",
-            "source_answer": "Paris", "followup_answer": "paris", "n": 1} in ad  # fmt: skip
-    everything = seeded.answer_pairs(by=("model",))
-    assert all(set(p) == {"model", "task_id", "source_answer", "followup_answer", "n"}
-               for p in everything)  # fmt: skip
+
+
+def test_n_changed_counts_differing_answers_less_the_same_answers(seeded):
+    """ad.format of A: x → z and x → w both differ (2 changed); told that (x, z) is one answer,
+    1 is left. A's si.paraphrase: only s1 r1 (4 → 5) differs."""
+    plain = by_key(
+        seeded.verdict_counts(CaseFilter(), same_answers=SameAnswers()), "model", "relation_id"
+    )
+    assert plain[("A", "ad.format")]["n_changed"] == 2
+    assert plain[("A", "si.paraphrase")]["n_changed"] == 1
+    assert list(plain[("A", "ad.format")])[-1] == "n_changed"  # pooled after the counts
+    same = SameAnswers(frozenset({("reasoning", "x", "z")}))
+    told = by_key(seeded.verdict_counts(CaseFilter(), same_answers=same), "model", "relation_id")
+    assert told[("A", "ad.format")]["n_changed"] == 1
+    assert told[("A", "si.paraphrase")]["n_changed"] == 1
+    # A pair of another task, or whose parts only concatenate alike, is another pair.
+    for other in (("qa", "x", "z"), ("reasoning", "xz", ""), ("reasoning", "", "xz")):
+        rows = seeded.verdict_counts(CaseFilter(), same_answers=SameAnswers(frozenset({other})))
+        assert by_key(rows, "model", "relation_id")[("A", "ad.format")]["n_changed"] == 2
+
+
+def test_noise_floor_and_breakdown_count_changed_answers(seeded):
+    """The floor of A counts identity r3 (4 → 5) as its one change of 4 observations; the
+    physics breakdown of A (s1, s2) has 4 → 5 three times, x → y, x → z, x → w: 6 changed, or
+    3 when 4 → 5 is declared one answer."""
+    (floor,) = seeded.noise_floor_counts(CaseFilter(), ["si.identity"], same_answers=SameAnswers())
+    assert (floor["n"], floor["n_changed"]) == (4, 1)
+    same = SameAnswers(frozenset({("reasoning", "4", "5")}))
+    for answers, changed in ((SameAnswers(), 6), (same, 3)):
+        rows = seeded.meta_breakdown("category", CaseFilter(), same_answers=answers)
+        assert by_key(rows, "model", "value")[("A", "physics")]["n_changed"] == changed
 
 
 SI_PAPER = ("si.identity", "si.paraphrase")  # the SI transformations the seed data uses
@@ -192,7 +219,7 @@ SI_PAPER = ("si.identity", "si.paraphrase")  # the SI transformations the seed d
 def test_cell_stats_mean_delta_per_cell_mad_and_stability_per_observation(seeded):
     """Mean Δ averages repeats per cell; MAD and stability count each observation (SI paper §3.1,
     eq. 6: |Δ_τ(p)| per inference — repeats are not averaged before the absolute value)."""
-    rows = by_key(seeded.cell_stats(paper=SI_PAPER), "model", "relation_id")
+    rows = by_key(seeded.cell_stats(CaseFilter(), paper=SI_PAPER), "model", "relation_id")
     para = rows[("A", "si.paraphrase")]
     # cells: s1 = (0.1 − 0.3)/2 = −0.1, s2 = −0.2, s3 = 0.03
     assert para["n_cells"] == 3
@@ -207,7 +234,7 @@ def test_cell_stats_mean_delta_per_cell_mad_and_stability_per_observation(seeded
     assert identity["mean_delta"] == pytest.approx(0.01)
     assert identity["mad"] is None  # MAD leaves identity out
     assert identity["stability"] == 1.0
-    per_model = by_key(seeded.cell_stats(by=("model",), paper=SI_PAPER), "model")
+    per_model = by_key(seeded.cell_stats(CaseFilter(), by=("model",), paper=SI_PAPER), "model")
     assert per_model[("A",)]["mad"] == pytest.approx(0.63 / 4)
     assert per_model[("A",)]["stability"] == pytest.approx(5 / 8)  # 4 identity + 1 of 4
     assert per_model[("A",)]["stability_excl_identity"] == pytest.approx(1 / 4)
@@ -217,16 +244,18 @@ def test_cell_stats_mean_delta_per_cell_mad_and_stability_per_observation(seeded
 def test_cell_stats_count_only_the_paper_relations_in_mad_and_stability(seeded):
     """SI §3.1 / Table 3: MAD and stability are over the paper's transformations only; a relation
     outside ``paper`` keeps its mean Δ and mean |Δ| but enters neither."""
-    rows = by_key(seeded.cell_stats(paper=["si.identity"]), "model", "relation_id")
+    rows = by_key(seeded.cell_stats(CaseFilter(), paper=["si.identity"]), "model", "relation_id")
     para = rows[("A", "si.paraphrase")]
     assert para["mean_delta"] == pytest.approx((-0.1 - 0.2 + 0.03) / 3)  # Δ itself still shown
     assert para["mean_abs_delta"] == pytest.approx(0.63 / 4)
     assert para["mad"] is None and para["stability"] is None and para["n_paper"] == 0
-    per_model = by_key(seeded.cell_stats(by=("model",), paper=["si.identity"]), "model")
+    per_model = by_key(
+        seeded.cell_stats(CaseFilter(), by=("model",), paper=["si.identity"]), "model"
+    )
     assert per_model[("A",)]["stability"] == 1.0  # identity's 4 observations only
     assert per_model[("A",)]["mad"] is None
     # the wider stability over the invariance relations named: 4 identity + 1 of 4 paraphrases
-    wide = seeded.cell_stats(by=("model",), invariance=SI_PAPER)
+    wide = seeded.cell_stats(CaseFilter(), by=("model",), invariance=SI_PAPER)
     assert by_key(wide, "model")[("A",)]["invariance_stability"] == pytest.approx(5 / 8)
 
 
@@ -236,7 +265,7 @@ def test_side_gap_per_relation_over_its_originals(seeded):
     ad.paraphrase: s1 1/2, s2 1/1, s3 0/1 → IR (0.5 + 1 + 0) / 3 = 0.5; ad.format: s1 0/1,
     s2 2/2 → IR 0.5; gap 0. s3 (meaning only) still counts toward ad.paraphrase.
     """
-    rows = by_key(seeded.side_gap(), "model")
+    rows = by_key(seeded.side_gap(CaseFilter()), "model")
     gap = rows[("A",)]
     assert (gap["n_originals"], gap["n_cells"]) == (3, 1)
     assert gap["gap"] == pytest.approx(0.0)
@@ -248,7 +277,7 @@ def test_side_gap_per_relation_over_its_originals(seeded):
 
 
 def test_meta_breakdown_by_category(seeded):
-    rows = by_key(seeded.meta_breakdown("category"), "model", "value")
+    rows = by_key(seeded.meta_breakdown("category", CaseFilter()), "model", "value")
     physics = rows[("A", "physics")]  # every case of model A on s1 and s2
     expected = Counter(r[6] for r in ROWS if r[0] == "A" and r[3] in ("s1", "s2"))
     assert (physics["n_pass"], physics["n_fail"]) == (expected["PASS"], expected["FAIL"])
@@ -257,7 +286,7 @@ def test_meta_breakdown_by_category(seeded):
     assert rows[("A", None)]["n"] == 3  # s4–s6 have no category
     assert rows[("B", "physics")]["n_pass"] == 2
     with pytest.raises(ValueError):
-        seeded.meta_breakdown("category'; DROP TABLE cases; --")
+        seeded.meta_breakdown("category'; DROP TABLE cases; --", CaseFilter())
 
 
 def test_meta_keys(seeded):
@@ -266,7 +295,7 @@ def test_meta_keys(seeded):
 
 
 def test_filters_runs_models_relations_dates(seeded):
-    assert seeded.count_cases() == len(ROWS)
+    assert seeded.count_cases(CaseFilter()) == len(ROWS)
     assert seeded.count_cases(CaseFilter.make(run_ids=["run-b"])) == 3
     assert seeded.count_cases(CaseFilter.make(models=["A"], relations=["si.identity"])) == 4
     assert seeded.count_cases(CaseFilter.make(tasks=["math"])) == 0
@@ -280,7 +309,7 @@ def test_filters_runs_models_relations_dates(seeded):
 
 
 def test_cell_cases_fail_first(seeded):
-    rows = seeded.cell_cases(model="A", relation_id="si.paraphrase")
+    rows = seeded.cell_cases(CaseFilter(), model="A", relation_id="si.paraphrase")
     assert [r.verdict for r in rows] == ["FAIL", "FAIL", "ERROR", "SKIP", "SKIP", "PASS", "PASS"]
     only_fail = seeded.cell_cases(
         CaseFilter.make(run_ids=["run-a"]),
@@ -289,18 +318,20 @@ def test_cell_cases_fail_first(seeded):
         verdicts=["FAIL"],
     )
     assert {r.id for r in only_fail} == {"case-005", "case-006"}
-    assert seeded.cell_cases(model="A", relation_id="si.paraphrase", verdicts=[]) == []
+    assert (
+        seeded.cell_cases(CaseFilter(), model="A", relation_id="si.paraphrase", verdicts=[]) == []
+    )
 
 
 def test_value_sample_stride(seeded):
-    values, stride = seeded.value_sample(column="delta")
+    values, stride = seeded.value_sample(CaseFilter(), column="delta")
     assert stride == 1
     assert len(values) == sum(1 for r in ROWS if r[8] is not None)
-    few, stride = seeded.value_sample(column="delta", max_rows=5)
+    few, stride = seeded.value_sample(CaseFilter(), column="delta", max_rows=5)
     assert stride == 3  # 14 values / 5 → every 3rd rowid
     assert 0 < len(few) <= 5
     with pytest.raises(ValueError):
-        seeded.value_sample(column="reason")
+        seeded.value_sample(CaseFilter(), column="reason")
 
 
 def test_filter_options(seeded):
@@ -320,9 +351,9 @@ def test_iter_cases_streams_everything(seeded):
 
 def test_group_columns_are_validated(seeded):
     with pytest.raises(ValueError):
-        seeded.verdict_counts(by=("model; DROP TABLE cases",))
+        seeded.verdict_counts(CaseFilter(), by=("model; DROP TABLE cases",))
     with pytest.raises(ValueError):
-        seeded.cell_stats(by=("side",))
+        seeded.cell_stats(CaseFilter(), by=("side",))
 
 
 def test_aggregations_use_the_covering_index(seeded):

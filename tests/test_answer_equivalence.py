@@ -9,10 +9,13 @@ and severity's ``answer_changed`` all call it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.analysis import metrics, severity
 from app.analysis.aggregates import fetch_aggregates
+from app.analysis.consistency import answer_types, same_answers
 from core.answers import AnswerType
 from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample, Verdict
@@ -114,15 +117,42 @@ def test_inconsistency_counts_changed_answers_not_changed_strings(identity_store
 def test_breakdown_inconsistency_uses_equivalence_too(identity_store):
     """Level 0 = problems 0, 2, 4 (5.4 km, 12, 7): no change of 6 cases; level 1 = problems
     1, 3, 5 (1/2, 4 → 5, 3): 2 changed of 6."""
-    rows = {r["level"]: r for r in metrics.breakdown(identity_store, "level")}
+    rows = {r["level"]: r for r in metrics.breakdown(identity_store, "level", CaseFilter())}
     assert rows[0]["inconsistency_rate"] == 0.0
     assert rows[1]["inconsistency_rate"] == pytest.approx(2 / 6)
 
 
 def test_severity_answer_changed_uses_equivalence(identity_store):
     """The drill-down and the severity scatter say 'changed' for the two 4 → 5 cases only."""
-    rows = severity.drilldown(identity_store)
+    rows = severity.drilldown(identity_store, CaseFilter())
     changed = sorted(r.case.id for r in rows if r.answer_changed)
     assert changed == ["c3-context", "c3-problem"]
-    table = severity.severity_table(identity_store)
+    table = severity.severity_table(identity_store, CaseFilter())
     assert sorted(r.id for r in table if r.answer_changed) == changed
+
+
+def test_same_answers_judges_each_pair_once_per_data_version(identity_store, monkeypatch):
+    """The notation-only pairs are the same answers (4 → 5 is a change); they are read and
+    judged once while the database is unchanged, and again after a write adds a case."""
+    types = answer_types(identity_store)
+    reads = []
+    real = identity_store.differing_answer_pairs
+
+    def counted():
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(identity_store, "differing_answer_pairs", counted)
+    same = same_answers(identity_store, types)
+    assert same.pairs == {
+        ("reasoning", "5.4 km", "5.4"),
+        ("reasoning", "5.4 km", "5.40 km"),
+        ("reasoning", "1/2", "0.5"),
+        ("reasoning", "12", "12.0"),
+    }
+    assert same_answers(identity_store, types) is same
+    assert len(reads) == 1
+    (case, *_) = identity_store.severity_rows(CaseFilter())
+    identity_store.record_cases([replace(case, id="c-new", followup_answer="5.4 kilometres")])
+    assert same_answers(identity_store, types) is not same
+    assert len(reads) == 2

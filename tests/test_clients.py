@@ -801,3 +801,17 @@ def test_a_same_server_307_is_followed_and_other_redirects_are_named(http11):
         "use that as the base URL"
     )
     assert elsewhere.error.startswith("HTTP 308: the endpoint redirects to https://elsewhere")
+
+
+def test_only_a_client_that_may_speak_tls_loads_the_ca_bundle(monkeypatch):
+    """A plain-http endpoint never speaks TLS (redirects keep the scheme), so its client skips
+    the CA bundle; an https endpoint, or any environment proxy, keeps verification on."""
+    from app.clients.http_chat import needs_tls
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    assert needs_tls("http://127.0.0.1:8080/v1") is False
+    assert needs_tls("https://api.example/v1") is True
+    monkeypatch.setenv("HTTP_PROXY", "https://proxy.example:3128")
+    assert needs_tls("http://127.0.0.1:8080/v1") is True

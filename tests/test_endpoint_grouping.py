@@ -73,7 +73,7 @@ def test_an_endpoint_label_filters_analysis_and_the_summary(store):
 
 def test_unshared_model_names_stay_plain(store):
     seed_dataset(store)
-    assert {r["model"] for r in store.verdict_counts()} == {"A", "B"}
+    assert {r["model"] for r in store.verdict_counts(CaseFilter())} == {"A", "B"}
 
 
 def test_runs_are_listed_by_endpoint(store):
@@ -89,7 +89,7 @@ def test_triage_label_counts_use_the_same_endpoint_rows(store):
     """The labels' false-positive counts (which feed Analysis) are keyed like Analysis's rows."""
     seed_dataset(store)
     _add_broken_endpoint_run(store)
-    rows = {(r["model"], r["relation_id"]): r for r in store.false_positive_counts()}
+    rows = {(r["model"], r["relation_id"]): r for r in store.false_positive_counts(CaseFilter())}
     assert ("ep-A · A", "si.paraphrase") in rows and ("A", "si.paraphrase") not in rows
     # The broken endpoint's cases are all ERRORs: no PASS/FAIL, so no row of its own.
     assert not any(model == "ep-broken · A" for model, _ in rows)
@@ -124,7 +124,7 @@ def test_online_and_batch_endpoints_at_one_address_are_one_row(store):
     batch = Endpoint(name="vllm files", base_url="http://gpu:8000/v1/", model="A", kind="batch")
     _add_run_at(store, "run-online", online)
     _add_run_at(store, "run-batch", batch)
-    assert {r["model"] for r in store.verdict_counts()} == {"A"}
+    assert {r["model"] for r in store.verdict_counts(CaseFilter())} == {"A"}
     assert store.filter_options()["models"] == ["A"]
     # Another address serving a model of the same name is still its own row.
     _add_run_at(store, "run-other", replace(online, name="cpu box", base_url="http://cpu:8000/v1"))

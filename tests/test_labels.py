@@ -165,7 +165,7 @@ def test_false_positive_rates_and_confirmed_violation_rate() -> None:
     store.add_label("f3", "fp_oracle", "", "ann")
     store.add_label("f4", "unsure", "", "ann")  # excluded from the rate
 
-    counts = store.false_positive_counts()
+    counts = store.false_positive_counts(CaseFilter())
     assert counts[0] == {
         "relation_id": "si.paraphrase",
         "model": "model-a",
@@ -176,7 +176,9 @@ def test_false_positive_rates_and_confirmed_violation_rate() -> None:
         "fp_oracle": 1,
         "unsure": 1,
     }
-    rows = {(row["model"], row["relation_id"]): row for row in false_positive_rates(store)}
+    rows = {
+        (row["model"], row["relation_id"]): row for row in false_positive_rates(store, CaseFilter())
+    }
     row = rows[("model-a", "si.paraphrase")]
     assert (row["n_pass"], row["n_fail"], row["labeled"], row["false_positives"]) == (4, 6, 4, 1)
     assert row["fp_rate"] == pytest.approx(0.25)
@@ -190,7 +192,7 @@ def test_false_positive_rates_and_confirmed_violation_rate() -> None:
     assert unlabeled["fp_rate"] is None and unlabeled["confirmed_violation_rate"] is None
     assert unlabeled["violation_rate"] == 1.0
 
-    pooled = false_positive_rates(store, by_model=False)
+    pooled = false_positive_rates(store, CaseFilter(), by_model=False)
     assert len(pooled) == 1 and pooled[0]["model"] is None and pooled[0]["n_fail"] == 7
     assert false_positive_rates(store, CaseFilter.make(run_ids=[])) == []
 

@@ -173,7 +173,10 @@ def test_summarize_and_gap(seeded):
 
 
 def test_breakdown_by_difficulty(seeded):
-    rows = {(r["model"], r["difficulty"]): r for r in metrics.breakdown(seeded, "difficulty")}
+    rows = {
+        (r["model"], r["difficulty"]): r
+        for r in metrics.breakdown(seeded, "difficulty", CaseFilter())
+    }
     hard = rows[("A", "hard")]  # s3: paraphrase PASS (Δ 0.03), ad.paraphrase PASS
     assert (hard["n"], hard["pass"], hard["fail"]) == (2, 2, 0)
     assert hard["mean_delta"] == pytest.approx(0.03)
@@ -182,7 +185,7 @@ def test_breakdown_by_difficulty(seeded):
 
 
 def test_box_stats_quartiles(seeded):
-    rows, stride = metrics.box_stats(seeded, column="delta")
+    rows, stride = metrics.box_stats(seeded, CaseFilter(), column="delta")
     assert stride == 1
     box = {(r["model"], r["relation_id"]): r for r in rows}[("A", "si.paraphrase")]
     # case-level Δ: −0.3, −0.2, 0.03, 0.1 → quartiles by linear interpolation
@@ -264,7 +267,9 @@ def test_answer_changed_is_answer_equivalence_under_the_task_type():
 
 
 def test_drilldown_attaches_severity(seeded):
-    rows = severity.drilldown(seeded, model="A", relation_id="si.paraphrase", verdicts=["FAIL"])
+    rows = severity.drilldown(
+        seeded, CaseFilter(), model="A", relation_id="si.paraphrase", verdicts=["FAIL"]
+    )
     assert {r.case.id for r in rows} == {"case-005", "case-006"}
     added = " Please answer."  # the follow-up appends 15 characters and two words
     for row in rows:
@@ -278,7 +283,7 @@ def test_drilldown_attaches_severity(seeded):
         # the drill-down table's row: the case's columns and its proxies, flat
         assert row.table_row()["levenshtein"] == row.proxies.levenshtein
         assert row.table_row()["verdict"] == "FAIL"
-    table = severity.severity_table(seeded, limit=5)
+    table = severity.severity_table(seeded, CaseFilter(), limit=5)
     assert len(table) == 5
     assert all(r.levenshtein > 0 for r in table)
 
@@ -387,7 +392,9 @@ def test_precondition_skips_feed_no_metric(store):
     summary = metrics.summarize(store, only)
     tests = stats.run_tests(store, only, counts=summary["counts"], roles=summary["roles"])
     assert all(sum(t["sizes"]) <= 2 for t in tests["kruskal_wallis"])
-    (gap,) = store.side_gap()  # the SKIPped meaning case (answer 4 → 9) is not inconsistent
+    (gap,) = store.side_gap(
+        CaseFilter()
+    )  # the SKIPped meaning case (answer 4 → 9) is not inconsistent
     assert (gap["meaning_rate"], gap["presentation_rate"], gap["gap"]) == (0.0, 1.0, -1.0)
     assert gap["n_meaning"] == 1
 
@@ -497,12 +504,12 @@ def test_agentdiff_gap_per_operator_over_its_originals(store):
             for task, relation, side, sample, verdict, answers in spec
         ],
     )  # fmt: skip
-    per_task = {r["task_id"]: r for r in store.side_gap(by=("task_id",))}
+    per_task = {r["task_id"]: r for r in store.side_gap(CaseFilter(), by=("task_id",))}
     assert per_task["reasoning"]["gap"] == pytest.approx(1 / 6)
     assert per_task["reasoning"]["meaning_rate"] == pytest.approx(5 / 12)
     assert per_task["reasoning"]["presentation_rate"] == pytest.approx(1 / 4)
     assert per_task["reasoning"]["n_originals"] == 3
-    (gap,) = agentdiff_gap(store)
+    (gap,) = agentdiff_gap(store, CaseFilter())
     assert gap["gap"] == pytest.approx(7 / 12)
     assert gap["n_cells"] == 2
     assert gap["sd_gap"] == pytest.approx((5 / 6) / 2**0.5)
@@ -527,11 +534,11 @@ def test_severity_cosine_is_computed_on_the_inputs(store):
     )  # fmt: skip
     embedder = BagOfWordsEmbedder()
     cache = EmbeddingCache(embedder, store)
-    (row,) = severity.severity_table(store, embeddings=cache)
+    (row,) = severity.severity_table(store, CaseFilter(), embeddings=cache)
     assert row.cosine_distance == pytest.approx(0.25)
     assert embedder.calls == [2]  # both inputs in one batch
-    (case,) = severity.drilldown(store, embeddings=cache)
+    (case,) = severity.drilldown(store, CaseFilter(), embeddings=cache)
     assert case.proxies.cosine_distance == pytest.approx(0.25)
     assert embedder.calls == [2]  # cached: nothing embedded twice
-    (row,) = severity.severity_table(store)
+    (row,) = severity.severity_table(store, CaseFilter())
     assert row.cosine_distance is None  # no embedder: no proxy, not the outputs' cosine

@@ -19,6 +19,7 @@ from dataclasses import asdict, replace
 import pytest
 
 from app.analysis import aggregates, case_fields, metrics, noise_floor, relation_roles, severity
+from app.analysis.consistency import answer_types, same_answers
 from core.case_filter import CaseFilter
 from core.types import Case, Endpoint, Sample
 from storage.run_verbs import RunDefinition
@@ -384,15 +385,23 @@ GAP_ROWS = [
 ]  # fmt: skip
 
 
+def _same(store):
+    return same_answers(store, answer_types(store))
+
+
 def test_noise_floor_under_a_run_filter_every_field(summary_store):
     """The floor's counts, interval, answers and Δ noise all come from the filtered runs, and
     its Δ noise from the floor relation alone (r1 also has paraphrase and antonym Δs)."""
     only_paraphrase = CaseFilter.make(run_ids=["r1", "r3", "r4"], relations=["si.paraphrase"])
     roles = relation_roles.relation_roles(summary_store)
     for flt in (ONLY, only_paraphrase):  # the relation filter is ignored
-        assert aggregates.fetch_floors(summary_store, flt, roles) == {"M": {"qa": FLOOR_M_QA}}
+        assert aggregates.fetch_floors(summary_store, flt, roles, _same(summary_store)) == {
+            "M": {"qa": FLOOR_M_QA}
+        }
     # Unfiltered, r2's two PASSes join: 4 observations, 1 FAIL; |Δ| .25, 0, 0, 0.
-    every = aggregates.fetch_floors(summary_store, CaseFilter(), roles)["M"]["qa"]
+    every = aggregates.fetch_floors(summary_store, CaseFilter(), roles, _same(summary_store))["M"][
+        "qa"
+    ]
     assert (every["n"], every["fail"], every["noise_floor"]) == (4, 1, 0.25)
     assert every["mean_abs_delta"] == 0.0625
     assert every["stability"] == 0.75
@@ -400,7 +409,7 @@ def test_noise_floor_under_a_run_filter_every_field(summary_store):
 
 def test_noise_floor_without_floor_relations_is_empty(summary_store):
     roles = relation_roles.RelationRoles(noise_floor=frozenset(), invariance=frozenset())
-    assert aggregates.fetch_floors(summary_store, CaseFilter(), roles) == {}
+    assert aggregates.fetch_floors(summary_store, CaseFilter(), roles, _same(summary_store)) == {}
 
 
 def test_floor_rows_sorted_by_model_then_task():
@@ -451,7 +460,7 @@ def test_model_relation_rows_honour_the_roles_given(summary_store):
     roles = relation_roles.RelationRoles(
         noise_floor=frozenset(), invariance=frozenset({"si.paraphrase", "si.identity"})
     )
-    floors = aggregates.fetch_floors(summary_store, ONLY, roles)
+    floors = aggregates.fetch_floors(summary_store, ONLY, roles, _same(summary_store))
     found = replace(aggregates.fetch_aggregates(summary_store, ONLY), roles=roles, floors=floors)
     rows = metrics.model_relation_rows(found)
     assert [(r["model"], r["relation_id"]) for r in rows] == [
@@ -485,7 +494,7 @@ def test_agentdiff_gap_under_a_run_filter(summary_store):
     """A model with one side only is still listed (its cases are side cases); r2 left out:
     with it, M's s1 meaning share would be 1/2 and the gap .5."""
     assert aggregates.agentdiff_gap(summary_store, ONLY) == GAP_ROWS
-    (m, *_) = aggregates.agentdiff_gap(summary_store)
+    (m, *_) = aggregates.agentdiff_gap(summary_store, CaseFilter())
     assert (m["gap"], m["n_meaning"]) == (0.5, 2)
 
 
@@ -720,7 +729,7 @@ BREAKDOWN = [
 
 def test_breakdown_every_model_and_value_every_field(breakdown_store):
     """Numbers first, then text, then the samples without the key — per model."""
-    assert metrics.breakdown(breakdown_store, "level") == BREAKDOWN
+    assert metrics.breakdown(breakdown_store, "level", CaseFilter()) == BREAKDOWN
     # the same with only the two models of one half named in the filter
     only = CaseFilter.make(models=["D", "B"])
     assert metrics.breakdown(breakdown_store, "level", only) == [BREAKDOWN[3], BREAKDOWN[5]]
@@ -730,7 +739,7 @@ def test_breakdown_every_model_and_value_every_field(breakdown_store):
 
 
 def test_breakdown_of_an_empty_store(store):
-    assert metrics.breakdown(store, "level") == []
+    assert metrics.breakdown(store, "level", CaseFilter()) == []
 
 
 # ------------------------------------------------------------------ box statistics
@@ -792,7 +801,7 @@ def test_box_stats_of_another_column(box_store):
 
 def test_box_stats_default_column_is_delta_and_unfiltered(box_store):
     """No filter: si.expand's single Δ 1 is its own box."""
-    rows, stride = metrics.box_stats(box_store)
+    rows, stride = metrics.box_stats(box_store, CaseFilter())
     assert stride == 1
     assert [(r["relation_id"], r["n"]) for r in rows] == [
         ("si.expand", 1),
@@ -811,7 +820,7 @@ def test_box_stats_sample_every_kth_case_above_max_rows(box_store):
     assert sum(r["n"] for r in rows) <= 4
     # by default up to 100,000 values are read
     spy = Spy(box_store)
-    metrics.box_stats(spy)
+    metrics.box_stats(spy, CaseFilter())
     assert spy.calls == [("value_sample", {"column": "delta", "max_rows": 100_000})]
 
 
@@ -898,14 +907,16 @@ def test_severity_table_every_field(severity_store):
          "levenshtein": pytest.approx(1 / 3), "jaccard": pytest.approx(2 / 3),
          "cosine_distance": None, "length_change": 0.0},
     ]  # fmt: skip
-    assert [r.id for r in severity.severity_table(severity_store)] == [
+    assert [r.id for r in severity.severity_table(severity_store, CaseFilter())] == [
         "r1-c000",
         "r1-c001",
         "r2-c003",
     ]
-    assert [r.id for r in severity.severity_table(severity_store, limit=1)] == ["r1-c000"]
+    assert [r.id for r in severity.severity_table(severity_store, CaseFilter(), limit=1)] == [
+        "r1-c000"
+    ]
     spy = Spy(severity_store)
-    severity.severity_table(spy)
+    severity.severity_table(spy, CaseFilter())
     # the custom tasks' answer types are read for answer_changed
     assert spy.calls == [("severity_rows", {"limit": 2000}), ("custom_task_rows", {})]
 
@@ -920,13 +931,13 @@ def test_drilldown_filter_and_limit(severity_store):
     ]
     assert rows[0].proxies.levenshtein == 0.3125 and rows[0].answer_changed is False
     assert rows[2].answer_changed is True
-    assert len(severity.drilldown(severity_store)) == 4
-    assert [r.case.id for r in severity.drilldown(severity_store, limit=2)] == [
+    assert len(severity.drilldown(severity_store, CaseFilter())) == 4
+    assert [r.case.id for r in severity.drilldown(severity_store, CaseFilter(), limit=2)] == [
         "r1-c000",
         "r1-c002",
     ]
     spy = Spy(severity_store)
-    severity.drilldown(spy, model="M")
+    severity.drilldown(spy, CaseFilter(), model="M")
     assert spy.calls == [
         ("cell_cases", {"model": "M", "relation_id": None, "verdicts": None, "limit": 500}),
         ("custom_task_rows", {}),

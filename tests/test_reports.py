@@ -180,7 +180,7 @@ def test_llmorph_round_trip_keeps_verdict_counts(seeded, tmp_path, target):
                 assert again[relation_id][key] == pytest.approx(row[key]), (relation_id, key)
         # importing the same logs again updates the same run instead of duplicating it
         assert llmorph.import_llmorph(fresh, out) == run_id
-        assert fresh.count_cases() == len(ROWS)
+        assert fresh.count_cases(CaseFilter()) == len(ROWS)
     finally:
         fresh.close()
 
@@ -286,7 +286,7 @@ def test_import_rejects_bad_input_and_writes_nothing(store, tmp_path, content, m
     path.write_bytes(content)
     with pytest.raises(ValueError, match=message):
         llmorph.import_llmorph(store, path)
-    assert store.runs() == [] and store.count_cases() == 0
+    assert store.runs() == [] and store.count_cases(CaseFilter()) == 0
 
 
 def test_import_missing_path(store, tmp_path):

@@ -15,6 +15,7 @@ from app.analysis.aggregates import step_scores
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.reports.summary import report
+from core.case_filter import CaseFilter
 from core.run_config import RunConfig
 from core.tasks import BUILTIN_TASKS, scoring_steps
 from core.types import Endpoint, Sample
@@ -137,7 +138,7 @@ def test_runner_stores_step_scores_and_report_shows_them(store, embeddings):
     without = cases["What is 2 + 2?"]
     assert without.step_score_source is None and without.step_score_followup is None
 
-    (row,) = step_scores(store)
+    (row,) = step_scores(store, CaseFilter())
     assert row["n"] == 1
     assert row["step_score_source"] == pytest.approx(with_steps.step_score_source)
     assert row["step_score_delta"] == pytest.approx(

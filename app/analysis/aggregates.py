@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.analysis.consistency import AnswerTypes, answer_types, set_changed, with_changed
+from app.analysis.consistency import answer_types, same_answers
 from app.analysis.noise_floor import Floors, floor_table
 from app.analysis.relation_roles import RelationRoles, relation_roles
 from core.case_filter import CaseFilter
+from storage.answer_verbs import SameAnswers
 
 MODEL_RELATION = ("model", "relation_id")
 MODEL_RELATION_TASK = ("model", "relation_id", "task_id")
@@ -27,7 +28,7 @@ class Aggregates:
     """What the store says about one filter's cases, as ``Store`` verbs return it.
 
     ``n_cases``: how many cases match; ``task_counts``: ``verdict_counts`` by model × relation ×
-    task (so per-task floors can be netted) with ``n_changed`` judged by answer equivalence;
+    task (so per-task floors can be netted) with ``n_changed`` counted by answer equivalence;
     ``cells``: :func:`fetch_cells` grouped by ``cells_by``; ``floors``: :func:`fetch_floors`;
     ``gaps``: :func:`agentdiff_gap`; ``step_scores``: :func:`step_scores`.
     """
@@ -47,23 +48,21 @@ def fetch_aggregates(store, flt: CaseFilter, *, by_task: bool = False) -> Aggreg
 
     ``by_task`` groups the cells by task too (a model × relation × task table)."""
     roles = relation_roles(store)
-    types = answer_types(store)
+    same = same_answers(store, answer_types(store))
     cells_by = MODEL_RELATION_TASK if by_task else MODEL_RELATION
     # Independent scans: run them side by side on separate connections.
     found = store.parallel_reads(
         {
             "n_cases": lambda s: s.count_cases(flt),
-            "task_counts": lambda s: s.verdict_counts(flt, by=MODEL_RELATION_TASK),
-            # A scan of its own, so the two readers share the work evenly.
-            "task_pairs": lambda s: s.answer_pairs(flt, by=MODEL_RELATION_TASK),
+            "task_counts": lambda s: s.verdict_counts(
+                flt, by=MODEL_RELATION_TASK, same_answers=same
+            ),
             "cells": lambda s: fetch_cells(s, flt, roles, cells_by),
-            "floors": lambda s: fetch_floors(s, flt, roles, types),
+            "floors": lambda s: fetch_floors(s, flt, roles, same),
             "gaps": lambda s: agentdiff_gap(s, flt),
             "step_scores": lambda s: step_scores(s, flt),
         }
     )
-    pairs = found.pop("task_pairs")
-    set_changed(found["task_counts"], pairs, MODEL_RELATION_TASK, types)
     return Aggregates(roles=roles, cells_by=cells_by, **found)
 
 
@@ -82,9 +81,7 @@ def fetch_cells(
     )
 
 
-def fetch_floors(
-    store, flt: CaseFilter, roles: RelationRoles, types: AnswerTypes | None = None
-) -> Floors:
+def fetch_floors(store, flt: CaseFilter, roles: RelationRoles, same: SameAnswers) -> Floors:
     """The noise floor per model and task (see ``app.analysis.noise_floor.floor_table``).
 
     The filter's relation list is replaced by the floor relations: the floor is the reference
@@ -94,14 +91,11 @@ def fetch_floors(
     floor_ids = sorted(roles.noise_floor)
     floor_flt = flt.with_relations(floor_ids)
     cells = fetch_cells(store, floor_flt, roles, FLOOR_GROUPS)
-    counts = store.noise_floor_counts(flt, floor_ids, by=FLOOR_GROUPS)
-    counts = with_changed(
-        store, counts, floor_flt, FLOOR_GROUPS, first_per_repeat=True, types=types
-    )
+    counts = store.noise_floor_counts(flt, floor_ids, by=FLOOR_GROUPS, same_answers=same)
     return floor_table(counts, cells)
 
 
-def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+def agentdiff_gap(store, flt: CaseFilter) -> list[dict[str, Any]]:
     """Per model with side-tagged cases: the AgentDiff gap, its spread and the pooled rates.
 
     Columns: model, gap (mean over the model's (model, task) cells of meaning − presentation
@@ -113,7 +107,7 @@ def agentdiff_gap(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
     return [row for row in rows if row["n_meaning"] or row["n_presentation"]]
 
 
-def step_scores(store, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+def step_scores(store, flt: CaseFilter) -> list[dict[str, Any]]:
     """Per model × relation with step scores: AvgStepScore of source and follow-up outputs and
     its change under the relation (``step_score_delta``), over n scored cases."""
     return store.step_score_stats(flt, by=MODEL_RELATION)

@@ -1,23 +1,27 @@
-"""Whether a follow-up's answer changed: the oracles' answer equivalence, applied to the answer
-pairs the store returns (``Store.answer_pairs``).
+"""Whether a follow-up's answer changed: the oracles' answer equivalence, applied once to each
+distinct pair of answers in the database.
 
 Every inconsistency rate — per model × relation, per model, the noise floor's, the breakdown by
-sample metadata — and severity's ``answer_changed`` call :func:`answer_changed_of`, which asks
-``relations.oracles.answers_equivalent`` under the task's answer type: "5.4 km" and "5.4" are one
-answer, "Positive" and "positive" one label.
+sample metadata — counts ``n_changed`` in SQL from the :class:`SameAnswers` that
+:func:`same_answers` returns, and severity's ``answer_changed`` calls :func:`answer_changed_of`;
+both ask ``relations.oracles.answers_equivalent`` under the task's answer type: "5.4 km" and
+"5.4" are one answer, "Positive" and "positive" one label.
+
+``same_answers`` is memoised per database file and ``Store.data_version``: the distinct pairs
+are read and judged once, not once per query (math answers go through math-verify, which is
+slow), and any write that can add a pair changes the version.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterable
+import threading
 from functools import lru_cache
 from typing import Any
 
 from core.answers import AnswerType
-from core.case_filter import CaseFilter
 from core.tasks import BUILTIN_TASKS
 from relations.oracles import answers_equivalent
+from storage.answer_verbs import SameAnswers
 
 # Answer type of each task id; a task unknown here (e.g. a custom task since deleted) compares
 # its answers as free text.
@@ -49,48 +53,35 @@ def answer_changed_of(types: AnswerTypes, task_id: str, source: Any, followup: A
     return not _equivalent(kind, str(source), str(followup))
 
 
-def changed_counts(
-    pairs: Iterable[dict[str, Any]], types: AnswerTypes, key: Callable[[dict[str, Any]], tuple]
-) -> dict[tuple, int]:
-    """Per ``key(pair)``: how many of the pairs' cases changed their answer."""
-    counts: dict[tuple, int] = defaultdict(int)
-    for pair in pairs:
-        changed = answer_changed_of(
-            types, pair["task_id"], pair["source_answer"], pair["followup_answer"]
+def same_answers(store, types: AnswerTypes) -> SameAnswers:
+    """The database's answer pairs that differ as strings yet are one answer under their task's
+    answer type (memoised: see the module docstring)."""
+    if store.path == ":memory:":  # in-memory stores share one path: never memoised
+        return _judge_pairs(store, types)
+    key = (store.path, store.data_version(), tuple(sorted(types.items())))
+    with _MEMO_LOCK:
+        if key in _SAME_ANSWERS:
+            return _SAME_ANSWERS[key]
+    found = _judge_pairs(store, types)
+    with _MEMO_LOCK:
+        while len(_SAME_ANSWERS) >= _MEMO_SIZE:
+            del _SAME_ANSWERS[next(iter(_SAME_ANSWERS))]  # the oldest entry
+        _SAME_ANSWERS[key] = found
+    return found
+
+
+def _judge_pairs(store, types: AnswerTypes) -> SameAnswers:
+    return SameAnswers(
+        frozenset(
+            (task_id, source, followup)
+            for task_id, source, followup in store.differing_answer_pairs()
+            if answers_equivalent(types.get(task_id, AnswerType.TEXT), source, followup)
         )
-        if changed:
-            counts[key(pair)] += pair["n"]
-    return counts
+    )
 
 
-def with_changed(
-    store,
-    rows: list[dict[str, Any]],
-    flt: CaseFilter | None,
-    by: tuple[str, ...],
-    *,
-    first_per_repeat: bool = False,
-    meta_key: str | None = None,
-    types: AnswerTypes | None = None,
-) -> list[dict[str, Any]]:
-    """``rows`` (grouped by ``by``, plus ``value`` with ``meta_key``) with ``n_changed`` set: the
-    answered cases whose answer changed. ``flt`` and ``first_per_repeat`` must be those the rows
-    were counted with, so ``n_changed`` ≤ ``n_answered``."""
-    types = types if types is not None else answer_types(store)
-    pairs = store.answer_pairs(flt, by=by, first_per_repeat=first_per_repeat, meta_key=meta_key)
-    columns = (*by, "value") if meta_key else by
-    return set_changed(rows, pairs, columns, types)
-
-
-def set_changed(
-    rows: list[dict[str, Any]],
-    pairs: Iterable[dict[str, Any]],
-    columns: tuple[str, ...],
-    types: AnswerTypes,
-) -> list[dict[str, Any]]:
-    """``rows`` with ``n_changed`` set from ``Store.answer_pairs`` rows grouped by the same
-    ``columns`` (see :func:`with_changed`)."""
-    counts = changed_counts(pairs, types, lambda p: tuple(p[c] for c in columns))
-    for row in rows:
-        row["n_changed"] = counts.get(tuple(row[c] for c in columns), 0)
-    return rows
+# Databases (file, version, answer types) remembered: a few, for pages that switch databases.
+# Streamlit runs sessions in threads, hence the lock.
+_MEMO_SIZE = 8
+_MEMO_LOCK = threading.Lock()
+_SAME_ANSWERS: dict[tuple, SameAnswers] = {}

@@ -70,9 +70,9 @@ import numpy as np
 from app.analysis.aggregates import MODEL_RELATION, Aggregates, fetch_aggregates
 from app.analysis.catalogue.definitions import VIOLATION_RATE
 from app.analysis.catalogue.formats import MISSING_META, meta_value_order
-from app.analysis.consistency import answer_types, with_changed
+from app.analysis.consistency import answer_types, same_answers
 from app.analysis.noise_floor import net_violation
-from app.analysis.rates import rates_row, ratio, sum_by, sum_counts, verdict_columns
+from app.analysis.rates import Rates, ratio, sum_by, sum_counts
 from core.case_filter import CaseFilter
 from storage.delta_verbs import CELL_SUM_KEYS, cell_ratios
 
@@ -95,14 +95,14 @@ def model_relation_rows(found: Aggregates) -> list[dict[str, Any]]:
     for key, members in sorted(per_task.items()):
         counts = {**dict(zip(by, key, strict=True)), **sum_counts(members)}
         cell = cell_by_key.get(key, {})
-        rates = rates_row(counts)
+        rates = Rates.of(counts)
         floor = net = None
         if counts["relation_id"] in found.roles.invariance:
             floor, net = net_violation(members, found.floors.get(counts["model"], {}))
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),
-                **rates,
+                **rates.columns(),
                 "noise_floor": floor,
                 "net_violation_rate": net,
                 "mean_delta": cell.get("mean_delta"),
@@ -134,7 +134,7 @@ def model_rows(found: Aggregates) -> list[dict[str, Any]]:
     for model in sorted(by_model):
         rows = by_model[model]
         non_floor = [r for r in rows if r["relation_id"] not in roles.noise_floor]
-        rates = rates_row(sum_counts(non_floor))
+        rates = Rates.of(sum_counts(non_floor))
         invariance = [r for r in rows if r["relation_id"] in roles.invariance]
         floor, net = net_violation(invariance, found.floors.get(model, {}))
         cell = cell_by_model.get(model, {})
@@ -143,7 +143,7 @@ def model_rows(found: Aggregates) -> list[dict[str, Any]]:
             {
                 "model": model,
                 "relations": len({r["relation_id"] for r in non_floor}),
-                **rates,
+                **rates.columns(),
                 "n_all": sum(r["n"] for r in rows),
                 "noise_floor": floor,
                 "net_violation_rate": net,
@@ -210,7 +210,7 @@ def summary_of(found: Aggregates) -> dict[str, Any]:
     }
 
 
-def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, Any]]:
+def breakdown(store, key: str, flt: CaseFilter) -> list[dict[str, Any]]:
     """Per model × value of ``samples.meta[key]`` (e.g. category, difficulty): rates and Δ.
 
     ``mean_delta`` here is over cases (a breakdown mixes relations).
@@ -220,7 +220,7 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
             "model": row["model"],
             key: row["value"] if row["value"] is not None else MISSING_META,
             "samples": row["n_samples"],
-            **verdict_columns(row),
+            **Rates.of_verdicts(row).columns(),
             "mean_delta": ratio(row["sum_delta"], row["n_delta"]),
             "inconsistency_rate": ratio(row["n_changed"], row["n_answered"]),
         }
@@ -228,20 +228,18 @@ def breakdown(store, key: str, flt: CaseFilter | None = None) -> list[dict[str, 
     ]
 
 
-def _meta_counts(store, key: str, flt: CaseFilter | None) -> list[dict[str, Any]]:
+def _meta_counts(store, key: str, flt: CaseFilter) -> list[dict[str, Any]]:
     """``Store.meta_breakdown`` by model, sorted by model then value."""
     # Rows are per model, so scans split by model add up exactly: run the halves side by side.
-    base = flt or CaseFilter()
-    models = sorted(base.models) if base.models is not None else store.case_models()
+    models = sorted(flt.models) if flt.models is not None else store.case_models()
     if not models:
         return []
     halves = [models[0::2], models[1::2]] if len(models) > 1 else [models]
-    types = answer_types(store)
+    same = same_answers(store, answer_types(store))
 
     def counted(reader, part: list[str]) -> list[dict[str, Any]]:
-        part_flt = replace(base, models=tuple(part))
-        rows = reader.meta_breakdown(key, part_flt, by=("model",))
-        return with_changed(reader, rows, part_flt, ("model",), meta_key=key, types=types)
+        part_flt = replace(flt, models=tuple(part))
+        return reader.meta_breakdown(key, part_flt, by=("model",), same_answers=same)
 
     found = store.parallel_reads(
         {f"part{i}": (lambda s, part=part: counted(s, part)) for i, part in enumerate(halves)}
@@ -253,7 +251,7 @@ def _meta_counts(store, key: str, flt: CaseFilter | None) -> list[dict[str, Any]
 
 
 def box_stats(
-    store, flt: CaseFilter | None = None, column: str = "delta", max_rows: int = 100_000
+    store, flt: CaseFilter, column: str = "delta", max_rows: int = 100_000
 ) -> tuple[list[dict[str, Any]], int]:
     """Box-plot statistics per model × relation of a per-case column (Δ or similarity).
 
@@ -302,11 +300,11 @@ def compare_runs(store, run_a: str, run_b: str) -> list[dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {}
     for counts in store.verdict_counts(flt, by=("run_id", "relation_id")):
         tag = tags[counts["run_id"]]
-        rates = verdict_columns(counts)
+        rates = Rates.of_verdicts(counts)
         relation_id = counts["relation_id"]
         entry = results.setdefault(relation_id, {"relation_id": relation_id})
-        entry[f"{tag}_n"] = rates["n"]
-        entry[f"{tag}_{VIOLATION_RATE}"] = rates[VIOLATION_RATE]
+        entry[f"{tag}_n"] = rates.n
+        entry[f"{tag}_{VIOLATION_RATE}"] = rates.violation_rate
         cell = cells.get((counts["run_id"], relation_id), {})
         entry[f"{tag}_mean_delta"] = cell.get("mean_delta")
         entry[f"{tag}_mean_similarity"] = ratio(counts["sum_similarity"], counts["n_similarity"])

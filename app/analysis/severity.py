@@ -140,7 +140,7 @@ def _similarity(embeddings, cases: list[Case]) -> Callable[[str, str], float] | 
 
 def drilldown(
     store,
-    flt: CaseFilter | None = None,
+    flt: CaseFilter,
     *,
     model: str | None = None,
     relation_id: str | None = None,
@@ -164,7 +164,7 @@ def drilldown(
 
 
 def severity_table(
-    store, flt: CaseFilter | None = None, limit: int = 2000, *, embeddings=None
+    store, flt: CaseFilter, limit: int = 2000, *, embeddings=None
 ) -> list[SeverityPoint]:
     """Severity proxies for a bounded sample of cases (the scatter), with |Δ| and answer change.
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +73,17 @@ def same_server_redirect(url: str, reply: ChatReply) -> str | None:
     return target
 
 
+def needs_tls(base_url: str) -> bool:
+    """Whether a client for ``base_url`` may ever speak TLS, and so needs the CA bundle: an
+    ``https://`` endpoint, or any proxy from the environment (which may be reached over TLS).
+
+    Loading the bundle costs 0.2-0.6 s per client, paid at the start of every run; a plain-http
+    endpoint (a local llama.cpp server, the embedded model) never speaks TLS, because only
+    same-scheme redirects are followed.
+    """
+    return urllib.parse.urlsplit(base_url).scheme != "http" or bool(urllib.request.getproxies())
+
+
 class ChatHTTP:
     """POSTs chat bodies to ``{base_url}/chat/completions`` over one pool (create in the loop
     that uses it; close it after); GETs other paths of the API (the models list) on it too.
@@ -89,6 +101,7 @@ class ChatHTTP:
             headers=headers,
             timeout=None,
             http2=HTTP2_AVAILABLE,
+            verify=needs_tls(base_url),
             limits=httpx2.Limits(
                 max_connections=None,
                 max_keepalive_connections=MAX_IDLE_CONNECTIONS,

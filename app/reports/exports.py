@@ -59,11 +59,11 @@ def export_cases(
     return count
 
 
-def export_bytes(store, fmt: str, flt: CaseFilter | None = None) -> bytes:
+def export_bytes(store, fmt: str, flt: CaseFilter) -> bytes:
     """The export as bytes (the page's download buttons); ``llmorph`` gives a zip."""
     export = export_format(fmt)
     buffer = io.BytesIO()
-    export.write(store, buffer, flt or CaseFilter())
+    export.write(store, buffer, flt)
     return buffer.getvalue()
 
 

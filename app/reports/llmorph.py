@@ -118,7 +118,7 @@ def _llmorph_item(index: int, case: dict[str, Any], names: list[str]) -> dict[st
     return item
 
 
-def llmorph_logs(store, flt: CaseFilter | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def llmorph_logs(store, flt: CaseFilter) -> Iterator[tuple[str, dict[str, Any]]]:
     """(file name, LLMorph log document) per model × task × relation, streaming the cases."""
     columns = (
         "id, model, task_id, relation_id, sample_id, family, side, target, followup_index, "

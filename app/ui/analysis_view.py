@@ -83,7 +83,9 @@ def is_aggregated(path: str, version: Version, flt: CaseFilter) -> bool:
 @st.cache_data(show_spinner=False, max_entries=64)
 def options(path: str, version: Version) -> dict[str, Any]:
     """Filter choices plus the total number of cases."""
-    return _with_store(path, lambda s: {**s.filter_options(), "n_cases": s.count_cases()})
+    return _with_store(
+        path, lambda s: {**s.filter_options(), "n_cases": s.count_cases(CaseFilter())}
+    )
 
 
 @st.cache_data(show_spinner="Aggregating…", max_entries=64)

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from core.case_filter import CaseFilter
 from core.types import Endpoint
 from storage import Store
 from storage.run_verbs import RunDefinition
@@ -82,7 +83,7 @@ def test_reads_and_cache_writes_keep_the_version(tmp_path) -> None:
     page, writer = _seeded(tmp_path)
     before = page.data_version()
     page.filter_options()
-    page.verdict_counts()
+    page.verdict_counts(CaseFilter())
     writer.cache_embeddings({"abc": np.ones(3, dtype=np.float32)}, "minilm")
     assert page.data_version() == before
     assert writer.data_version() == before  # the same key from every connection

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def false_positive_rates(
     store: Store,
-    flt: CaseFilter | None = None,
+    flt: CaseFilter,
     *,
     labeler: str | None = None,
     by_model: bool = True,
