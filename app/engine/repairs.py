@@ -10,7 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.engine_version import REPAIR_HINT, UNSTAMPED_VERSION, defects_touching
+from core.engine_version import REPAIR_HINT, UNSTAMPED_VERSION, KnownDefect, defects_touching
+from core.records import Run
+from core.types import content_hash
 from storage import Store
 
 
@@ -73,7 +75,12 @@ def flagged_runs(store: Store, run_ids: Iterable[str] | None = None) -> list[Fla
         if not relation_ids:
             continue
         version = run.engine_version or UNSTAMPED_VERSION
-        defects = defects_touching(version, relation_kinds(store, relation_ids))
+        kinds = relation_kinds(store, relation_ids)
+        defects = [
+            defect
+            for defect in defects_touching(version, kinds, relation_ids)
+            if confirmed(store, run, defect)
+        ]
         if defects:
             flagged.append(
                 FlaggedRun(
@@ -85,3 +92,50 @@ def flagged_runs(store: Store, run_ids: Iterable[str] | None = None) -> list[Fla
                 )
             )
     return flagged
+
+
+def confirmed(store: Store, run: Run, defect: KnownDefect) -> bool:
+    """Whether ``defect`` really made some of the run's cases wrong.
+
+    A defect of pairing kinds touches every run that mixed them. A defect of some relations'
+    follow-ups touches a run only where today's relations make other follow-ups from its samples
+    than it stored: the relations it names are rules (no model, deterministic under the run's
+    seed), so they are replayed, and a run whose inputs were valid all along is not flagged."""
+    if not defect.relation_ids:
+        return True
+    used = defect.relation_ids.intersection(run.config.get("relation_ids") or ())
+    stored: dict[tuple[str, str], set[str]] = {}
+    for case in store.cases_for([run.id], relation_ids=used):
+        if case.followup_input is not None:
+            key = (case.sample_id, case.relation_id)
+            stored.setdefault(key, set()).add(content_hash(case.followup_input))
+    return any(
+        not made <= today for (sample_id, relation_id), made, today in _replayed(store, run, stored)
+    )
+
+
+def _replayed(store: Store, run: Run, stored: dict[tuple[str, str], set[str]]):
+    """(key, the stored follow-ups, today's follow-ups) for each sample × relation of ``stored``;
+    a sample the run no longer holds has no follow-ups today."""
+    from app.engine.plan import Partners
+    from app.engine.workspace import get_task
+    from core.run_config import DEFAULT_NLI_TARGET
+    from relations.apply import generate_followups
+    from relations.base import FollowUp
+    from relations.registry import get_relation
+
+    samples = store.run_samples(run.id)
+    position = {sample.id: index for index, sample in enumerate(samples)}
+    task = get_task(store, run.task_id)
+    seed = int(run.config.get("seed", 0))
+    nli_target = run.config.get("nli_target", DEFAULT_NLI_TARGET)
+    for (sample_id, relation_id), made in stored.items():
+        today: set[str] = set()
+        if sample_id in position:
+            index = position[sample_id]
+            followups = generate_followups(
+                get_relation(relation_id), samples[index], task, list(task.perturbable_fields),
+                run_seed=seed, partners=Partners(samples, index), nli_target=nli_target,
+            )  # fmt: skip
+            today = {content_hash(f.fields) for f in followups if isinstance(f, FollowUp)}
+        yield (sample_id, relation_id), made, today

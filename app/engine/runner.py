@@ -330,7 +330,8 @@ class Runner:
         if stored is None:
             return False
         kinds = {relation.kind.value for relation in relations}
-        return bool(defects_touching(stored.engine_version, kinds))
+        ids = {relation.id for relation in relations}
+        return bool(defects_touching(stored.engine_version, kinds, ids))
 
     def _drop_mismatched_cases(self, run_id: str, planned: Sequence[PlannedCase]) -> None:
         """Delete the stored cases of a run under repair that the plan does not make as stored:

@@ -18,10 +18,18 @@ import streamlit as st
 from app.engine.workspace import all_relations
 from app.ui.components import inert, side_by_side
 from app.ui.data import get_store
+from app.ui.probe_form import rewrite_candidates_option
 from core.tasks import BUILTIN_TASKS
 from core.types import Sample
-from relations.apply import SkippedFollowUp, generate_followups, transform_text
+from relations.apply import (
+    ONE_CANDIDATE,
+    Candidates,
+    SkippedFollowUp,
+    generate_followups,
+    transform_text,
+)
 from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter
+from relations.candidates import DETAILS_KEY
 from relations.catalog import describe_relation
 
 log = logging.getLogger(__name__)
@@ -39,26 +47,35 @@ DEFAULT_PARTNERS = (
 )
 
 
-def transformation_rewriter() -> Rewriter | None:
-    """The embedded model as the transformation endpoint for trying LLM-prompted relations.
+def transformation_rewriter(count: int = 1) -> tuple[Rewriter, Candidates]:
+    """The embedded model as the transformation endpoint for trying LLM-prompted relations, and
+    best of ``count`` candidates as a run asks for them (the same calls, worked examples and
+    MiniLM ranking).
 
     Lazy: the server is started (and waited for) only when a relation actually asks for a
-    rewrite; calls share the runs' cache, so trying the same text twice is instant.
+    rewrite, the embedder only when candidates are ranked; calls share the runs' cache, so
+    trying the same text twice is instant.
     """
-    from app.engine.calls import TransformationError, make_sync_rewriter
+    from app.engine.calls import TransformationError, make_sync_candidate_rewriter
     from app.engine.model_server import get_server
     from app.ui.components import resolve_embedded
 
-    def rewrite(prompt: str) -> str:
+    def ask(prompt: str, candidate: int) -> str:
         live = resolve_embedded(get_server().endpoint())
         if live is None:
             raise NotApplicable("the embedded model is not available as transformation endpoint")
         try:
-            return make_sync_rewriter(get_store(), live)(prompt)
+            return make_sync_candidate_rewriter(get_store(), live)(prompt, candidate)
         except TransformationError as exc:
             raise NotApplicable(str(exc)) from None
 
-    return rewrite
+    def similarity(a: str, b: str) -> float:
+        from app.engine.embedder import EmbeddingCache
+        from app.engine.workspace import default_embedder
+
+        return EmbeddingCache(default_embedder(), get_store()).similarity(a, b)
+
+    return (lambda prompt: ask(prompt, 0)), Candidates(count, ask, similarity, few_shot=True)
 
 
 # ---------------------------------------------------------------- catalog (pure)
@@ -172,6 +189,7 @@ def try_relation(
     partner_texts: Sequence[str] = (),
     fields: dict[str, str] | None = None,
     rewrite: Rewriter | None = None,
+    candidates: Candidates = ONE_CANDIDATE,
 ) -> TryResult:
     """Apply ``relation`` to ``text`` (plus any other ``fields``) as the try-it box does.
 
@@ -196,6 +214,7 @@ def try_relation(
                 field=field,
                 partners=partners,
                 rewrite=rewrite,
+                candidates=candidates,
             )
         else:
             outcomes = generate_followups(
@@ -206,6 +225,7 @@ def try_relation(
                 run_seed=seed,
                 partners=partners,
                 rewrite=rewrite,
+                candidates=candidates,
             )
             outcome = outcomes[0] if outcomes else SkippedFollowUp("*", "no follow-up")
     except Exception as exc:  # a broken relation must not take the page down
@@ -273,6 +293,26 @@ def render_followup(result: TryResult, relation: Relation) -> None:
     if outcome.companions:
         with st.expander("Companion inputs (also sent to the model)"):
             st.json(outcome.companions)
+    for line in candidate_summaries(outcome):
+        st.caption(inert(line))
+
+
+def candidate_summaries(followup: FollowUp) -> list[str]:
+    """What the best of k did, one line per rewritten field: how many candidates were asked, how
+    many the gate passed, and which was kept (none passing: a run SKIPs the case)."""
+    details = followup.details
+    by_field = details.get("fields") or {followup.target: details}
+    lines = []
+    for name, field_details in by_field.items():
+        tried = field_details.get(DETAILS_KEY)
+        if not tried or "valid" not in tried:
+            continue
+        head = f"{name}: {tried['tried']} rewrite candidate(s) asked, {tried['valid']} valid"
+        if tried["valid"]:
+            lines.append(f"{head}; candidate #{tried['chosen']} kept (the closest to the source).")
+        else:
+            lines.append(f"{head}; none passed the validity gate, so a run would SKIP this case.")
+    return lines
 
 
 def render_catalog(relations: Sequence[Relation]) -> None:
@@ -368,6 +408,8 @@ def render_try_it(relations: Sequence[Relation]) -> None:
         height=80,
     )
     seed = col_seed.number_input("Seed", min_value=0, value=0, step=1, key="relations_try_seed")
+    # Best of k as a run asks for it, so what is shown here is what a run would send.
+    count = rewrite_candidates_option("relations_try") if relation.kind == RelationKind.LLM else 1
     if not text.strip():
         st.info("Type a text to transform.")
         return
@@ -376,6 +418,7 @@ def render_try_it(relations: Sequence[Relation]) -> None:
     with st.empty().container():
         rewrites = use_model and relation.kind == RelationKind.LLM
         spinner = st.spinner("Rewriting with the embedded model…", show_time=True)
+        rewrite, candidates = transformation_rewriter(count) if use_model else (None, ONE_CANDIDATE)
         with spinner if rewrites else nullcontext():
             result = try_relation(
                 relation,
@@ -383,7 +426,8 @@ def render_try_it(relations: Sequence[Relation]) -> None:
                 seed=int(seed),
                 partner_texts=partners.splitlines(),
                 fields=fields or None,
-                rewrite=transformation_rewriter() if use_model else None,
+                rewrite=rewrite,
+                candidates=candidates,
             )
         render_followup(result, relation)
 

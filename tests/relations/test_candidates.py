@@ -161,3 +161,104 @@ def test_the_default_k_keeps_run_ids_and_another_k_is_another_run():
     assert five.to_dict()["rewrite_candidates"] == 5
     assert RunConfig.from_dict(five.to_dict()) == five
     assert five.run_id(samples) != default.run_id(samples)
+
+
+NLI = BUILTIN_TASKS["nli"]
+PREMISE = "A man is riding a red bicycle in the park."
+HYPOTHESIS = "A man is riding a bicycle."
+# Candidates of nli.weaken_premise (LLMorph 80): #0 a question (refused when it is made), #1 and
+# #2 statements the premise implies; #2 the closer to the premise (0.91 > 0.62).
+NLI_ANSWERS = {
+    0: "What is the man doing in the park?",
+    1: "A man is outside.",
+    2: "A man is riding a bicycle in the park.",
+}
+NLI_SIMILARITY = {NLI_ANSWERS[1]: 0.62, NLI_ANSWERS[2]: 0.91}
+
+
+def _nli_followups(relation_id: str, answers: dict[int, str], similarities=NLI_SIMILARITY):
+    asked: list[int] = []
+
+    def rewrite(prompt: str, candidate: int) -> str:
+        asked.append(candidate)
+        return answers[candidate]
+
+    def similarity(a: str, b: str) -> float:
+        return 1.0 if a == b else similarities[b]
+
+    followups = generate_followups(
+        get_relation(relation_id),
+        Sample({"premise": PREMISE, "hypothesis": HYPOTHESIS}),
+        NLI,
+        ["premise", "hypothesis"],
+        rewrite=lambda prompt: rewrite(prompt, 0),
+        candidates=Candidates(3, rewrite, similarity),
+    )
+    return followups, asked
+
+
+def test_nli_relations_ask_for_k_candidates_and_keep_the_most_similar_valid_one():
+    """Issue 23 leftovers: the NLI relations (LLMorph 77–80) use best of k like the other
+    LLM-prompted relations. #0 is a question, refused as it is made (counted as tried, not kept);
+    of #1 (0.62) and #2 (0.91), #2 is kept: 3 tried, 2 valid, #2 chosen."""
+    (followup,), asked = _nli_followups("nli.weaken_premise", NLI_ANSWERS)
+    assert asked == [0, 1, 2]
+    assert followup.fields == {"premise": NLI_ANSWERS[2], "hypothesis": HYPOTHESIS}
+    rewrite = followup.details["rewrite"]
+    assert (rewrite["tried"], rewrite["valid"], rewrite["chosen"]) == (3, 2, 2)
+    assert [c["n"] for c in rewrite["candidates"]] == [1, 2]
+
+
+def test_nli_extend_premise_appends_the_chosen_candidate_to_the_premise():
+    """LLMorph 77: the appended sentence must keep the hypothesis' names; #0 is a question, and
+    of the two statements the more similar premise + sentence is kept."""
+    answers = {0: NLI_ANSWERS[0], 1: "A man is riding a bicycle to work.", 2: "A man rides."}
+    extended = {f"{PREMISE} {answers[1]}": 0.9, f"{PREMISE} {answers[2]}": 0.8}
+    (followup,), asked = _nli_followups("nli.extend_premise", answers, extended)
+    assert asked == [0, 1, 2]
+    assert followup.fields["premise"] == f"{PREMISE} {answers[1]}"
+    assert followup.details["rewrite"]["chosen"] == 1
+
+
+def test_nli_relations_with_no_usable_candidate_skip_with_the_first_reason():
+    (skipped,), asked = _nli_followups("nli.weaken_premise", {n: NLI_ANSWERS[0] for n in range(3)})
+    assert asked == [0, 1, 2]
+    assert skipped.reason == (
+        "invalid_followup: the generated line is a question, not a statement: "
+        "'What is the man doing in the park?' (all 3 candidates)"
+    )
+
+
+def test_a_custom_llm_rewrite_relation_asks_for_k_candidates():
+    """Custom ``llm_rewrite`` relations use best of k too: #0 is empty (refused), #1 and #2 are
+    rewrites; #2 is the more similar (0.97 > 0.86) and is kept."""
+    from relations.custom import relation_from_spec
+
+    relation = relation_from_spec(
+        {
+            "id": "custom.plain",
+            "name": "Plain",
+            "kind": "llm_rewrite",
+            "instruction": "Say it in plain words.",
+            "expectation": "equivalent",
+        }
+    )
+    asked: list[int] = []
+    answers = {0: "  ", 1: ANSWERS[1], 2: f'"Rewritten text: {ANSWERS[2]}"'}
+
+    def rewrite(prompt: str, candidate: int) -> str:
+        asked.append(candidate)
+        return answers[candidate]
+
+    (followup,) = generate_followups(
+        relation,
+        Sample({"problem": SOURCE}),
+        MATH,
+        ["problem"],
+        rewrite=lambda prompt: rewrite(prompt, 0),
+        candidates=Candidates(3, rewrite, _similarity),
+    )
+    assert asked == [0, 1, 2]
+    assert followup.fields["problem"] == ANSWERS[2]
+    assert followup.details["rewrite"]["tried"] == 3
+    assert followup.details["rewrite"]["chosen"] == 2

