@@ -13,14 +13,22 @@ Backends, all from the packaged all-MiniLM-L6-v2 files (offline):
   ``torch.onnx.export``, run by ONNX Runtime);
 - ``onnx-int8``: that graph after ONNX Runtime's dynamic int8 quantization (per-channel weights,
   MatMuls);
+- ``onnx-int8-static``: static int8 with scales calibrated on our own texts, the FFN output and
+  last layer in fp32 (``minilm_int8_variants.static_int8``);
+- ``onnx-int8-blockwise``: 8-bit blockwise weights, each activation row quantized by itself
+  (``minilm_int8_variants.blockwise_int8``);
 - ``torch-int8``: ``torch.ao.quantization.quantize_dynamic`` of every Linear layer.
+
+Besides the cosine, whether a backend gives a text the same vector alone as in a batch of others
+(the largest difference over BATCH_CHECK texts): a backend whose vectors depend on the batch
+would give one text different vectors in different runs.
 
 Each backend runs with two threads (the machine's cores). The machine is shared, so rounds
 interleave the backends (order rotated each round) and the figures are medians; ratios are to the
 hand-written pass measured in the same rounds. Besides texts per second of wall time, texts per
 CPU-second of the process: what a backend costs whatever share of the cores it got.
 
-    .venv/bin/python bench/bench_embedder.py [--json] [--rounds N]
+    .venv/bin/python bench/bench_embedder.py [--json] [--rounds N] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 THREADS = 2
 N_SHORT, N_LONG = 256, 64
 N_COSINE = 2000
+BATCH_CHECK = 60
+BATCH_TOLERANCE = 1e-5  # fp32 sums in another order differ by ~1e-7
 COSINE_FLOOR = 0.99
 SEED = 24
 
@@ -125,36 +135,66 @@ def _encoder(model) -> Callable[[list[str]], np.ndarray]:
     return embed
 
 
-def backends(tmp: Path) -> tuple[dict[str, Callable], dict[str, str]]:
-    """The runnable backends by name, and the reason of each one that cannot run here."""
-    import torch
-    from minilm_torch_baseline import MiniLMTorchBaseline
+def _onnx_backends(tmp: Path) -> dict[str, Callable[[], Callable]]:
+    """The ONNX Runtime backends, each made only when asked for (graphs go under ``tmp``)."""
+    from minilm_int8_variants import blockwise_int8, static_int8
 
     from app.engine.minilm_onnx import MiniLMOnnxEmbedder, ensure_onnx
 
+    def on(graph: Path) -> Callable:
+        return MiniLMOnnxEmbedder(threads=THREADS, path=graph).embed
+
+    def dynamic_int8() -> Callable:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        int8 = tmp / "minilm-int8.onnx"
+        quantize_dynamic(
+            ensure_onnx(tmp), int8, weight_type=QuantType.QInt8, per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )  # fmt: skip
+        return on(int8)
+
+    calibration = varied_texts(400, seed=SEED + 100)  # not the cosine set's texts
+    return {
+        "onnx-fp32": lambda: MiniLMOnnxEmbedder(tmp, THREADS).embed,
+        "onnx-int8": dynamic_int8,
+        "onnx-int8-static": lambda: on(
+            static_int8(ensure_onnx(tmp), tmp / "minilm-static.onnx", calibration)
+        ),
+        "onnx-int8-blockwise": lambda: on(
+            blockwise_int8(ensure_onnx(tmp), tmp / "minilm-blockwise.onnx")
+        ),
+    }
+
+
+def backends(tmp: Path, only: list[str] | None = None) -> tuple[dict[str, Callable], dict]:
+    """The runnable backends by name (those in ``only`` when given, with the baseline and the
+    reference always), and the reason of each one that cannot run here."""
+    import torch
+    from minilm_torch_baseline import MiniLMTorchBaseline
+
     torch.set_num_threads(THREADS)
+    makers: dict[str, Callable[[], Callable]] = {
+        "handwritten-torch": lambda: MiniLMTorchBaseline().embed,
+        "st-torch": lambda: _encoder(_st_model()),
+        "st-onnx": lambda: _encoder(_st_model("onnx")),
+        **_onnx_backends(tmp),
+        "torch-int8": lambda: _encoder(
+            torch.ao.quantization.quantize_dynamic(
+                _st_model(), {torch.nn.Linear}, dtype=torch.qint8
+            )
+        ),
+    }
+    wanted = set(only or makers) | {"handwritten-torch", "st-torch"}
     found: dict[str, Callable] = {}
     missing: dict[str, str] = {}
-    found["handwritten-torch"] = MiniLMTorchBaseline().embed
-    st = _st_model()
-    found["st-torch"] = _encoder(st)
-    try:
-        found["st-onnx"] = _encoder(_st_model("onnx"))
-    except Exception as exc:  # optimum is not installable beside this transformers
-        missing["st-onnx"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-    found["onnx-fp32"] = MiniLMOnnxEmbedder(tmp, THREADS).embed
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    int8 = tmp / "minilm-int8.onnx"
-    quantize_dynamic(
-        ensure_onnx(tmp), int8, weight_type=QuantType.QInt8, per_channel=True,
-        op_types_to_quantize=["MatMul"],
-    )  # fmt: skip
-    found["onnx-int8"] = MiniLMOnnxEmbedder(threads=THREADS, path=int8).embed
-    quantized = torch.ao.quantization.quantize_dynamic(
-        _st_model(), {torch.nn.Linear}, dtype=torch.qint8
-    )
-    found["torch-int8"] = _encoder(quantized)
+    for name, make in makers.items():
+        if name not in wanted:
+            continue
+        try:
+            found[name] = make()
+        except Exception as exc:  # st-onnx: optimum is not installable beside this transformers
+            missing[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
     return found, missing
 
 
@@ -193,9 +233,12 @@ def cosines(found: dict[str, Callable]) -> dict[str, dict[str, float]]:
     reference = found["st-torch"](texts)
     result = {}
     for name, embed in found.items():
-        cos = np.sum(embed(texts) * reference, axis=1)
+        vectors = embed(texts)
+        cos = np.sum(vectors * reference, axis=1)
         worst = int(np.argmin(cos))
+        alone = np.vstack([embed([text]) for text in texts[:BATCH_CHECK]])
         result[name] = {
+            "alone_vs_batch": float(np.abs(alone - vectors[:BATCH_CHECK]).max()),
             "min": round(float(cos.min()), 5),
             "mean": round(float(cos.mean()), 5),
             "below_floor": int(np.sum(cos < COSINE_FLOOR)),
@@ -204,10 +247,10 @@ def cosines(found: dict[str, Callable]) -> dict[str, dict[str, float]]:
     return result
 
 
-def measure(rounds: int) -> dict:
+def measure(rounds: int, only: list[str] | None = None) -> dict:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp_name:
-        found, missing = backends(Path(tmp_name))
+        found, missing = backends(Path(tmp_name), only)
         figures = speeds(found, rounds)
         cos = cosines(found)
     base = {length: statistics.median(v) for length, v in figures["handwritten-torch"].items()}
@@ -219,7 +262,13 @@ def measure(rounds: int) -> dict:
             row[f"{length}_texts_per_s"] = round(median, 1)
             row[f"{length}_vs_handwritten"] = round(median / base[length], 2)
         table[name] = row
-    eligible = [n for n in table if table[n]["cosine"]["min"] >= COSINE_FLOOR]
+    # Adoptable: within the cosine floor on every text, and the same vector alone as in a batch.
+    eligible = [
+        n
+        for n in table
+        if table[n]["cosine"]["min"] >= COSINE_FLOOR
+        and table[n]["cosine"]["alone_vs_batch"] < BATCH_TOLERANCE
+    ]
     return {
         "threads": THREADS,
         "rounds": rounds,
@@ -236,8 +285,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--only", nargs="+", help="these backends (besides the baseline and the reference)"
+    )
     args = parser.parse_args()
-    result = measure(args.rounds)
+    result = measure(args.rounds, args.only)
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
@@ -245,6 +297,7 @@ def main() -> None:
     print(
         f"{'backend':18} {'short/s':>8} {'×':>5} {'long/s':>8} {'×':>5} "
         f"{'short/cpu-s':>11} {'×':>5} {'long/cpu-s':>10} {'×':>5}  cos min   mean"
+        "  (below floor)  alone vs batch"
     )
     for name, row in result["backends"].items():
         cos = row["cosine"]
@@ -254,10 +307,13 @@ def main() -> None:
             f"{row['short_cpu_texts_per_s']:11.1f} {row['short_cpu_vs_handwritten']:5.2f} "
             f"{row['long_cpu_texts_per_s']:10.1f} {row['long_cpu_vs_handwritten']:5.2f}  "
             f"{cos['min']:.4f}  {cos['mean']:.4f}  ({cos['below_floor']} < {COSINE_FLOOR})"
+            f"  {cos['alone_vs_batch']:.1e}"
         )
     for name, reason in result["unavailable"].items():
         print(f"{name:18} unavailable: {reason}")
-    print(f"fastest within cosine {COSINE_FLOOR}: {result['fastest_short_within_floor']}")
+    print(
+        f"fastest within cosine {COSINE_FLOOR} and batch-independent: {result['fastest_short_within_floor']}"
+    )
     print(f"load average after: {result['load_avg_after']}")
 
 

@@ -7,7 +7,8 @@ distinct four-step text after 100 ms, at concurrency 24. One run measures:
 
 - **bare client**: ``openai.AsyncOpenAI`` + a semaphore over the same 2,000 prompts;
 - **engine**: ``Runner.run_sync`` in a fresh process with the real embedder, reporting the texts
-  it embedded per case and the embedder's texts/s (the arithmetic of the bound);
+  it embedded per case and the embedder's texts/s (the arithmetic of the bound), per second of
+  waiting and per CPU-second of the embedding process (the machine may be shared);
 - **whole command**: ``python -m app run … --task reasoning --relations char.delete`` from start
   to exit.
 
@@ -119,9 +120,25 @@ def engine_child(base_url: str, db: str, inputs: str, count_only: bool = False) 
                 "elapsed_s": elapsed,
                 "texts_embedded": runner.embeddings.computed,
                 "embedding_s": stats.seconds if stats is not None else None,
+                "embedder_cpu_s": _embedder_cpu_s(runner.embeddings.embedder),
             }
         )
     )
+
+
+def _embedder_cpu_s(embedder) -> float | None:
+    """CPU-seconds the embedding process has used so far (all its threads), read from
+    /proc while it still runs: on a shared machine, what the embedding cost whatever share of
+    the cores it got. None where there is no such process or no /proc."""
+    process = getattr(embedder, "_process", None)
+    if process is None:
+        return None
+    try:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # utime and stime are the 14th and 15th fields of stat, the 12th and 13th after "(comm)".
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def engine(
@@ -170,6 +187,10 @@ def measure(n: int, codes: list[Path]) -> dict:
             if figures.get("embedding_s"):
                 figures["embedder_texts_per_s"] = round(
                     figures["texts_embedded"] / figures["embedding_s"], 1
+                )
+            if figures.get("embedder_cpu_s"):
+                figures["embedder_texts_per_cpu_s"] = round(
+                    figures["texts_embedded"] / figures["embedder_cpu_s"], 1
                 )
             figures["engine_calls_per_s"] = round(figures["calls"] / figures["elapsed_s"], 1)
             figures["engine_vs_bare"] = round(figures["engine_calls_per_s"] / bare, 3)
