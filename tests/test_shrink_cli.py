@@ -94,6 +94,13 @@ def test_every_leet_fail_keeps_exactly_one_edit_with_a_3(leet_run, capsys) -> No
     assert len(lines) == len(summary) + 1
     top = summary[0]
     assert lines[1] == f"char.leet,fake-model,'e' → '3',{top['cases']},{round(top['share'], 4)}"
+    # And in words: one line per edit, a lone case counted as "1 case".
+    assert main(["shrink", "--summary", "--run", run_id, "--db", str(db)]) == 0
+    worded = capsys.readouterr().out.splitlines()
+    assert len(worded) == len(summary)
+    for line, row in zip(worded, summary, strict=True):
+        noun = "case" if row["cases"] == 1 else "cases"
+        assert line.endswith(f": {row['cases']} {noun} ({row['share']:.0%})"), line
     with pytest.raises(SystemExit) as refused:  # argparse's usage error
         main(["shrink", "--summary", "--db", str(db), "--csv", "--json"])
     assert refused.value.code == 2

@@ -69,8 +69,8 @@ def _summary(args: argparse.Namespace) -> int:
         return 0
     for row in table:
         print(
-            f"{row['relation_id']} · {row['model']} · {row['edit']}: {row['cases']} cases "
-            f"({row['share']:.0%})"
+            f"{row['relation_id']} · {row['model']} · {row['edit']}: {row['cases']} "
+            f"{'case' if row['cases'] == 1 else 'cases'} ({row['share']:.0%})"
         )
     return 0
 
