@@ -115,9 +115,29 @@ def test_token_counts_of_each_counter():
     characters = TokenCounter(prefer=("characters",))
     assert characters.method.startswith(f"characters ÷ {CHARACTERS_PER_TOKEN}")
     assert characters.count("abcdefghi") == 3  # ⌈9 / 4⌉
-    # Two messages: 5 framing tokens each + ⌈8/4⌉ + ⌈5/4⌉ = 10 + 2 + 2 = 14.
+    # Two messages: 5 framing tokens each + ⌈8/4⌉ + ⌈5/4⌉ = 10 + 2 + 2 = 14, and 3 that open
+    # the reply: 17.
     messages = [{"role": "system", "content": "abcdefgh"}, {"role": "user", "content": "hello"}]
-    assert characters.count_messages(messages) == 14
+    assert characters.count_messages(messages) == 17
+    # Without the embedded model's template the framing stands in for it.
+    assert characters.count_messages(messages, served_by_embedded=True) == 17
+
+
+def test_the_embedded_model_s_prompt_is_counted_as_its_server_builds_it():
+    """SmolLM2's chat template (in its GGUF) adds a default system message when a call has
+    none, frames each message in ChatML and opens the reply. The endpoint's reported prompt
+    tokens equal this count (1,750 of 1,750 on 24 sentiment calls, by hand against the
+    embedded server); counting the texts alone missed them by a third."""
+    smollm2 = TokenCounter(prefer=("smollm2",))
+    if smollm2.name != "smollm2":
+        pytest.skip("the SmolLM2 vocabulary is not installed")
+    messages = [{"role": "user", "content": "the food was cold."}]
+    # <|im_start|> system \n You are a helpful AI assistant named Sm ol LM , trained by H ugging
+    # Face <|im_end|> \n: 21 tokens; <|im_start|> user \n the food was cold . <|im_end|> \n: 10;
+    # <|im_start|> ass istant \n: 4. In all 35.
+    assert smollm2.count_messages(messages, served_by_embedded=True) == 35
+    # The same messages sent elsewhere: 5 framing + 5 text + 3 opening the reply = 13.
+    assert smollm2.count_messages(messages) == 13
 
 
 def test_a_precision_preview_quotes_the_inputs_and_calls_it_would_take(

@@ -65,6 +65,7 @@ class CostPreview:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     completion_basis: str = ""
+    completion_is_bound: bool = False  # max_tokens per answer: no answer seen yet to average
     token_method: str = ""
     price_in: float | None = None
     price_out: float | None = None
@@ -74,6 +75,11 @@ class CostPreview:
     @property
     def calls_to_send(self) -> int:
         return self.planned_calls - self.cached_calls + self.rewrite_calls
+
+    @property
+    def completion_estimate(self) -> str:
+        """The completion tokens as a reader should take them: a bound says "at most"."""
+        return f"{'at most ' if self.completion_is_bound else '~'}{self.completion_tokens:,}"
 
     @property
     def cost_usd(self) -> float | None:
@@ -109,7 +115,7 @@ class CostPreview:
             f"calls: {self.planned_calls} planned, {self.cached_calls} cached, "
             f"{self.calls_to_send} to send"
             + (f" (of which {self.rewrite_calls} rewrites)" if self.rewrite_calls else ""),
-            f"tokens to send: ~{self.prompt_tokens} prompt, ~{self.completion_tokens} completion "
+            f"tokens to send: ~{self.prompt_tokens:,} prompt, {self.completion_estimate} completion "
             f"({self.completion_basis}; counted with {self.token_method})",
         ]
         cost = self.cost_usd
@@ -175,7 +181,7 @@ def comparison_line(preview: CostPreview, summary: RunSummary) -> str:
     return (
         f"Used: {summary.calls_made} calls sent, {summary.cache_hits} from the cache; {tokens}. "
         f"The preview said {preview.calls_to_send} to send, ~{preview.prompt_tokens:,} prompt + "
-        f"~{preview.completion_tokens:,} completion tokens."
+        f"{preview.completion_estimate} completion tokens."
     )
 
 
@@ -226,10 +232,11 @@ def preview_run(
     cached = store.cached_calls(list(keyed))
     unknown = [c for c in todo if c.followup is None and c.error and NOT_SENT in c.error]
     rewrite_calls = sum(client.refused for client in clients)
-    prompt_tokens = sum(counter.count_messages(m) for k, m in keyed.items() if k not in cached)
+    embedded = config.endpoint.embedded
     guessed = _unknown_followup_messages(task, unknown)
-    prompt_tokens += sum(counter.count_messages(m) for m in guessed)
-    per_answer, basis = _completion_estimate(config.endpoint, cached.values(), counter)
+    to_count = [m for k, m in keyed.items() if k not in cached] + guessed
+    prompt_tokens = sum(counter.count_messages(m, served_by_embedded=embedded) for m in to_count)
+    per_answer, basis, bound = _completion_estimate(config.endpoint, cached.values(), counter)
     to_answer = len(keyed) - len(cached) + len(guessed)
     preview = CostPreview(
         run_id=planned.run_id,
@@ -241,6 +248,7 @@ def preview_run(
         prompt_tokens=prompt_tokens,
         completion_tokens=round(per_answer * to_answer),
         completion_basis=basis,
+        completion_is_bound=bound,
         token_method=counter.method,
         price_in=price_in,
         price_out=price_out,
@@ -286,11 +294,12 @@ def _unknown_followup_messages(task: Task, cases: Sequence[PlannedCase]) -> list
 
 def _completion_estimate(
     endpoint: Endpoint, cached: Any, counter: TokenCounter
-) -> tuple[float, str]:
-    """Tokens per answer: the mean of the cached answers of this run's calls when there are
-    some, else the endpoint's max_tokens (an upper bound)."""
+) -> tuple[float, str, bool]:
+    """Tokens per answer, in words, and whether it is a bound: the mean of the cached answers of
+    this run's calls when there are some, else the endpoint's max_tokens (an upper bound)."""
     texts = [c.text for c in cached if c.text]
     if texts:
         mean = sum(counter.count(t) for t in texts) / len(texts)
-        return mean, f"completion: mean of {len(texts)} cached answers"
-    return float(endpoint.max_tokens or 0), f"completion: at most max_tokens={endpoint.max_tokens}"
+        return mean, f"completion: mean of {len(texts)} cached answers", False
+    basis = f"completion: at most max_tokens={endpoint.max_tokens}"
+    return float(endpoint.max_tokens or 0), basis, True

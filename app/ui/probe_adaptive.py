@@ -108,8 +108,8 @@ def preview_text(preview: CostPreview, adaptive: AdaptiveSettings | None) -> str
         f"**Preview:** {preview.planned_calls} planned calls, {preview.cached_calls} cached, "
         f"**{preview.calls_to_send} to send**"
         + (f" ({preview.rewrite_calls} rewrites)" if preview.rewrite_calls else "")
-        + f" · ~{preview.prompt_tokens:,} prompt + ~{preview.completion_tokens:,} completion "
-        f"tokens ({preview.token_method})"
+        + f" · ~{preview.prompt_tokens:,} prompt + {preview.completion_estimate} completion "
+        f"tokens ({preview.completion_basis}; {preview.token_method})"
     )
     cost = preview.cost_usd
     text += f" · ~${cost:.4f}" if cost is not None else ""
