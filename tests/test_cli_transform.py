@@ -56,13 +56,32 @@ def test_transform_asks_for_k_candidates_and_prints_the_one_a_run_would_keep(
         assert server.stats.chat_calls == 3
 
 
-def test_transform_with_one_candidate_asks_once(capsys, tmp_path, bag_of_words):
+def test_transform_with_one_candidate_asks_once_and_skips_as_a_run_would(
+    capsys, tmp_path, bag_of_words
+):
+    """k = 1 asks once; that one reply is an answer (#0), which the gate refuses: a run would
+    SKIP the case, so transform prints no follow-up, says SKIP with the gate's reason and exits
+    3, as it does for a relation that does not apply."""
     replies = itertools.cycle(REPLIES)
     with FakeOpenAIServer(FakeBehaviour(responder=lambda messages: next(replies))) as server:
-        payload = _transform(capsys, server, tmp_path / "t.db", "--rewrite-candidates", "1")
+        args = [
+            "transform", "si.paraphrase", "--task", "math", "--text", SOURCE,
+            "--endpoint", server.base_url, "--model", "fake-model", "--db", str(tmp_path / "t.db"),
+            "--rewrite-candidates", "1",
+        ]  # fmt: skip
+        assert main([*args, "--json"]) == 3
+        payload = json.loads(capsys.readouterr().out)
         assert server.stats.chat_calls == 1
-        assert payload["followup"] == REPLIES[0]
-        assert payload["details"]["rewrite"]["tried"] == 1
+        assert payload["skipped"] is True and "followup" not in payload
+        assert payload["reason"].startswith("invalid_followup")
+        tried = payload["details"]["rewrite"]
+        assert (tried["tried"], tried["valid"], tried["chosen"]) == (1, 0, 0)
+        assert tried["candidates"][0]["text"] == REPLIES[0]
+        # In words: nothing on stdout, the reason on stderr; the cached call is asked no more.
+        assert main(args) == 3
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith("SKIP: invalid_followup")
+        assert server.stats.chat_calls == 1
 
 
 def test_transform_refuses_a_k_out_of_range(capsys, tmp_path):

@@ -97,11 +97,14 @@ def cmd_transform(args: argparse.Namespace) -> int:
         rewrite=rewrite, candidates=candidates,
     )  # fmt: skip
     result = results[0] if results else SkippedFollowUp(field, "no follow-up")
-    if isinstance(result, SkippedFollowUp):
+    refused = result.reason if isinstance(result, SkippedFollowUp) else _gate_refusal(result)
+    if refused is not None:
         if args.json:
-            print(json.dumps({"relation": relation.id, "skipped": True, "reason": result.reason}))
+            skipped = {"relation": relation.id, "skipped": True, "reason": refused}
+            details = getattr(result, "details", None)
+            print(json.dumps(skipped | ({"details": details} if details else {})))
         else:
-            print(f"SKIP: {result.reason}", file=sys.stderr)
+            print(f"SKIP: {refused}", file=sys.stderr)
         return 3
     followup_text = result.fields.get(field, "")
     prompt = f"{result.preamble.rstrip()}\n\n{followup_text}" if result.preamble else followup_text
@@ -124,6 +127,18 @@ def cmd_transform(args: argparse.Namespace) -> int:
     else:
         print(prompt)
     return 0
+
+
+def _gate_refusal(result: Any) -> str | None:
+    """The validity gate's reason when no rewrite candidate passed it (a run SKIPs that case
+    with this reason), else None."""
+    from relations.candidates import DETAILS_KEY
+
+    tried = (result.details or {}).get(DETAILS_KEY)
+    if not tried or tried["valid"] or tried["chosen"] is None:
+        return None
+    chosen = next(c for c in tried["candidates"] if c["n"] == tried["chosen"])
+    return chosen["gate"]
 
 
 def _rewriters(args: argparse.Namespace, store) -> tuple[Rewriter, Candidates]:
