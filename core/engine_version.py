@@ -21,9 +21,11 @@ REPAIR_HINT = "judged by an engine with a known defect — rerun to repair"
 class KnownDefect:
     """A defect of engine versions below ``fixed_in`` that made the cases of some runs wrong.
 
-    Which runs it touched is said one of two ways: by the relation kinds a run must mix
-    (``needs_kinds``, a defect of pairing kinds), or by the relations whose follow-ups were
-    wrong (``relation_ids``: a run using any of them)."""
+    Which runs it touched is said one of three ways: by the relation kinds a run must mix
+    (``needs_kinds``, a defect of pairing kinds), by the relations whose follow-ups were wrong
+    (``relation_ids``: a run using any of them), or by what its stored cases show
+    (``read_from_cases``: every run of an older engine may be touched, and
+    ``app.engine.repairs`` reads its cases to tell)."""
 
     id: str
     fixed_in: int
@@ -32,6 +34,8 @@ class KnownDefect:
     needs_kinds: frozenset[str] = frozenset()
     # The relations that made wrong follow-ups: a run using any one of them is touched.
     relation_ids: frozenset[str] = frozenset()
+    # Told only by the run's stored cases (``app.engine.repairs.confirmed``).
+    read_from_cases: bool = False
 
     def touches(
         self,
@@ -42,6 +46,8 @@ class KnownDefect:
         version = engine_version or UNSTAMPED_VERSION
         if version >= self.fixed_in:
             return False
+        if self.read_from_cases:
+            return True
         if self.relation_ids:
             return bool(self.relation_ids.intersection(relation_ids))
         kinds = set(relation_kinds)
@@ -81,7 +87,24 @@ INVALID_RULE_OUTPUTS = KnownDefect(
     ),
 )
 
-KNOWN_DEFECTS: tuple[KnownDefect, ...] = (MIXED_KINDS_PAIRING, INVALID_RULE_OUTPUTS)
+# On NLI, relations that expect the same label (ad.distractor, ad.format, si.academic, si.expand,
+# …) edited the hypothesis as well as the premise, until commit d8a15b4 (2026-11-26): an edited
+# hypothesis can claim something else ("Unrelated note: some bus routes… A woman is preparing
+# food."), so "same label" was the wrong expectation (768 judged cases, 525 FAIL, in issue 23's
+# audit). Engine 3 came after the fix. A run is flagged where its cases show such an edit of a
+# field its NLI target keeps.
+NLI_CLAIM_EDITS = KnownDefect(
+    id="nli-claim-edits",
+    fixed_in=3,
+    summary="relations expecting the same NLI label edited the hypothesis, not only the premise",
+    read_from_cases=True,
+)
+
+KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
+    MIXED_KINDS_PAIRING,
+    INVALID_RULE_OUTPUTS,
+    NLI_CLAIM_EDITS,
+)
 
 
 def defects_touching(

@@ -1,5 +1,6 @@
-"""Known defects of older engines, told by relation (issue 23 leftovers): runs whose rule
-relations sent invalid follow-ups are flagged for repair; runs whose follow-ups were valid are not."""
+"""Known defects of older engines, told by relation or by stored cases (issue 23 leftovers): runs
+whose rule relations sent invalid follow-ups, and NLI runs whose same-label relations edited the
+hypothesis, are flagged for repair; runs whose follow-ups were valid are not."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from core.engine_version import (
     ENGINE_VERSION,
     INVALID_RULE_OUTPUTS,
     MIXED_KINDS_PAIRING,
+    NLI_CLAIM_EDITS,
     defects_touching,
 )
 from core.run_config import RunConfig
@@ -46,7 +48,9 @@ def test_the_mixed_kinds_defect_still_needs_mixed_kinds_and_ignores_relation_ids
     assert defects_touching(1, {"llm", "rule"}, ("word.synonym", "si.paraphrase")) == [
         MIXED_KINDS_PAIRING,
         INVALID_RULE_OUTPUTS,
+        NLI_CLAIM_EDITS,  # any old run: its cases tell (app.engine.repairs)
     ]
+    assert NLI_CLAIM_EDITS not in defects_touching(3, {"rule"}, ("ad.format",))
 
 
 REVIEWS = (
@@ -134,6 +138,117 @@ def test_a_run_built_on_an_invalid_rule_output_is_flagged_then_repaired(tmp_path
             "The soup was not good and the waiter was friendly.",
             "The hotel room was not dirty.",
         }
+        assert flagged_runs(store) == []
+    finally:
+        store.close()
+
+
+PAIRS = (
+    ("A woman is slicing tomatoes in a restaurant kitchen.", "A woman is preparing food."),
+    ("Two boys are kicking a football across a muddy field.", "Two children are playing outside."),
+)
+
+
+def _nli_run(db, nli_target: str = "premise") -> str:
+    """An NLI run of two pairs under ad.format and char.leet (both expect the same label),
+    judged today."""
+    store = Store(db)
+    try:
+        endpoint = Endpoint(name="mock", base_url="http://mock/v1", model="m")
+        config = RunConfig(endpoint, "nli", ("ad.format", "char.leet"), nli_target=nli_target)
+        runner = Runner(
+            store,
+            EmbeddingCache(BagOfWordsEmbedder(), store),
+            client_factory=MockClient(lambda messages: "entailment").factory,
+        )
+        samples = [Sample({"premise": p, "hypothesis": h}) for p, h in PAIRS]
+        return runner.run_sync(config, BUILTIN_TASKS["nli"], samples).run_id
+    finally:
+        store.close()
+
+
+def _age_nli(db, run_id: str, hypothesis_edit: bool) -> None:
+    """Make the run look judged by engine 2; with ``hypothesis_edit``, as that engine stored an
+    ad.format case that edited the first pair's hypothesis."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE runs SET engine_version = 2 WHERE id = ?", [run_id])
+        if hypothesis_edit:
+            case_id = conn.execute(
+                "SELECT id FROM cases WHERE run_id = ? AND relation_id = 'ad.format' "
+                "AND target = 'premise' LIMIT 1",
+                [run_id],
+            ).fetchone()[0]
+            conn.execute("UPDATE cases SET target = 'hypothesis' WHERE id = ?", [case_id])
+    conn.close()
+
+
+def _targets(db, run_id: str) -> dict[str, set[str]]:
+    store = Store(db)
+    try:
+        targets: dict[str, set[str]] = {}
+        for case in store.cases_for([run_id]):
+            targets.setdefault(case.relation_id, set()).add(case.target)
+        return targets
+    finally:
+        store.close()
+
+
+def test_today_same_label_relations_leave_the_hypothesis(tmp_path):
+    """The premise of the NLI defect's check: today ad.format and char.leet edit the premise
+    only (the run's default target), and the run is not flagged."""
+    db = tmp_path / "today.db"
+    run_id = _nli_run(db)
+    assert _targets(db, run_id) == {"ad.format": {"premise"}, "char.leet": {"premise"}}
+    store = Store(db)
+    try:
+        assert flagged_runs(store) == []
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("nli_target", "hypothesis_edit", "flagged"),
+    [
+        ("premise", True, True),  # ad.format edited the hypothesis the run kept: the defect
+        ("premise", False, False),  # an old engine, but every same-label edit was the premise's
+        ("hypothesis", True, False),  # the run asked for hypothesis edits
+    ],
+)
+def test_old_nli_runs_whose_same_label_relations_edited_the_hypothesis_are_flagged(
+    tmp_path, nli_target, hypothesis_edit, flagged
+):
+    """Engine 2 runs are flagged with the NLI defect only where a stored case of a relation that
+    expects the same label changed a field the run's NLI target keeps."""
+    db = tmp_path / "nli.db"
+    run_id = _nli_run(db, nli_target)
+    _age_nli(db, run_id, hypothesis_edit and nli_target == "premise")
+    if nli_target == "hypothesis" and hypothesis_edit:
+        assert _targets(db, run_id)["ad.format"] == {"hypothesis"}
+    store = Store(db)
+    try:
+        found = flagged_runs(store)
+    finally:
+        store.close()
+    if flagged:
+        (run,) = found
+        assert run.run_id == run_id and run.defects == (NLI_CLAIM_EDITS.summary,)
+    else:
+        assert found == []
+
+
+def test_a_flagged_nli_run_is_repaired_by_rerunning_it(tmp_path):
+    """Rerunning the flagged run replaces the hypothesis-edit case with today's premise edit and
+    stamps the current engine; then nothing is flagged."""
+    db = tmp_path / "repair.db"
+    run_id = _nli_run(db)
+    _age_nli(db, run_id, hypothesis_edit=True)
+    assert _targets(db, run_id)["ad.format"] == {"premise", "hypothesis"}
+    assert _nli_run(db) == run_id
+    assert _targets(db, run_id)["ad.format"] == {"premise"}
+    store = Store(db)
+    try:
+        assert store.run(run_id).engine_version == ENGINE_VERSION
         assert flagged_runs(store) == []
     finally:
         store.close()

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.engine_version import REPAIR_HINT, UNSTAMPED_VERSION, KnownDefect, defects_touching
 from core.records import Run
 from core.types import content_hash
 from storage import Store
+
+if TYPE_CHECKING:
+    from relations.base import Relation
 
 
 @dataclass(frozen=True)
@@ -45,23 +48,27 @@ class FlaggedRun:
 
 def relation_kinds(store: Store, relation_ids: Iterable[str]) -> set[str]:
     """The kinds (``RelationKind`` values) of the relations named; unknown ids are left out."""
+    return {relation.kind.value for relation in known_relations(store, relation_ids).values()}
+
+
+def known_relations(store: Store, relation_ids: Iterable[str]) -> dict[str, Relation]:
+    """The relations named, built-in or the store's custom ones; unknown ids are left out."""
     from app.engine.workspace import custom_relations
     from relations.registry import get_relation
 
     custom = None
-    kinds: set[str] = set()
+    found: dict[str, Relation] = {}
     for relation_id in relation_ids:
         try:
-            relation = get_relation(relation_id)
+            found[relation_id] = get_relation(relation_id)
         except (KeyError, ValueError):
             if custom is None:
                 custom = custom_relations(store)
             try:
-                relation = get_relation(relation_id, custom)
+                found[relation_id] = get_relation(relation_id, custom)
             except (KeyError, ValueError):
                 continue
-        kinds.add(relation.kind.value)
-    return kinds
+    return found
 
 
 def flagged_runs(store: Store, run_ids: Iterable[str] | None = None) -> list[FlaggedRun]:
@@ -100,7 +107,10 @@ def confirmed(store: Store, run: Run, defect: KnownDefect) -> bool:
     A defect of pairing kinds touches every run that mixed them. A defect of some relations'
     follow-ups touches a run only where today's relations make other follow-ups from its samples
     than it stored: the relations it names are rules (no model, deterministic under the run's
-    seed), so they are replayed, and a run whose inputs were valid all along is not flagged."""
+    seed), so they are replayed, and a run whose inputs were valid all along is not flagged. A
+    defect read from cases touches a run whose cases show it."""
+    if defect.read_from_cases:
+        return edited_kept_claims(store, run)
     if not defect.relation_ids:
         return True
     used = defect.relation_ids.intersection(run.config.get("relation_ids") or ())
@@ -111,6 +121,35 @@ def confirmed(store: Store, run: Run, defect: KnownDefect) -> bool:
             stored.setdefault(key, set()).add(content_hash(case.followup_input))
     return any(
         not made <= today for (sample_id, relation_id), made, today in _replayed(store, run, stored)
+    )
+
+
+def edited_kept_claims(store: Store, run: Run) -> bool:
+    """Whether a relation of the run changed a field that the run's NLI target keeps (today's
+    rule, ``relations.apply.kept_fields_of``): a hypothesis edited under a relation that
+    expects the same label, when the run did not ask for hypothesis edits."""
+    from app.engine.workspace import get_task
+    from core.run_config import DEFAULT_NLI_TARGET
+    from relations.apply import kept_fields_of
+
+    try:
+        task = get_task(store, run.task_id)
+    except (KeyError, ValueError):
+        return False  # a custom task deleted since: nothing to compare with
+    fields = list(task.perturbable_fields)
+    nli_target = run.config.get("nli_target", DEFAULT_NLI_TARGET)
+    kept_by_relation: dict[str, frozenset[str]] = {}
+    relations = known_relations(store, run.config.get("relation_ids") or ())
+    for relation_id, relation in relations.items():
+        # Only what the NLI target keeps: a relation's own kept fields were always kept.
+        kept = kept_fields_of(relation, fields, nli_target) - relation.kept_fields
+        if kept:
+            kept_by_relation[relation_id] = kept
+    if not kept_by_relation:
+        return False
+    return any(
+        kept_by_relation[case.relation_id].intersection(case.target.split("+"))
+        for case in store.cases_for([run.id], relation_ids=kept_by_relation)
     )
 
 

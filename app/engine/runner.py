@@ -329,9 +329,15 @@ class Runner:
         stored = self.store.run(run_id)
         if stored is None:
             return False
+        from app.engine.repairs import edited_kept_claims
+
         kinds = {relation.kind.value for relation in relations}
         ids = {relation.id for relation in relations}
-        return bool(defects_touching(stored.engine_version, kinds, ids))
+        # A defect told by the cases touches only the runs whose cases show it.
+        return any(
+            not defect.read_from_cases or edited_kept_claims(self.store, stored)
+            for defect in defects_touching(stored.engine_version, kinds, ids)
+        )
 
     def _drop_mismatched_cases(self, run_id: str, planned: Sequence[PlannedCase]) -> None:
         """Delete the stored cases of a run under repair that the plan does not make as stored:
