@@ -11,6 +11,8 @@ Backends, all from the packaged all-MiniLM-L6-v2 files (offline):
   when it cannot be installed beside this transformers);
 - ``onnx-fp32``: the app's encoder (``app.engine.minilm_onnx``: the model exported once by
   ``torch.onnx.export``, run by ONNX Runtime);
+- ``onnx-int8-rows``: that graph smoothed (SmoothQuant), each token's row quantized by itself,
+  7-bit weights, texts of at most three word pieces in fp32 (``minilm_int8_rows``);
 - ``onnx-int8``: that graph after ONNX Runtime's dynamic int8 quantization (per-channel weights,
   MatMuls);
 - ``onnx-int8-static``: static int8 with scales calibrated on our own texts, the FFN output and
@@ -137,6 +139,7 @@ def _encoder(model) -> Callable[[list[str]], np.ndarray]:
 
 def _onnx_backends(tmp: Path) -> dict[str, Callable[[], Callable]]:
     """The ONNX Runtime backends, each made only when asked for (graphs go under ``tmp``)."""
+    from minilm_int8_rows import rows_int8
     from minilm_int8_variants import blockwise_int8, static_int8
 
     from app.engine.minilm_onnx import MiniLMOnnxEmbedder, ensure_onnx
@@ -157,6 +160,9 @@ def _onnx_backends(tmp: Path) -> dict[str, Callable[[], Callable]]:
     calibration = varied_texts(400, seed=SEED + 100)  # not the cosine set's texts
     return {
         "onnx-fp32": lambda: MiniLMOnnxEmbedder(tmp, THREADS).embed,
+        "onnx-int8-rows": lambda: (
+            rows_int8(ensure_onnx(tmp), tmp / "minilm-rows.onnx", THREADS).embed
+        ),
         "onnx-int8": dynamic_int8,
         "onnx-int8-static": lambda: on(
             static_int8(ensure_onnx(tmp), tmp / "minilm-static.onnx", calibration)

@@ -19,6 +19,11 @@ cores without int8 dot-product instructions.
   once those layers stay fp32.
 - 8-bit blockwise weights with each activation row quantized by itself (``MatMulNBits``):
   within 0.99 and batch-independent, but no faster than fp32 here.
+- Each token's row quantized by itself after SmoothQuant, 7-bit weights, integer products by
+  ``MatMulIntegerToFloat`` (``bench/minilm_int8_rows.py``): within 0.99 (0.994 at worst) and
+  batch-independent, but 0.93-1.14× fp32's texts/s, and its cosines between texts move by up
+  to 0.02, enough to move 6 of 174 stability observations on the golden texts
+  (``bench/embedder_verdicts.py``).
 
 In fp32 the time goes to the dense MatMuls (about 80% of a call, profiled); ONNX Runtime's BERT
 graph optimiser found nothing that changed the time, and texts are sorted by length before
