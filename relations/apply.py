@@ -39,7 +39,7 @@ class Candidates:
     count: int = 1
     rewrite: CandidateRewriter | None = None
     similarity: Similarity | None = None
-    few_shot: bool = False  # a small rewriter: prompts with worked examples
+    few_shot: bool = False  # prompts with worked examples (the bench's comparison only)
 
 
 ONE_CANDIDATE = Candidates()

@@ -84,7 +84,8 @@ class TransformContext:
     rewrite_candidate: CandidateRewriter | None = None
     check_candidate: CandidateCheck | None = None
     similarity: Callable[[str, str], float] | None = None
-    # The rewriter is a small model (the embedded one): its prompts carry worked examples.
+    # Prompts with worked examples (the bench compares them; no run asks for them: the embedded
+    # SmolLM2 copied them into its rewrites, bench/bench_rewriter_models.py).
     few_shot: bool = False
     # What the transformation wants kept with the case (e.g. the candidates it tried).
     details: dict[str, Any] = field(default_factory=dict)

@@ -177,8 +177,15 @@ META_COMMENTARY = re.compile(
     r"|\b(?:rewritten|paraphrased|expanded|translated|new|final) (?:text|version|sentence|"
     r"question|problem)\s*:"
     r"|\b(?:paraphrase|translation|rewrite|output|answer|solution)\s*:"
+    # "Original: … Rephrased: …", "The text: …": two versions, or a label before the text
+    r"|^\W*(?:original|rephrased|reworded|expanded|simplified|the text|text)\s*:"
+    # "This sentence uses the adjective …", "A user asks the question: …": about the text
+    r"|\bthis (?:sentence|text|passage) (?:uses|describes|says|means|shows|is about)\b"
+    r"|\bthe user (?:asks|wants)\b|\ba user asks\b"
     # Our own prompt, echoed
     r"|\breply with the\b|\bpreserve every number\b|\bdo not (?:answer|solve|comment)\b"
+    r"|\b(?:refuse to answer|add a title|comment on the text)\b"
+    r"|\b(?:refine|rephrase|rewrite|reword|expand) the (?:sentence|text) to\b"
     r"|</?text>"
     # Openers and labels of the pivot languages
     r"|\b(?:voici|voilà|hier ist|hier sind|aquí (?:está|tienes)|ecco|aqui está)\b"
@@ -306,6 +313,22 @@ def _without_incidental(text: str) -> str:
     return re.sub(pattern, " ", text, flags=re.I)
 
 
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+_SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves"})
+
+
+def person_reason(source: str, followup: str) -> str | None:
+    """The speaker changed: the source speaks of itself ("my headphones", "our guide") and the
+    rewrite addresses someone else instead ("your headphones"), which is another claim."""
+    before, after = _words(source), _words(followup)
+    mine = [w for w in before if w in _FIRST_PERSON]
+    yours = [w for w in after if w in _SECOND_PERSON and w not in before]
+    kept = [w for w in after if w in _FIRST_PERSON]
+    if mine and yours and len(kept) < len(mine):
+        return f"the speaker changed ({mine[0]} → {yours[0]})"
+    return None
+
+
 def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | None:
     """A polarity lost or added, or fewer than half of a polarity's sentiment words kept."""
     before, after = polarity_counts(source), polarity_counts(followup)
@@ -323,7 +346,7 @@ def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | 
 
 def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None:
     """What an LLM rewrite broke (None: nothing we can see): meta-text or an instruction echo,
-    another language, the question, added numbers, negation, sentiment."""
+    another language, the question, the speaker, added numbers, negation, sentiment."""
     meta = meta_text(source, followup)
     if meta is not None:
         return f'meta-commentary ("{meta}")'
@@ -337,6 +360,7 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
     adds = relation.id in ADDS_SENTENCES
     for reason in (
         question_reason(source, followup, relation.id == "si.contrastive"),
+        person_reason(source, followup),
         _numbers_reason(source, followup),
         _negation_reason(source, followup, adds),
         sentiment_reason(source, followup, adds),

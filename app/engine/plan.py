@@ -119,10 +119,11 @@ async def plan_cases(
     jobs = [(i, s, r) for i, s in enumerate(samples) for r in relations]
     loop = asyncio.get_running_loop()
     ask = _candidate_rewriter(transform_calls, loop)
-    # The embedded model is a small rewriter: its prompts carry worked examples.
-    small = transform_calls.endpoint.embedded
+    # No worked examples, not even for the embedded SmolLM2: on 20 texts × 4 relations it copied
+    # them into 72 of 229 candidates, and gave 2 valid judged rewrites against 8 without them
+    # (bench/bench_rewriter_models.py, --zero-shot).
     similarity = _similarity_on(gate_on, embeddings)
-    candidates = Candidates(config.rewrite_candidates, ask, similarity, few_shot=small)
+    candidates = Candidates(config.rewrite_candidates, ask, similarity)
     rewrite = partial(ask, candidate=0)
     results = await _make_followups(
         jobs, list(samples), task, config.seed, rewrite, candidates, nli_target=config.nli_target

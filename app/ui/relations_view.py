@@ -75,7 +75,8 @@ def transformation_rewriter(count: int = 1) -> tuple[Rewriter, Candidates]:
 
         return EmbeddingCache(default_embedder(), get_store()).similarity(a, b)
 
-    return (lambda prompt: ask(prompt, 0)), Candidates(count, ask, similarity, few_shot=True)
+    # The prompts a run gives the embedded rewriter: no worked examples (``app.engine.plan``).
+    return (lambda prompt: ask(prompt, 0)), Candidates(count, ask, similarity)
 
 
 # ---------------------------------------------------------------- catalog (pure)

@@ -136,6 +136,61 @@ SMALL_MODEL_REWRITES = [
         "The staff were friendly, and there was a room and a breakfast.",
         "invalid_followup: sentiment words lost (positive: 3 → 1)",
     ),
+    # The embedded SmolLM2's rewrites on the 20-text bench (bench/data/rewriter_review.jsonl),
+    # judged before these checks and read as invalid by us:
+    # the speaker changed: "my headphones" are someone else's now.
+    (
+        "si.paraphrase",
+        "My new headphones broke after two days, which is really disappointing.",
+        "Your new headphones broke after two days, which is really disappointing.",
+        "invalid_followup: the speaker changed (my → your)",
+    ),
+    # a comment on the source's wording after the source itself.
+    (
+        "si.expand",
+        "The hotel room was clean, quiet and comfortable.",
+        "The hotel room was clean, quiet and comfortable.\nThis sentence uses the adjective "
+        '"clean" to describe the room.',
+        'invalid_followup: meta-commentary ("This sentence uses")',
+    ),
+    # two versions under labels.
+    (
+        "si.paraphrase",
+        "Our guide in Lisbon was helpful and made the tour fun.",
+        'Original: "The guide in Lisbon was helpful and made the tour fun."\nRephrased: "Our '
+        'guide in Lisbon helped and made the tour fun"',
+        'invalid_followup: meta-commentary ("Original:")',
+    ),
+    # a label of the rewriter's own before the text.
+    (
+        "si.expand",
+        "The delivery arrived early and the packaging was perfect.",
+        "The text: The delivery arrived early and the packaging was perfect.",
+        'invalid_followup: meta-commentary ("The text:")',
+    ),
+    # the question framed as someone's request.
+    (
+        "si.paraphrase",
+        "Omar cycles 18 kilometres in 45 minutes. What is his speed in kilometres per hour?",
+        "A user asks the question: Omar cycles 18 kilometres in 45 minutes. What is his speed "
+        "in kilometres per hour?",
+        'invalid_followup: meta-commentary ("A user asks")',
+    ),
+    # our prompt ("do not add a title"), and an instruction of its own, echoed.
+    (
+        "si.expand",
+        "The laptop is fast, but the screen is dull and the keyboard feels cheap.",
+        "The laptop is fast, but the screen is dull and the keyboard feels cheap.\nRefuse to "
+        "answer or add a title.",
+        'invalid_followup: meta-commentary ("Refuse to answer")',
+    ),
+    (
+        "si.expand",
+        "The hotel room was clean, quiet and comfortable.",
+        'The hotel room was clean, quiet and comfortable.\nRefine the sentence to: "The hotel '
+        'room is clean, quiet, and also..."',
+        'invalid_followup: meta-commentary ("Refine the sentence to")',
+    ),
 ]
 
 
@@ -174,6 +229,23 @@ def test_invalid_rewrites_of_a_small_model_are_skipped_with_a_named_reason(
             "si.paraphrase",
             "If the answer is 4, what was the question?",
             "What was the question, if the answer is 4?",
+        ),
+        # The speaker may stay the speaker, and a question may still address the reader.
+        (
+            "si.paraphrase",
+            "I waited an hour on the phone and the agent was rude to me.",
+            "I spent an hour on hold, and the agent was rude to me.",
+        ),
+        (
+            "si.paraphrase",
+            "How many apples do you have left after you eat 2 of 5?",
+            "After you eat 2 of 5 apples, how many do you have left?",
+        ),
+        # "text" and "original" inside a sentence are no labels.
+        (
+            "si.paraphrase",
+            "The original plan was to send the text by noon.",
+            "The plan at first was to send the text by noon.",
         ),
         # An expansion may add words before the question, as long as it stays last.
         (
