@@ -125,32 +125,17 @@ def confirmed(store: Store, run: Run, defect: KnownDefect) -> bool:
 
 
 def edited_kept_claims(store: Store, run: Run) -> bool:
-    """Whether a relation of the run changed a field that the run's NLI target keeps (today's
-    rule, ``relations.apply.kept_fields_of``): a hypothesis edited under a relation that
-    expects the same label, when the run did not ask for hypothesis edits."""
+    """Whether a case of the run changed a field its NLI target keeps (``claim_edits``); False
+    for a run whose task is gone (nothing to compare with)."""
+    from app.engine.claim_edits import edits_kept_claims
     from app.engine.workspace import get_task
-    from core.run_config import DEFAULT_NLI_TARGET
-    from relations.apply import kept_fields_of
 
     try:
         task = get_task(store, run.task_id)
     except (KeyError, ValueError):
-        return False  # a custom task deleted since: nothing to compare with
-    fields = list(task.perturbable_fields)
-    nli_target = run.config.get("nli_target", DEFAULT_NLI_TARGET)
-    kept_by_relation: dict[str, frozenset[str]] = {}
-    relations = known_relations(store, run.config.get("relation_ids") or ())
-    for relation_id, relation in relations.items():
-        # Only what the NLI target keeps: a relation's own kept fields were always kept.
-        kept = kept_fields_of(relation, fields, nli_target) - relation.kept_fields
-        if kept:
-            kept_by_relation[relation_id] = kept
-    if not kept_by_relation:
         return False
-    return any(
-        kept_by_relation[case.relation_id].intersection(case.target.split("+"))
-        for case in store.cases_for([run.id], relation_ids=kept_by_relation)
-    )
+    relations = known_relations(store, run.config.get("relation_ids") or ())
+    return edits_kept_claims(store, run, task.perturbable_fields, list(relations.values()))
 
 
 def _replayed(store: Store, run: Run, stored: dict[tuple[str, str], set[str]]):

@@ -110,7 +110,7 @@ class Runner:
         started = time.perf_counter()
         relations = self.relations_for(config, samples)
         run_id = config.run_id(samples)
-        if self._embeddings_needed(run_id) or self._needs_repair(run_id, relations):
+        if self._embeddings_needed(run_id) or self._needs_repair(run_id, task, relations):
             # Loading the model takes seconds of CPU: it happens beside the first calls.
             self.embeddings.warm_up()
         context = self.start_run(run_id, config, task, samples, relations)
@@ -264,7 +264,7 @@ class Runner:
         state.total = len(planned)
         # A run judged by an engine with a known defect that touched it is judged again
         # whole: its answers come from the call cache, its wrong cases are replaced.
-        repairing = self._needs_repair(run_id, context.relations)
+        repairing = self._needs_repair(run_id, context.task, context.relations)
         if repairing:
             self._drop_mismatched_cases(run_id, planned)
         # ERROR cases are not settled: a rerun sends their calls again and replaces them.
@@ -324,18 +324,19 @@ class Runner:
             completion_tokens=state.completion_tokens,
         )
 
-    def _needs_repair(self, run_id: str, relations: Sequence[Relation]) -> bool:
+    def _needs_repair(self, run_id: str, task: Task, relations: Sequence[Relation]) -> bool:
         """Whether the stored run was judged by an engine with a defect known to touch it."""
         stored = self.store.run(run_id)
         if stored is None:
             return False
-        from app.engine.repairs import edited_kept_claims
+        from app.engine.claim_edits import edits_kept_claims
 
         kinds = {relation.kind.value for relation in relations}
         ids = {relation.id for relation in relations}
         # A defect told by the cases touches only the runs whose cases show it.
         return any(
-            not defect.read_from_cases or edited_kept_claims(self.store, stored)
+            not defect.read_from_cases
+            or edits_kept_claims(self.store, stored, task.perturbable_fields, relations)
             for defect in defects_touching(stored.engine_version, kinds, ids)
         )
 
