@@ -49,7 +49,6 @@ WEIGHT_LEVELS = 63  # 7-bit weights (see the module docstring, point 3)
 ACTIVATION_LEVELS = 127
 ZERO_POINT = 128
 OPSET = 21  # QuantizeLinear with one scale per block (here: per row)
-CALIBRATION_BATCH = 16
 
 
 def calibration_texts() -> list[str]:
@@ -90,8 +89,7 @@ def channel_ranges(fp32_graph: Path, texts: list[str]) -> dict[str, np.ndarray]:
     ``texts`` (padding excluded), from the fp32 graph."""
     import onnx
     import onnxruntime
-
-    from app.engine.minilm_onnx import MiniLMOnnxEmbedder
+    from minilm_int8_variants import token_batches
 
     model = onnx.load(str(fp32_graph))
     inputs = sorted({node.input[0] for node in _weight_matmuls(model)})
@@ -102,19 +100,12 @@ def channel_ranges(fp32_graph: Path, texts: list[str]) -> dict[str, np.ndarray]:
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), providers=["CPUExecutionProvider"]
     )
-    tokenizer = MiniLMOnnxEmbedder._open_tokenizer()
     ranges: dict[str, np.ndarray] = {}
-    for start in range(0, len(texts), CALIBRATION_BATCH):
-        encodings = tokenizer.encode_batch(texts[start : start + CALIBRATION_BATCH])
-        length = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), length), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, encoding in enumerate(encodings):
-            ids[row, : len(encoding.ids)] = encoding.ids
-            mask[row, : len(encoding.ids)] = 1
-        outputs = session.run(inputs, {"input_ids": ids, "attention_mask": mask})
+    for batch in token_batches(texts):
+        outputs = session.run(inputs, batch)
+        real = batch["attention_mask"].astype(bool)
         for name, values in zip(inputs, outputs, strict=True):
-            observed = np.abs(values[mask.astype(bool)]).max(axis=0)
+            observed = np.abs(values[real]).max(axis=0)
             ranges[name] = np.maximum(ranges.get(name, 0.0), observed)
     return ranges
 

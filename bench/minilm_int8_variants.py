@@ -25,7 +25,7 @@ CALIBRATION_BATCH = 16
 CALIBRATION_SEED = 7  # not the cosine set's seed: the graph is judged on texts it did not see
 
 
-def _token_batches(texts: list[str]) -> list[dict[str, np.ndarray]]:
+def token_batches(texts: list[str]) -> list[dict[str, np.ndarray]]:
     """The model's two inputs for ``texts``, in batches padded as the app pads them."""
     from app.engine.minilm_onnx import MiniLMOnnxEmbedder
 
@@ -79,7 +79,7 @@ def static_int8(source: Path, target: Path, calibration_texts: list[str]) -> Pat
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
-            self._batches = iter(_token_batches(calibration_texts))
+            self._batches = iter(token_batches(calibration_texts))
 
         def get_next(self):
             return next(self._batches, None)
