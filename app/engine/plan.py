@@ -121,7 +121,7 @@ async def plan_cases(
     ask = _candidate_rewriter(transform_calls, loop)
     # No worked examples, not even for the embedded SmolLM2: on 20 texts × 4 relations it copied
     # them into 72 of 229 candidates, and gave 2 valid judged rewrites against 8 without them
-    # (bench/bench_rewriter_models.py, --zero-shot).
+    # (bench/bench_rewriter_models.py against its --few-shot run).
     similarity = _similarity_on(gate_on, embeddings)
     candidates = Candidates(config.rewrite_candidates, ask, similarity)
     rewrite = partial(ask, candidate=0)
