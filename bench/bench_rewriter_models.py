@@ -37,6 +37,21 @@ echoes of our prompt) leaves 6 invalid rewrites it cannot see: another detail sw
 two nouns ("the screen feels cheap and the keyboard is dull"), half the complaint dropped, verse
 appended, a new customer and meal. Both miss the targets (≤ 5 % invalid, ≥ 40 % yield) by far:
 LLM-prompted relations need a real transformation endpoint, and the yield note says so.
+
+**The same replies, re-gated** (``--cached-only``, no call asked again) after the gate learned to
+see three of those faults (``relations.english.clauses``): a source clause that no part of the
+rewrite matches at cosine 0.45, a detail moved between two clauses, and lines appended to a
+one-line source. 14 judged → 10; on an invalid rewrite 6 → 2 (43 % → 20 %); valid judged 8, so the
+yield stays 10 %. All 29 candidates SKIPped with a new reason were read: all invalid. One case's
+choice moved to another candidate, read as invalid too (it adds "but it's still worth something
+for what it does"). The 2 left: "This is not a question I asked for." after an expansion, and
+that softer verdict; both add a claim, which cosine cannot tell from a faithful elaboration
+("and I am really disappointed" scores 0.12 against its source).
+
+| prompts | attempts | candidates | gate SKIPs | judged | on an invalid rewrite | valid judged (yield) |
+|---|---|---|---|---|---|---|
+| without, re-gated | 80 | 217 | 67 | 10 | 2 (20 %) | 8 (10 %) |
+
 ``sentence.back_translation`` made no valid rewrite at all (every candidate stayed in its pivot
 language, lost a number or commented).
 

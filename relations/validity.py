@@ -11,7 +11,10 @@ that has probably changed the meaning becomes ``invalid_followup: …``:
   to Spanish …", a pivot language's "Voici …"), stay in English, keep the question a question
   with nothing after it, add no number and drop none written in words, keep each sentiment
   polarity and at least half of its sentiment words (and, unless it is asked to add sentences,
-  bring in no new polarity), and reach the relation's embedding similarity floor.
+  bring in no new polarity), keep a one-line source on one line, keep each detail with the
+  clause it belongs to, and reach the relation's embedding similarity floor, as each of the
+  source's clauses must reach ``CLAUSE_FLOOR`` somewhere in the rewrite
+  (``relations.english.clauses``).
 
 Both become SKIPs with the reason, counted separately — this is what keeps false positives down.
 
@@ -25,6 +28,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 
 from relations.base import Expectation, FollowUp, Relation, RelationKind
+from relations.english.clauses import CLAUSE_FLOOR, added_lines, dropped_clause, swapped_details
 from relations.english.protect import PROPER_NAMES, negation_count
 from relations.english.sentiment_words import polarity_counts
 from relations.text_utils import normalise_whitespace, split_sentences
@@ -150,6 +154,8 @@ _CHECKED_RULE_RELATIONS = frozenset(
 )
 # Prompted relations asked to add sentences: new negations and sentiment words may be part of it.
 ADDS_SENTENCES = frozenset({"si.expand", "si.contrastive"})
+# Prompted relations asked to shorten: a clause that said nothing needed may go.
+MAY_DROP_CLAUSES = frozenset({"si.contract"})
 
 # The rewriter talking about its rewrite instead of giving it, or echoing our instructions. The
 # back-translation prompts go through French, German, Spanish, Italian and Portuguese, so the
@@ -357,6 +363,12 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
     copied = copied_example_words(source, followup)
     if len(copied) >= 2:
         return f"copied from the prompt's examples ({', '.join(copied[:4])})"
+    lines = added_lines(source, followup)
+    if lines is not None:
+        return f"{lines} lines for a one-line source (a second piece after the rewrite)"
+    swapped = swapped_details(source, followup)
+    if swapped is not None:
+        return f'details swapped between "{swapped[0]}" and "{swapped[1]}"'
     adds = relation.id in ADDS_SENTENCES
     for reason in (
         question_reason(source, followup, relation.id == "si.contrastive"),
@@ -405,6 +417,18 @@ def _content_reason(
         value = float(similarity(source, followup))
         if value < floor:
             return f"{INVALID}: input similarity {value:.2f} < floor {floor:.2f}"
+    # The clause check is the floor's, clause by clause: a relation without a floor has neither.
+    if (
+        similarity is not None
+        and floor is not None
+        and relation.kind == RelationKind.LLM
+        and checks_preservation(relation)
+        and relation.id not in MAY_DROP_CLAUSES
+    ):
+        dropped = dropped_clause(source, followup, similarity)
+        if dropped is not None:
+            shown = f"{dropped.best:.2f} < {CLAUSE_FLOOR:.2f}"
+            return f'{INVALID}: a claim dropped ("{dropped.clause}": best match {shown})'
     return None
 
 

@@ -48,15 +48,35 @@ _PHRASES = {
 _WORD = re.compile(r"[a-z][a-z'-]*")
 
 
+def polarity_of(word: str) -> str | None:
+    """The polarity of a lower-cased word, its adverb too ("rudely", "happily", "terribly")."""
+    for form in _base_forms(word):
+        if form in POSITIVE:
+            return "positive"
+        if form in NEGATIVE:
+            return "negative"
+    return None
+
+
+def _base_forms(word: str) -> tuple[str, ...]:
+    if not word.endswith("ly") or len(word) < 5:
+        return (word,)
+    stem = word[:-2]
+    if stem.endswith("i"):  # happily → happy
+        return word, stem[:-1] + "y"
+    if word.endswith("bly"):  # terribly → terrible, comfortably → comfortable
+        return word, word[:-1] + "e"
+    return word, stem
+
+
 def polarity_counts(text: str) -> Counter[str]:
     """How many sentiment words (and phrases) of each polarity ``text`` has."""
     lowered = text.lower().replace("’", "'")
     counts: Counter[str] = Counter()
     for word in _WORD.findall(lowered):
-        if word in POSITIVE:
-            counts["positive"] += 1
-        elif word in NEGATIVE:
-            counts["negative"] += 1
+        polarity = polarity_of(word)
+        if polarity is not None:
+            counts[polarity] += 1
     for phrase, polarity in _PHRASES.items():
         counts[polarity] += len(re.findall(rf"\b{phrase}\b", lowered))
     return counts
@@ -64,14 +84,4 @@ def polarity_counts(text: str) -> Counter[str]:
 
 def polarities(text: str) -> set[str]:
     """The polarities ("positive", "negative") that ``text`` has a sentiment word of."""
-    lowered = text.lower().replace("’", "'")
-    found: set[str] = set()
-    for word in _WORD.findall(lowered):
-        if word in POSITIVE:
-            found.add("positive")
-        elif word in NEGATIVE:
-            found.add("negative")
-    for phrase, polarity in _PHRASES.items():
-        if re.search(rf"\b{phrase}\b", lowered):
-            found.add(polarity)
-    return found
+    return {polarity for polarity, count in polarity_counts(text).items() if count}

@@ -24,8 +24,15 @@ SIMILARITY = {ANSWERS[0]: 0.55, ANSWERS[1]: 0.86, ANSWERS[2]: 0.97}
 MATH = BUILTIN_TASKS["math"]
 
 
+# Each sentence of the source against a candidate or its sentences (the gate's dropped-claim
+# check): every candidate says both sentences again.
+CLAUSE_SIMILARITY = 0.9
+
+
 def _similarity(a: str, b: str) -> float:
-    return 1.0 if a == b else SIMILARITY[b if a == SOURCE else a]
+    if a == b:
+        return 1.0
+    return SIMILARITY[b] if a == SOURCE else SIMILARITY.get(a, CLAUSE_SIMILARITY)
 
 
 def _followups(relation_id: str, answers: dict[int, str], count: int = 3, calls=None):

@@ -23,7 +23,11 @@ def _try(replies: dict[int, str]):
         return replies[candidate]
 
     def similarity(a: str, b: str) -> float:
-        return 1.0 if a == b else SIMILARITY[b]
+        # Source against a candidate; a source sentence against a candidate or its sentences
+        # (the gate's dropped-claim check): every candidate says both sentences again.
+        if a == b:
+            return 1.0
+        return SIMILARITY[b] if a == SOURCE else 0.9
 
     result = try_relation(
         get_relation("si.paraphrase"),
