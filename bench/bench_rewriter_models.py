@@ -39,18 +39,20 @@ appended, a new customer and meal. Both miss the targets (≤ 5 % invalid, ≥ 4
 LLM-prompted relations need a real transformation endpoint, and the yield note says so.
 
 **The same replies, re-gated** (``--cached-only``, no call asked again) after the gate learned to
-see three of those faults (``relations.english.clauses``): a source clause that no part of the
-rewrite matches at cosine 0.45, a detail moved between two clauses, and lines appended to a
-one-line source. 14 judged → 10; on an invalid rewrite 6 → 2 (43 % → 20 %); valid judged 8, so the
-yield stays 10 %. All 29 candidates SKIPped with a new reason were read: all invalid. One case's
-choice moved to another candidate, read as invalid too (it adds "but it's still worth something
-for what it does"). The 2 left: "This is not a question I asked for." after an expansion, and
-that softer verdict; both add a claim, which cosine cannot tell from a faithful elaboration
-("and I am really disappointed" scores 0.12 against its source).
+see four of those faults (``relations.english.clauses``): a source clause that no part of the
+rewrite matches at cosine 0.45, a detail moved between two clauses, a clause added to a
+paraphrase about nothing the source mentions, and lines appended to a one-line source. 14 judged
+→ 9; on an invalid rewrite 6 → 1 (43 % → 11 %); valid judged 8, so the yield stays 10 %. All 37
+candidates SKIPped with one of the new reasons were read: all invalid. One case's choice moved to
+another candidate on the way, which the added-claim check then caught ("…, but it's still worth
+something for what it does"). The one left adds a sentence to an expansion ("This is not a
+question I asked for."): an expansion may add sentences, and cosine cannot tell a comment from a
+faithful elaboration ("Overall, it was a pleasant meal." scores 0.59 against its review, "It
+boots up in seconds." 0.41, verse 0.36).
 
 | prompts | attempts | candidates | gate SKIPs | judged | on an invalid rewrite | valid judged (yield) |
 |---|---|---|---|---|---|---|
-| without, re-gated | 80 | 217 | 67 | 10 | 2 (20 %) | 8 (10 %) |
+| without, re-gated | 80 | 217 | 68 | 9 | 1 (11 %) | 8 (10 %) |
 
 ``sentence.back_translation`` made no valid rewrite at all (every candidate stayed in its pivot
 language, lost a number or commented).

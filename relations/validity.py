@@ -12,7 +12,8 @@ that has probably changed the meaning becomes ``invalid_followup: …``:
   with nothing after it, add no number and drop none written in words, keep each sentiment
   polarity and at least half of its sentiment words (and, unless it is asked to add sentences,
   bring in no new polarity), keep a one-line source on one line, keep each detail with the
-  clause it belongs to, and reach the relation's embedding similarity floor, as each of the
+  clause it belongs to, add no clause about something the source never mentions (unless it is
+  asked to add sentences), and reach the relation's embedding similarity floor, as each of the
   source's clauses must reach ``CLAUSE_FLOOR`` somewhere in the rewrite
   (``relations.english.clauses``).
 
@@ -28,7 +29,13 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 
 from relations.base import Expectation, FollowUp, Relation, RelationKind
-from relations.english.clauses import CLAUSE_FLOOR, added_lines, dropped_clause, swapped_details
+from relations.english.clauses import (
+    CLAUSE_FLOOR,
+    added_lines,
+    dropped_clause,
+    new_claim,
+    swapped_details,
+)
 from relations.english.protect import PROPER_NAMES, negation_count
 from relations.english.sentiment_words import polarity_counts
 from relations.text_utils import normalise_whitespace, split_sentences
@@ -154,6 +161,8 @@ _CHECKED_RULE_RELATIONS = frozenset(
 )
 # Prompted relations asked to add sentences: new negations and sentiment words may be part of it.
 ADDS_SENTENCES = frozenset({"si.expand", "si.contrastive"})
+# Prompted relations asked to add a sentence of their own: a clause about something new is theirs.
+ADDS_CLAUSES = ADDS_SENTENCES | {"nli.extend_premise", "nli.extend_hypothesis"}
 # Prompted relations asked to shorten: a clause that said nothing needed may go.
 MAY_DROP_CLAUSES = frozenset({"si.contract"})
 
@@ -369,6 +378,11 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
     swapped = swapped_details(source, followup)
     if swapped is not None:
         return f'details swapped between "{swapped[0]}" and "{swapped[1]}"'
+    # A custom prompt may ask for anything to be added; ours say what they add.
+    if relation.family != "custom" and relation.id not in ADDS_CLAUSES:
+        added = new_claim(source, followup)
+        if added is not None:
+            return f'a claim added ("{added}")'
     adds = relation.id in ADDS_SENTENCES
     for reason in (
         question_reason(source, followup, relation.id == "si.contrastive"),

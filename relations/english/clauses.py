@@ -7,7 +7,8 @@ small rewriter slip past a whole-text similarity floor because most of the text 
 * **a clause dropped**: "I waited an hour on the phone and the agent was rude to me." → "The
   agent was rude to me." (whole-text cosine 0.74, above the 0.70 floor);
 * **details swapped**: "… the screen is dull and the keyboard feels cheap." → "… the screen feels
-  cheap and the keyboard is dull." (the same words, other claims).
+  cheap and the keyboard is dull." (the same words, other claims);
+* **a claim added** to a paraphrase: "…, but it's still worth something for what it does."
 
 Clauses are split where a sentence coordinates a new subject ("…, and the soup …", "…, but I
 …"): lists of adjectives ("clean, quiet and comfortable") stay one clause. No tagger is needed.
@@ -141,6 +142,25 @@ def swapped_details(source: str, followup: str) -> tuple[str, str] | None:
             if len(shared) >= 2:
                 return clauses[shared[0]], clauses[shared[1]]
         mixed.append(sources)
+    return None
+
+
+def new_claim(source: str, followup: str) -> str | None:
+    """A clause the rewrite adds that shares no content word with the source, or None.
+
+    Only when the rewrite has more clauses than the source: a paraphrase may reword a clause
+    entirely ("The film was boring" → "The movie was dull"), but a clause it adds on top about
+    nothing the source mentions ("…, but it's still worth something for what it does") is
+    another claim.
+    """
+    clauses = split_clauses(followup)
+    if len(clauses) <= len(split_clauses(source)):
+        return None
+    known = content_words(source)
+    for clause in clauses:
+        words = content_words(clause)
+        if words and not words & known:
+            return clause
     return None
 
 

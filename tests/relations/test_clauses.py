@@ -21,6 +21,7 @@ from relations.english.clauses import (
     CLAUSE_FLOOR,
     added_lines,
     dropped_clause,
+    new_claim,
     split_clauses,
     swapped_details,
 )
@@ -88,6 +89,31 @@ def test_a_clause_below_the_floor_everywhere_in_the_rewrite_is_dropped():
     assert dropped_clause("The film was boring.", "Dull film.", lambda a, b: 0.0) is None
 
 
+def test_a_clause_added_about_nothing_the_source_mentions_is_a_new_claim():
+    softer = (
+        "The laptop is fast. The screen is dull and the keyboard feels cheap, but it's still "
+        "worth something for what it does."
+    )
+    assert new_claim(LAPTOP, softer) == "it's still worth something for what it does."
+    # A clause reworded entirely is no addition (as many clauses as the source).
+    assert new_claim("The film was boring.", "The movie was dull.") is None
+    # An added clause that says again what the source says shares its words.
+    disappointed = "My new headphones stopped working after two days, and I am really disappointed."
+    source = "My new headphones broke after two days, which is really disappointing."
+    assert new_claim(source, disappointed) is None
+
+
+def test_an_expansion_may_add_a_clause_of_its_own():
+    """si.expand is asked to add: a new clause there is no fault (LLMorph's and the SI paper's
+    expansions elaborate); si.paraphrase is not."""
+    source = "The waiter was friendly and the soup was delicious."
+    added = "The waiter was friendly and the soup was delicious, and we had a lovely evening."
+    assert check_followup(get_relation("si.expand"), source, added) is None
+    assert check_followup(get_relation("si.paraphrase"), source, added) == (
+        'invalid_followup: a claim added ("we had a lovely evening.")'
+    )
+
+
 def test_lines_added_to_a_one_line_source():
     verse = "A delightful bookstore, I will return.\nIn the realm of books, a tale is born."
     assert added_lines("What a lovely little bookshop, I will certainly come back.", verse) == 2
@@ -135,12 +161,14 @@ CAUGHT_NOW = {
     "The laptop is fast, but the screen feels cheap and the keyboard has a dull finish.": (
         "details swapped"
     ),
+    "The laptop is fast. The screen is dull and the keyboard feels cheap, but it's still worth "
+    "something for what it does.": "a claim added (\"it's still worth something",
 }
 
 
 def test_the_read_rewrites_the_gate_used_to_judge_are_now_skipped(minilm_similarity):
     """With MiniLM's cosines: half the complaint dropped (0.27), the soup dropped (0.36), two
-    swaps of the laptop's faults, and verse appended on new lines."""
+    swaps of the laptop's faults, a softer verdict added, and verse appended on new lines."""
     by_text = {r["followup"]: r for r in _read_rewrites()}
     for text, reason in CAUGHT_NOW.items():
         row = by_text[text]
