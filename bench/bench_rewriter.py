@@ -45,9 +45,9 @@ TARGET_INVALID_SHARE = 1 / 20
 TARGET_YIELD = 0.40
 
 
-def load_texts(count: int) -> list[dict]:
+def load_texts(count: int, data: Path = DATA) -> list[dict]:
     """``count`` texts, word problems and reviews taken in turn (so 5 texts are a mix too)."""
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line]
     by_task = {task: [r for r in rows if r["task"] == task] for task in FIELD}
     mixed = [row for pair in zip(*by_task.values(), strict=True) for row in pair]
     return mixed[:count]

@@ -12,7 +12,7 @@ that has probably changed the meaning becomes ``invalid_followup: …``:
   with nothing after it, add no number and drop none written in words, keep each sentiment
   polarity and at least half of its sentiment words (and, unless it is asked to add sentences,
   bring in no new polarity), keep a one-line source on one line, keep each detail with the
-  clause it belongs to, add no clause about something the source never mentions (unless it is
+  clause it belongs to, keep the speaker, add no clause about something the source never mentions (unless it is
   asked to add sentences), and reach the relation's embedding similarity floor, as each of the
   source's clauses must reach ``CLAUSE_FLOOR`` somewhere in the rewrite
   (``relations.english.clauses``).
@@ -33,8 +33,8 @@ from relations.english.clauses import (
     CLAUSE_FLOOR,
     added_lines,
     dropped_clause,
+    moved_detail,
     new_claim,
-    swapped_details,
 )
 from relations.english.protect import PROPER_NAMES, negation_count
 from relations.english.sentiment_words import polarity_counts
@@ -161,8 +161,10 @@ _CHECKED_RULE_RELATIONS = frozenset(
 )
 # Prompted relations asked to add sentences: new negations and sentiment words may be part of it.
 ADDS_SENTENCES = frozenset({"si.expand", "si.contrastive"})
-# Prompted relations asked to add a sentence of their own: a clause about something new is theirs.
-ADDS_CLAUSES = ADDS_SENTENCES | {"nli.extend_premise", "nli.extend_hypothesis"}
+# Prompted relations asked to add a sentence about something new. si.expand is not one of them:
+# its elaboration is "clarifying, non-informative" (definitions, restatements), so each clause it
+# adds is about something the source mentions.
+ADDS_CLAUSES = frozenset({"si.contrastive", "nli.extend_premise", "nli.extend_hypothesis"})
 # Prompted relations asked to shorten: a clause that said nothing needed may go.
 MAY_DROP_CLAUSES = frozenset({"si.contract"})
 
@@ -334,13 +336,17 @@ _SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves"})
 
 def person_reason(source: str, followup: str) -> str | None:
     """The speaker changed: the source speaks of itself ("my headphones", "our guide") and the
-    rewrite addresses someone else instead ("your headphones"), which is another claim."""
+    rewrite addresses someone else instead ("your headphones"), or no one speaks any more ("The
+    app crashes every time I open the camera." → "The app fails to recover from camera
+    crashes."): another claim."""
     before, after = _words(source), _words(followup)
     mine = [w for w in before if w in _FIRST_PERSON]
     yours = [w for w in after if w in _SECOND_PERSON and w not in before]
     kept = [w for w in after if w in _FIRST_PERSON]
     if mine and yours and len(kept) < len(mine):
         return f"the speaker changed ({mine[0]} → {yours[0]})"
+    if mine and not kept:  # "I open the camera" → "camera crashes": whose experience is gone
+        return f"the speaker dropped ({mine[0]})"
     return None
 
 
@@ -361,7 +367,7 @@ def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | 
 
 def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None:
     """What an LLM rewrite broke (None: nothing we can see): meta-text or an instruction echo,
-    another language, the question, the speaker, added numbers, negation, sentiment."""
+    another language, the question, the speaker, added numbers, negation, sentiment, clauses."""
     meta = meta_text(source, followup)
     if meta is not None:
         return f'meta-commentary ("{meta}")'
@@ -372,17 +378,6 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
     copied = copied_example_words(source, followup)
     if len(copied) >= 2:
         return f"copied from the prompt's examples ({', '.join(copied[:4])})"
-    lines = added_lines(source, followup)
-    if lines is not None:
-        return f"{lines} lines for a one-line source (a second piece after the rewrite)"
-    swapped = swapped_details(source, followup)
-    if swapped is not None:
-        return f'details swapped between "{swapped[0]}" and "{swapped[1]}"'
-    # A custom prompt may ask for anything to be added; ours say what they add.
-    if relation.family != "custom" and relation.id not in ADDS_CLAUSES:
-        added = new_claim(source, followup)
-        if added is not None:
-            return f'a claim added ("{added}")'
     adds = relation.id in ADDS_SENTENCES
     for reason in (
         question_reason(source, followup, relation.id == "si.contrastive"),
@@ -390,9 +385,28 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
         _numbers_reason(source, followup),
         _negation_reason(source, followup, adds),
         sentiment_reason(source, followup, adds),
+        _clauses_reason(relation, source, followup),
     ):
         if reason:
             return reason
+    return None
+
+
+def _clauses_reason(relation: Relation, source: str, followup: str) -> str | None:
+    """Lines appended, a detail moved to another clause, or a claim added (see
+    ``relations.english.clauses``)."""
+    lines = added_lines(source, followup)
+    if lines is not None:
+        return f"{lines} lines for a one-line source (a second piece after the rewrite)"
+    moved = moved_detail(source, followup)
+    if moved is not None:
+        mixed = '" and "'.join(moved.between)
+        return f'a detail moved ("{moved.into}" mixes "{mixed}")'
+    # A custom prompt may ask for anything to be added; ours say what they add.
+    if relation.family != "custom" and relation.id not in ADDS_CLAUSES:
+        added = new_claim(source, followup, by_sentence=relation.id in ADDS_SENTENCES)
+        if added is not None:
+            return f'a claim added ("{added}")'
     return None
 
 

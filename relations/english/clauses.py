@@ -6,8 +6,8 @@ small rewriter slip past a whole-text similarity floor because most of the text 
 
 * **a clause dropped**: "I waited an hour on the phone and the agent was rude to me." → "The
   agent was rude to me." (whole-text cosine 0.74, above the 0.70 floor);
-* **details swapped**: "… the screen is dull and the keyboard feels cheap." → "… the screen feels
-  cheap and the keyboard is dull." (the same words, other claims);
+* **a detail moved** to another clause: "… the screen is dull and the keyboard feels cheap." →
+  "… the screen feels cheap and the keyboard is dull." (the same words, other claims);
 * **a claim added** to a paraphrase: "…, but it's still worth something for what it does."
 
 Clauses are split where a sentence coordinates a new subject ("…, and the soup …", "…, but I
@@ -40,7 +40,7 @@ _MIN_CLAUSE_WORDS = 3
 
 # A source clause whose best match in the rewrite (a clause of it, or the whole rewrite) is
 # below this cosine was not said again. Measured with all-MiniLM-L6-v2 on our 20 bench texts
-# (bench/data/rewriter_texts.jsonl): 40 faithful rewrites of our own writing and the 9 read as
+# (bench/data/rewriter_texts.jsonl): 44 faithful rewrites of our own writing and the 9 read as
 # valid keep every clause at ≥ 0.51 ("I waited an hour on the phone" ↔ "I was on hold for an
 # hour"); the read rewrites that dropped a claim score 0.27 ("The agent was rude to me.") and
 # 0.36 ("A customer waited and ordered a delicious meal…" for "the soup was delicious").
@@ -116,13 +116,21 @@ def dropped_clause(
     return worst
 
 
-def swapped_details(source: str, followup: str) -> tuple[str, str] | None:
-    """Two source clauses whose details the rewrite swapped, or None.
+@dataclass(frozen=True)
+class MovedDetail:
+    into: str  # the rewrite's clause that now holds the detail
+    between: tuple[str, str]  # the two source clauses it mixes (in source order)
 
-    A word that only one source clause has belongs to that clause. A rewrite clause holding
-    words of two source clauses may be a faithful merge ("The friendly waiter served a delicious
-    soup"); two rewrite clauses that both mix the same two source clauses have moved details
-    between them ("the screen feels cheap" and "the keyboard is dull").
+
+def moved_detail(source: str, followup: str) -> MovedDetail | None:
+    """A detail of one source clause that the rewrite put into another clause's, or None.
+
+    A word only one source clause has belongs to that clause. A rewrite clause holding words of
+    two source clauses may be a faithful merge ("The friendly waiter served a delicious soup"),
+    or may name the same thing again ("After how many hours is the tank empty?"). It has moved a
+    detail when the owner's clause is said again elsewhere in the rewrite without that detail:
+    "the museum was beautiful and the paintings were fine" (the paintings were beautiful), "the
+    screen feels cheap and the keyboard is dull" (the keyboard felt cheap).
     """
     clauses = split_clauses(source)
     if len(clauses) < 2:
@@ -132,35 +140,46 @@ def swapped_details(source: str, followup: str) -> tuple[str, str] | None:
         for word in content_words(clause):
             owners.setdefault(word, set()).add(index)
     owner = {word: next(iter(found)) for word, found in owners.items() if len(found) == 1}
-    mixed: list[frozenset[int]] = []
-    for clause in split_clauses(followup):
-        sources = frozenset(owner[w] for w in content_words(clause) if w in owner)
-        if len(sources) < 2:
+    rewritten = split_clauses(followup)
+    words = [content_words(clause) for clause in rewritten]
+    for here, held in enumerate(words):
+        by_owner: dict[int, set[str]] = {}
+        for word in held:
+            if word in owner:
+                by_owner.setdefault(owner[word], set()).add(word)
+        if len(by_owner) < 2:
             continue
-        for earlier in mixed:
-            shared = sorted(earlier & sources)
-            if len(shared) >= 2:
-                return clauses[shared[0]], clauses[shared[1]]
-        mixed.append(sources)
+        for source_index, details in sorted(by_owner.items()):
+            elsewhere = [
+                other
+                for there, other in enumerate(words)
+                if there != here and any(owner.get(w) == source_index for w in other)
+            ]
+            if elsewhere and not any(details & other for other in elsewhere):
+                first, second = sorted(by_owner)[:2]
+                return MovedDetail(rewritten[here], (clauses[first], clauses[second]))
     return None
 
 
-def new_claim(source: str, followup: str) -> str | None:
+def new_claim(source: str, followup: str, *, by_sentence: bool = False) -> str | None:
     """A clause the rewrite adds that shares no content word with the source, or None.
 
     Only when the rewrite has more clauses than the source: a paraphrase may reword a clause
     entirely ("The film was boring" → "The movie was dull"), but a clause it adds on top about
     nothing the source mentions ("…, but it's still worth something for what it does") is
-    another claim.
+    another claim. ``by_sentence``: count and check whole sentences instead, for an expansion,
+    whose added sentence may go on in a clause of its own ("That is really disappointing,
+    because I expected them to last.") but must be about the source.
     """
-    clauses = split_clauses(followup)
-    if len(clauses) <= len(split_clauses(source)):
+    split = split_sentences if by_sentence else split_clauses
+    pieces = split(followup)
+    if len(pieces) <= len(split(source)):
         return None
     known = content_words(source)
-    for clause in clauses:
-        words = content_words(clause)
+    for piece in pieces:
+        words = content_words(piece)
         if words and not words & known:
-            return clause
+            return piece
     return None
 
 

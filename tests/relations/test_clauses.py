@@ -21,9 +21,9 @@ from relations.english.clauses import (
     CLAUSE_FLOOR,
     added_lines,
     dropped_clause,
+    moved_detail,
     new_claim,
     split_clauses,
-    swapped_details,
 )
 from relations.english.sentiment_words import polarity_counts
 from relations.registry import get_relation
@@ -56,17 +56,33 @@ def test_clauses_split_where_a_new_subject_is_coordinated():
     ]
 
 
-def test_details_moved_between_two_clauses_are_a_swap():
-    """'dull' belongs to the screen's clause, 'cheap' to the keyboard's; the rewrite gives each
-    to the other, so two of its clauses mix the same two source clauses."""
+def test_a_detail_said_in_another_clause_than_its_own_has_moved():
+    """'cheap' belongs to the keyboard's clause; the rewrite says "the screen feels cheap" and
+    says the keyboard's clause again without it. 'beautiful' belongs to the paintings."""
     swapped = "The laptop is fast, but the screen feels cheap and the keyboard is dull."
-    assert swapped_details(LAPTOP, swapped) == ("the screen is dull", "the keyboard feels cheap.")
-    # Reordered clauses, each with its own details, are no swap.
+    moved = moved_detail(LAPTOP, swapped)
+    assert moved is not None
+    assert moved.into == "the screen feels cheap"
+    assert moved.between == ("the screen is dull", "the keyboard feels cheap.")
+    museum = "The museum was quiet and the paintings were beautiful."
+    moved = moved_detail(museum, "The museum was beautiful and the paintings were fine.")
+    assert moved is not None
+    assert moved.into == "The museum was beautiful"
+    assert moved.between == ("The museum was quiet", "the paintings were beautiful.")
+    # Reordered clauses, each with its own details, moved nothing.
     reordered = "The screen is dull and the keyboard feels cheap, but the laptop is fast."
-    assert swapped_details(LAPTOP, reordered) is None
-    # One clause merging two is a faithful merge, not a swap.
+    assert moved_detail(LAPTOP, reordered) is None
+    # One clause merging two is a faithful merge.
     merged = "The friendly waiter served a delicious soup."
-    assert swapped_details("The waiter was friendly and the soup was delicious.", merged) is None
+    assert moved_detail("The waiter was friendly and the soup was delicious.", merged) is None
+    # Naming the same thing again ("it" → "the tank") moves nothing: the tank is still said
+    # where it belongs.
+    tank = "A tank holds 200 litres of water and leaks 8 litres an hour. After how many hours is it empty?"
+    again = (
+        "A tank holds 200 litres of water. It leaks 8 litres an hour. After how many hours is "
+        "the tank empty?"
+    )
+    assert moved_detail(tank, again) is None
 
 
 def test_a_clause_below_the_floor_everywhere_in_the_rewrite_is_dropped():
@@ -103,14 +119,26 @@ def test_a_clause_added_about_nothing_the_source_mentions_is_a_new_claim():
     assert new_claim(source, disappointed) is None
 
 
-def test_an_expansion_may_add_a_clause_of_its_own():
-    """si.expand is asked to add: a new clause there is no fault (LLMorph's and the SI paper's
-    expansions elaborate); si.paraphrase is not."""
+def test_an_expansion_may_add_sentences_about_its_source_only():
+    """si.expand adds "clarifying, non-informative elaboration" (SPEC, after the SI paper §3):
+    a sentence it adds must be about something the source mentions, and is checked as a whole
+    sentence (its clauses may go on about why). si.paraphrase may add no clause at all."""
+    expand, paraphrase = get_relation("si.expand"), get_relation("si.paraphrase")
     source = "The waiter was friendly and the soup was delicious."
     added = "The waiter was friendly and the soup was delicious, and we had a lovely evening."
-    assert check_followup(get_relation("si.expand"), source, added) is None
-    assert check_followup(get_relation("si.paraphrase"), source, added) == (
+    assert check_followup(expand, source, added) is None  # one sentence, as in the source
+    assert check_followup(paraphrase, source, added) == (
         'invalid_followup: a claim added ("we had a lovely evening.")'
+    )
+    headphones = "My new headphones broke after two days, which is really disappointing."
+    why = (
+        "My new headphones, which I had only just bought, broke after two days. That is really "
+        "disappointing, because I expected them to last."
+    )
+    assert check_followup(expand, headphones, why) is None
+    comment = PHONE.replace("me.", "me. This is not a question I asked for.")
+    assert check_followup(expand, PHONE, comment) == (
+        'invalid_followup: a claim added ("This is not a question I asked for.")'
     )
 
 
@@ -157,9 +185,9 @@ CAUGHT_NOW = {
     "A customer waited and ordered a delicious meal from a friendly waiter.": (
         'a claim dropped ("the soup was delicious."'
     ),
-    "The laptop is fast, but the screen feels cheap and the keyboard is dull.": ("details swapped"),
+    "The laptop is fast, but the screen feels cheap and the keyboard is dull.": ("a detail moved"),
     "The laptop is fast, but the screen feels cheap and the keyboard has a dull finish.": (
-        "details swapped"
+        "a detail moved"
     ),
     "The laptop is fast. The screen is dull and the keyboard feels cheap, but it's still worth "
     "something for what it does.": "a claim added (\"it's still worth something",
@@ -185,16 +213,16 @@ def test_the_read_rewrites_the_gate_used_to_judge_are_now_skipped(minilm_similar
 
 
 def test_rewrites_read_as_valid_and_ours_still_pass(minilm_similarity):
-    """The 9 bench rewrites we read as valid, and 38 faithful rewrites of our own (merges,
+    """The 16 bench rewrites we read as valid (9 on the tuning texts, 7 on the held-out ones), and 44 faithful rewrites of our own (merges,
     reordered clauses, synonyms, expansions) pass the whole gate; one of ours is rejected by
     design: 'not on time' → 'late' loses the negation word the gate protects."""
     read_valid = [r for r in _read_rewrites() if r["valid"]]
-    assert len(read_valid) == 9
+    assert len(read_valid) == 16
     for row in read_valid:
         relation = get_relation(row["relation"])
         assert check_followup(relation, row["source"], row["followup"], minilm_similarity) is None
     ours = json.loads((Path(__file__).parent / "data/faithful_rewrites.json").read_text())
-    assert len(ours) == 38
+    assert len(ours) == 44
     for row in ours:
         relation = get_relation(row["relation"])
         got = check_followup(relation, row["source"], row["rewrite"], minilm_similarity)
