@@ -127,6 +127,7 @@ def test_results_show_the_gate_rejections_and_a_note_when_the_rewriter_is_too_we
     [note] = [w.value for w in at.warning if "too weak" in w.value]
     assert "too weak for si.paraphrase: 1 of 3 rewrites (33%)" in note
     assert "Transformation endpoint" in note
+    assert "check its FAILs in Triage" in note  # what passed the gate may still be unfaithful
     yields = at.dataframe[-1].value
     assert list(yields["relation"]) == ["si.paraphrase"]
     assert list(yields["attempts"]) == [3] and list(yields["valid rewrites"]) == [1]
