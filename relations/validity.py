@@ -201,6 +201,8 @@ META_COMMENTARY = re.compile(
     r"|\bthe user (?:asks|wants)\b|\ba user asks\b"
     # Our own prompt, echoed
     r"|\breply with the\b|\bpreserve every number\b|\bdo not (?:answer|solve|comment)\b"
+    # … our preservation constraint's list, in any order of words around it
+    r"|\bnumbers?,\s*quantit(?:y|ies),\s*units?\b"
     r"|\b(?:refuse to answer|add a title|comment on the text)\b"
     r"|\b(?:refine|rephrase|rewrite|reword|expand) the (?:sentence|text) to\b"
     r"|</?text>"

@@ -191,6 +191,14 @@ SMALL_MODEL_REWRITES = [
         'room is clean, quiet, and also..."',
         'invalid_followup: meta-commentary ("Refine the sentence to")',
     ),
+    # our preservation constraint's list, echoed after the text (second held-out bench set).
+    (
+        "si.paraphrase",
+        "This little cafe makes the best pancakes in town.",
+        "This little cafe makes the best pancakes in town, keeping every number, quantity, unit, "
+        "name, and mathematical expression unchanged.",
+        'invalid_followup: meta-commentary ("number, quantity, unit")',
+    ),
 ]
 
 
