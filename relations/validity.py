@@ -345,10 +345,11 @@ def person_reason(source: str, followup: str) -> str | None:
     mine = [w for w in before if w in _FIRST_PERSON]
     yours = [w for w in after if w in _SECOND_PERSON and w not in before]
     kept = [w for w in after if w in _FIRST_PERSON]
+    speaker = "I" if mine and mine[0] == "i" else mine[0] if mine else ""
     if mine and yours and len(kept) < len(mine):
-        return f"the speaker changed ({mine[0]} → {yours[0]})"
+        return f"the speaker changed ({speaker} → {yours[0]})"
     if mine and not kept:  # "I open the camera" → "camera crashes": whose experience is gone
-        return f"the speaker dropped ({mine[0]})"
+        return f"the speaker dropped ({speaker})"
     return None
 
 

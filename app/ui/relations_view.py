@@ -31,6 +31,7 @@ from relations.apply import (
 from relations.base import FollowUp, NotApplicable, Relation, RelationKind, Rewriter
 from relations.candidates import DETAILS_KEY
 from relations.catalog import describe_relation
+from relations.validity import INVALID
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +301,8 @@ def render_followup(result: TryResult, relation: Relation) -> None:
 
 def candidate_summaries(followup: FollowUp) -> list[str]:
     """What the best of k did, one line per rewritten field: how many candidates were asked, how
-    many the gate passed, and which was kept (none passing: a run SKIPs the case)."""
+    many the gate passed, which was kept (none passing: a run SKIPs the case), and why the gate
+    rejected each of the others."""
     details = followup.details
     by_field = details.get("fields") or {followup.target: details}
     lines = []
@@ -310,9 +312,15 @@ def candidate_summaries(followup: FollowUp) -> list[str]:
             continue
         head = f"{name}: {tried['tried']} rewrite candidate(s) asked, {tried['valid']} valid"
         if tried["valid"]:
-            lines.append(f"{head}; candidate #{tried['chosen']} kept (the closest to the source).")
+            line = f"{head}; candidate #{tried['chosen']} kept (the closest to the source)."
         else:
-            lines.append(f"{head}; none passed the validity gate, so a run would SKIP this case.")
+            line = f"{head}; none passed the validity gate, so a run would SKIP this case."
+        rejected = [
+            f"#{c['n']} {c['gate'].removeprefix(INVALID + ': ')}"
+            for c in tried.get("candidates", [])
+            if c.get("gate")
+        ]
+        lines.append(line + (f" Rejected: {'; '.join(rejected)}." if rejected else ""))
     return lines
 
 

@@ -45,7 +45,7 @@ def test_try_it_keeps_the_candidate_a_run_would_keep_and_says_so():
     assert result.followup.fields == {"text": REPLIES[2]}
     assert candidate_summaries(result.followup) == [
         "text: 3 rewrite candidate(s) asked, 2 valid; candidate #2 kept (the closest to the "
-        "source)."
+        "source). Rejected: #0 dropped 3, 2, Ann."
     ]
 
 
@@ -53,5 +53,6 @@ def test_try_it_says_a_run_would_skip_when_no_candidate_passes():
     result, _ = _try({n: REPLIES[0] for n in range(3)})
     assert candidate_summaries(result.followup) == [
         "text: 3 rewrite candidate(s) asked, 0 valid; none passed the validity gate, so a run "
-        "would SKIP this case."
+        "would SKIP this case. Rejected: #0 dropped 3, 2, Ann; #1 dropped 3, 2, Ann; #2 dropped "
+        "3, 2, Ann."
     ]
