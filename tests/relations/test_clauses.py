@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from relations.english.clauses import (
     CLAUSE_FLOOR,
@@ -228,3 +230,54 @@ def test_rewrites_read_as_valid_and_ours_still_pass(minilm_similarity):
         relation = get_relation(row["relation"])
         got = check_followup(relation, row["source"], row["rewrite"], minilm_similarity)
         assert got == row["gate"], (row["rewrite"], got)
+
+
+# Property tests: reviews built from random clauses ("the screen is dull"), checked against
+# rewrites whose faithfulness is known by construction.
+SUBJECTS = ("screen", "keyboard", "battery", "waiter", "soup", "garden", "museum", "driver")
+ADJECTIVES = ("dull", "cheap", "quiet", "friendly", "delicious", "cold", "peaceful", "polite")
+JOINS = (" and ", ", and ", ", but ", "; ")
+
+
+@st.composite
+def reviews(draw):
+    count = draw(st.integers(min_value=2, max_value=4))
+    subjects = draw(st.permutations(SUBJECTS))[:count]
+    adjectives = draw(st.permutations(ADJECTIVES))[:count]
+    verbs = [draw(st.sampled_from(("is", "was", "feels", "seemed"))) for _ in range(count)]
+    clauses = [f"the {s} {v} {a}" for s, v, a in zip(subjects, verbs, adjectives, strict=True)]
+    joins = [draw(st.sampled_from(JOINS)) for _ in range(count - 1)]
+    return clauses, joins
+
+
+def _text(clauses: list[str], joins: list[str]) -> str:
+    body = clauses[0] + "".join(j + c for j, c in zip(joins, clauses[1:], strict=True))
+    return body[0].upper() + body[1:] + "."
+
+
+def _exact(a: str, b: str) -> float:
+    """Cosine stand-in: 1 for the same words, 0 otherwise."""
+    return 1.0 if a.strip(" .").lower() == b.strip(" .").lower() else 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(reviews(), st.randoms(use_true_random=False))
+def test_clause_checks_against_rewrites_built_to_be_faithful_or_not(review, rng):
+    """The source itself and its clauses reordered are faithful: no check fires. Two clauses
+    trading their adjectives have moved a detail; one clause left out is the clause dropped."""
+    clauses, joins = review
+    source = _text(clauses, joins)
+    assert [c.strip(" .").lower() for c in split_clauses(source)] == clauses
+    reordered = clauses[:]
+    rng.shuffle(reordered)
+    for faithful in (source, _text(reordered, joins)):
+        assert moved_detail(source, faithful) is None
+        assert new_claim(source, faithful) is None
+        assert dropped_clause(source, faithful, _exact) is None
+    i, j = rng.sample(range(len(clauses)), 2)
+    traded = [c.split(" ") for c in clauses]
+    traded[i][-1], traded[j][-1] = traded[j][-1], traded[i][-1]
+    assert moved_detail(source, _text([" ".join(c) for c in traded], joins)) is not None
+    kept = [c for k, c in enumerate(clauses) if k != i]
+    dropped = dropped_clause(source, _text(kept, joins[: len(kept) - 1]), _exact)
+    assert dropped is not None and dropped.clause.strip(" .").lower() == clauses[i]
