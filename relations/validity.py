@@ -400,7 +400,8 @@ def _clauses_reason(relation: Relation, source: str, followup: str) -> str | Non
     ``relations.english.clauses``)."""
     lines = added_lines(source, followup)
     if lines is not None:
-        return f"{lines} lines for a one-line source (a second piece after the rewrite)"
+        # The count inside the parentheses: the yield table groups reasons by the words before.
+        return f"lines added to a one-line source ({lines} lines: a second piece after the text)"
     moved = moved_detail(source, followup)
     if moved is not None:
         mixed = '" and "'.join(moved.between)
