@@ -122,7 +122,7 @@ async def plan_cases(
     # No worked examples, not even for the embedded SmolLM2: on 20 texts × 4 relations it copied
     # them into 72 of 229 candidates, and gave 2 valid judged rewrites against 8 without them
     # (bench/bench_rewriter_models.py against its --few-shot run).
-    similarity = _similarity_on(gate_on, embeddings)
+    similarity = _SimilarityOn(gate_on, embeddings)
     candidates = Candidates(config.rewrite_candidates, ask, similarity)
     rewrite = partial(ask, candidate=0)
     results = await _make_followups(
@@ -151,14 +151,22 @@ def _candidate_rewriter(
     return rewrite
 
 
-def _similarity_on(gate_on: Executor, embeddings: EmbeddingCache) -> Callable[[str, str], float]:
-    """Input similarity for ranking rewrite candidates, computed on the run's evaluation thread
-    (where the rest of its embedding happens) rather than in the transformation threads."""
+@dataclass(frozen=True)
+class _SimilarityOn:
+    """Input similarity for ranking and gating rewrite candidates, computed on the run's
+    evaluation thread (where the rest of its embedding happens) rather than in the
+    transformation threads. ``prefetch`` embeds many texts in one batch: the gate's clause check
+    asks for a dozen pairs per candidate, which one at a time would be a dozen round trips to
+    the embedding process."""
 
-    def similarity(a: str, b: str) -> float:
-        return gate_on.submit(embeddings.similarity, a, b).result()
+    gate_on: Executor
+    embeddings: EmbeddingCache
 
-    return similarity
+    def __call__(self, a: str, b: str) -> float:
+        return self.gate_on.submit(self.embeddings.similarity, a, b).result()
+
+    def prefetch(self, texts: list[str]) -> None:
+        self.gate_on.submit(self.embeddings.prefetch, texts).result()
 
 
 async def _make_followups(

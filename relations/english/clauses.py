@@ -103,11 +103,15 @@ def dropped_clause(
     """The source clause the rewrite says least (below ``floor``), or None.
 
     Only for sources of two clauses or more: for one clause this is the whole-text floor.
+    A ``similarity`` with a ``prefetch(texts)`` method gets every text first, in one call.
     """
     clauses = split_clauses(source)
     if len(clauses) < 2:
         return None
     targets = [followup, *split_clauses(followup)]
+    prefetch = getattr(similarity, "prefetch", None)
+    if prefetch is not None:  # one batch for the embedder instead of one text per pair
+        prefetch([*clauses, *targets])
     worst: DroppedClause | None = None
     for clause in clauses:
         best = max(float(similarity(clause, target)) for target in targets)

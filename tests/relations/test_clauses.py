@@ -145,6 +145,34 @@ def test_an_expansion_may_add_sentences_about_its_source_only():
     )
 
 
+def test_the_clause_check_asks_for_its_texts_in_one_batch():
+    """A similarity with ``prefetch`` (the run's) gets every clause and target at once, before
+    any pair is compared: one trip to the embedding process per candidate."""
+    calls: list[tuple] = []
+
+    class Similarity:
+        def __call__(self, a: str, b: str) -> float:
+            calls.append(("pair", a, b))
+            return 0.9
+
+        def prefetch(self, texts: list[str]) -> None:
+            calls.append(("prefetch", tuple(texts)))
+
+    rewrite = "I was on hold for an hour, and the agent was rude to me."
+    assert dropped_clause(PHONE, rewrite, Similarity()) is None
+    assert calls[0] == (
+        "prefetch",
+        (
+            "I waited an hour on the phone",
+            "the agent was rude to me.",
+            rewrite,
+            "I was on hold for an hour",
+            "the agent was rude to me.",
+        ),
+    )
+    assert all(kind == "pair" for kind, *_ in calls[1:]) and len(calls) == 1 + 2 * 3
+
+
 def test_lines_added_to_a_one_line_source():
     verse = "A delightful bookstore, I will return.\nIn the realm of books, a tale is born."
     assert added_lines("What a lovely little bookshop, I will certainly come back.", verse) == 2
