@@ -18,6 +18,13 @@ checkout and for each ``--code DIR`` (e.g. ``git archive`` of an older commit); 
 checkout is timed. Figures are ratios to the bare client of this run.
 
     .venv/bin/python bench/bench_free_text.py [--json] [--problems N] [--code DIR ...]
+
+Where the CPU goes (2026-11-27, load about 1.7, ``engine_process_cpu_s``, ``embedder_cpu_s``,
+``server_cpu_s``): in a 102 s run the embedding process used 178 CPU-s (1.75 of the 2 cores) for
+12,579 texts (70.6 texts per CPU-s, 12.58 per case: two answers and their four steps each, the
+reference and its three steps); the engine's own process 11.3 CPU-s and the fake server 3.0.
+The embedder is the whole bound: with both cores its own it would take 89 s, 0.19× the bare
+client's 16.5 s, against the 0.55× target (which needs about 3× the texts per CPU-second).
 """
 
 from __future__ import annotations
@@ -121,6 +128,8 @@ def engine_child(base_url: str, db: str, inputs: str, count_only: bool = False) 
                 "texts_embedded": runner.embeddings.computed,
                 "embedding_s": stats.seconds if stats is not None else None,
                 "embedder_cpu_s": _embedder_cpu_s(runner.embeddings.embedder),
+                # this process alone (the runner, the HTTP client, judging, storing)
+                "engine_process_cpu_s": round(sum(os.times()[:2]), 2),
             }
         )
     )
@@ -131,10 +140,13 @@ def _embedder_cpu_s(embedder) -> float | None:
     /proc while it still runs: on a shared machine, what the embedding cost whatever share of
     the cores it got. None where there is no such process or no /proc."""
     process = getattr(embedder, "_process", None)
-    if process is None:
-        return None
+    return None if process is None else _process_cpu_s(process.pid)
+
+
+def _process_cpu_s(pid: int) -> float | None:
+    """CPU-seconds process ``pid`` has used so far, from /proc (None without it)."""
     try:
-        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
     # utime and stime are the 14th and 15th fields of stat, the 12th and 13th after "(comm)".
@@ -182,7 +194,12 @@ def measure(n: int, codes: list[Path]) -> dict:
             )
             if code != ROOT:
                 continue
+            server_before = _process_cpu_s(server.process.pid)
             figures = engine(code, server.base_url, tmp, str(index), inputs)
+            if server_before is not None:
+                figures["server_cpu_s"] = round(
+                    _process_cpu_s(server.process.pid) - server_before, 2
+                )
             figures["texts_per_case"] = round(figures["texts_embedded"] / figures["cases"], 2)
             if figures.get("embedding_s"):
                 figures["embedder_texts_per_s"] = round(
