@@ -36,6 +36,7 @@ from relations.english.clauses import (
     moved_detail,
     new_claim,
 )
+from relations.english.lexicon import STOPWORDS
 from relations.english.protect import PROPER_NAMES, negation_count
 from relations.english.sentiment_words import polarity_counts
 from relations.text_utils import normalise_whitespace, split_sentences
@@ -135,6 +136,39 @@ def named_entities(text: str) -> list[str]:
                 continue
             entities.setdefault(word)
     return list(entities)
+
+
+_NOT_OPENING_NAMES = _NOT_ENTITIES | STOPWORDS
+
+
+def opening_names(text: str) -> list[str]:
+    """Names that open a sentence ("Lena is 9 years old."): a capitalised first word that is no
+    common English word (WordNet; none without it). ``named_entities`` leaves every opening word
+    out, and ``known_names`` knows only our lists' names."""
+    from relations.wordnet import is_common_word
+
+    names: dict[str, None] = {}
+    for sentence in split_sentences(text):
+        match = _WORD.search(sentence)
+        word = match.group() if match else ""
+        lower = word.lower()
+        if not word[:1].isupper() or not word.isalpha() or lower in _NOT_OPENING_NAMES:
+            continue
+        try:
+            if not is_common_word(word):
+                names[word] = None
+        except RuntimeError:  # WordNet is not installed: only the listed names are known
+            return []
+    return list(names)
+
+
+def _opening_names_reason(source: str, followup: str) -> str | None:
+    dropped = [
+        name
+        for name in opening_names(source)
+        if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", followup, re.I)
+    ]
+    return f"dropped {', '.join(dropped)}" if dropped else None
 
 
 def known_names(text: str) -> list[str]:
@@ -370,7 +404,8 @@ def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | 
 
 def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None:
     """What an LLM rewrite broke (None: nothing we can see): meta-text or an instruction echo,
-    another language, the question, the speaker, added numbers, negation, sentiment, clauses."""
+    another language, a name that opened a sentence, the question, the speaker, added numbers,
+    negation, sentiment, clauses."""
     meta = meta_text(source, followup)
     if meta is not None:
         return f'meta-commentary ("{meta}")'
@@ -383,6 +418,7 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
         return f"copied from the prompt's examples ({', '.join(copied[:4])})"
     adds = relation.id in ADDS_SENTENCES
     for reason in (
+        _opening_names_reason(source, followup),
         question_reason(source, followup, relation.id == "si.contrastive"),
         person_reason(source, followup),
         _numbers_reason(source, followup),

@@ -340,6 +340,20 @@ def is_lemma(word: str, pos: str) -> bool:
 
 
 @_serialised
+def _common_lemmas(wordnet: Any, word: str) -> tuple[str, ...]:
+    # Lemmas written in lower case: "bus" for "buses"; none for "lena" (only the river "Lena").
+    found = {lemma.name() for s in wordnet.synsets(word) for lemma in s.lemmas()}
+    return tuple(sorted(name for name in found if name.islower()))
+
+
+def is_common_word(word: str) -> bool:
+    """Whether ``word`` (any case, any inflection) is a common English word: one of its WordNet
+    synsets has a lemma written in lower case. Names are not ("Lena", "Priya", "Oscar"), nor
+    are acronyms ("SAM"); a name that is also a word ("Mark", "Ben") is."""
+    return bool(_common_lemmas(word.lower()))
+
+
+@_serialised
 def _pos_candidates(wordnet: Any, word: str) -> tuple[str, ...]:
     scored: list[tuple[int, int, str]] = []
     for order, pos in enumerate(WN_POS):

@@ -13,7 +13,8 @@ import pytest
 
 from relations.llm_prompts import clean_rewrite
 from relations.registry import get_relation
-from relations.validity import check_followup
+from relations.requirements import wordnet_status
+from relations.validity import check_followup, opening_names
 
 PROBLEM = "Tom has 3 marbles and gives 2 to Ann. How many marbles does Tom have now?"
 TRAIN = "The train leaves Leeds at 6:45 and the trip takes 45 minutes. When does it arrive?"
@@ -278,3 +279,43 @@ def test_a_trailing_rewritten_text_label_is_cut_off_and_the_rewrite_kept():
     assert clean_rewrite("Ann reads a book. Paraphrase:") == "Ann reads a book."
     # A reply that is nothing but the label is empty: the relation SKIPs it as an empty rewrite.
     assert clean_rewrite("Rewritten text:") == ""
+
+
+needs_wordnet = pytest.mark.skipif(
+    not wordnet_status()[0], reason="WordNet is not installed (make installs it)"
+)
+
+
+@needs_wordnet
+def test_a_name_that_opens_a_sentence_is_protected_too():
+    """The embedded SmolLM2 wrote "Alejandra is 9 years old, …" for "Lena is 9 years old, …"
+    (bench, statements-only prompt): another girl. 'Lena' opens the only sentence it is in, so
+    the capitalised-word check skipped it, and it is on none of our name lists; WordNet knows no
+    common word 'lena' (only the river "Lena"), so it is a name."""
+    source = "Lena is 9 years old and her brother is 4 years older. How old will he be in 3 years?"
+    renamed = (
+        "Alejandra is 9 years old, and her brother is 4 years older. How old will he be in 3 years?"
+    )
+    paraphrase = get_relation("si.paraphrase")
+    assert opening_names(source) == ["Lena"]
+    assert check_followup(paraphrase, source, renamed) == "invalid_followup: dropped Lena"
+    kept = "Lena is nine years old and her brother is four years older."
+    assert check_followup(paraphrase, source, kept + " How old will he be in 3 years?") is None
+    # Opening pronouns and determiners are no names, even where WordNet lacks them ("My").
+    assert opening_names("My phone broke. He said so. Its screen is dark.") == []
+    # Opening words that are common words are no names ("Every", "Shop", "Overall").
+    assert opening_names("Every day Sam reads 15 pages. Overall, it was fun. Shop 3 is shut.") == []
+    moved = "Each week Priya saves 12 dollars. How many weeks until she has saved 96 dollars?"
+    source = "Priya saves 12 dollars a week. How many weeks does she need to save 96 dollars?"
+    assert check_followup(paraphrase, source, moved) is None
+
+
+def test_without_wordnet_only_the_listed_names_are_known(monkeypatch):
+    """The gate never fails for want of WordNet: opening names are then not checked."""
+    import relations.wordnet
+
+    def missing(word: str) -> bool:
+        raise RuntimeError("WordNet is not installed")
+
+    monkeypatch.setattr(relations.wordnet, "is_common_word", missing)
+    assert opening_names("Lena is 9 years old.") == []
