@@ -11,11 +11,11 @@ that has probably changed the meaning becomes ``invalid_followup: …``:
   to Spanish …", a pivot language's "Voici …"), stay in English, keep the question a question
   with nothing after it, add no number and drop none written in words, keep each sentiment
   polarity and at least half of its sentiment words (and, unless it is asked to add sentences,
-  bring in no new polarity), keep a one-line source on one line, keep each detail with the
-  clause it belongs to, keep the speaker, add no clause about something the source never mentions (unless it is
-  asked to add sentences), and reach the relation's embedding similarity floor, as each of the
-  source's clauses must reach ``CLAUSE_FLOOR`` somewhere in the rewrite
-  (``relations.english.clauses``).
+  bring in no new polarity), keep the names that open its sentences, keep a one-line source on
+  one line, keep each detail with the clause it belongs to, keep the speaker, add no clause
+  about something the source never mentions (unless it is asked to add sentences), and reach
+  the relation's embedding similarity floor, as each of the source's clauses must reach
+  ``CLAUSE_FLOOR`` somewhere in the rewrite (``relations.english.clauses``).
 
 Both become SKIPs with the reason, counted separately — this is what keeps false positives down.
 
@@ -145,7 +145,7 @@ def opening_names(text: str) -> list[str]:
     """Names that open a sentence ("Lena is 9 years old."): a capitalised first word that is no
     common English word (WordNet; none without it). ``named_entities`` leaves every opening word
     out, and ``known_names`` knows only our lists' names."""
-    from relations.wordnet import is_common_word
+    from relations.wordnet import is_common_word  # here: NLTK loads on the first rewrite only
 
     names: dict[str, None] = {}
     for sentence in split_sentences(text):
@@ -162,12 +162,13 @@ def opening_names(text: str) -> list[str]:
     return list(names)
 
 
+def _mentions(text: str, word: str) -> bool:
+    """Whether ``text`` has ``word`` as a whole word (any case)."""
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I) is not None
+
+
 def _opening_names_reason(source: str, followup: str) -> str | None:
-    dropped = [
-        name
-        for name in opening_names(source)
-        if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", followup, re.I)
-    ]
+    dropped = [name for name in opening_names(source) if not _mentions(followup, name)]
     return f"dropped {', '.join(dropped)}" if dropped else None
 
 
@@ -181,7 +182,7 @@ def dropped_content(source: str, followup: str) -> list[str]:
     present = number_values(followup)
     dropped = [n for n in source_numbers(source) if _number_key(n) not in present]
     for entity in dict.fromkeys([*known_names(source), *named_entities(source)]):
-        if not re.search(rf"(?<!\w){re.escape(entity)}(?!\w)", followup, re.I):
+        if not _mentions(followup, entity):
             dropped.append(entity)
     return dropped
 
@@ -417,18 +418,18 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
     if len(copied) >= 2:
         return f"copied from the prompt's examples ({', '.join(copied[:4])})"
     adds = relation.id in ADDS_SENTENCES
-    for reason in (
-        _opening_names_reason(source, followup),
-        question_reason(source, followup, relation.id == "si.contrastive"),
-        person_reason(source, followup),
-        _numbers_reason(source, followup),
-        _negation_reason(source, followup, adds),
-        sentiment_reason(source, followup, adds),
-        _clauses_reason(relation, source, followup),
-    ):
-        if reason:
-            return reason
-    return None
+    # In order, and lazily: the first fault is the reason, and the later checks (WordNet
+    # lookups, clause analysis) need not run once one is found.
+    checks = (
+        lambda: _opening_names_reason(source, followup),
+        lambda: question_reason(source, followup, relation.id == "si.contrastive"),
+        lambda: person_reason(source, followup),
+        lambda: _numbers_reason(source, followup),
+        lambda: _negation_reason(source, followup, adds),
+        lambda: sentiment_reason(source, followup, adds),
+        lambda: _clauses_reason(relation, source, followup),
+    )
+    return next((reason for check in checks if (reason := check())), None)
 
 
 def _clauses_reason(relation: Relation, source: str, followup: str) -> str | None:
