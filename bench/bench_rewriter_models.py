@@ -67,6 +67,36 @@ next candidate through: on the held-out set the two museum rewrites the moved-de
 caught were replaced by two others that lose "quiet". The embedded rewriter cannot give
 evidence one can defend; the yield note's advice (a transformation endpoint) is the answer.
 
+**The closer rule for a small rewriter** (``relations.english.close_rewrite``; a run applies it
+to the embedded model, ``--standard-gate`` leaves it out): the source's nouns and adjectives
+stay (or a WordNet relative), no new noun comes in, a number keeps its word, a contrast stays, a
+verb keeps its voice, no label goes before the text. Tuned on the sets above, then on set 3
+(``--held-out 3``, written after its first version), then measured on set 4 (``--held-out 4``,
+written after all tuning). The same replies, gated both ways, every judged rewrite read
+(2026-11-27):
+
+| texts | standard gate: judged, invalid, yield | closer rule: judged, invalid, yield |
+|---|---|---|
+| the 20 tuning texts | 8, 0, 10 % | 6, 0, 8 % |
+| held-out set 1 | 14, 7 (50 %), 9 % | 8, 2 (25 %), 8 % |
+| held-out set 2 | 8, 4 (50 %), 5 % | 3, 0, 4 % |
+| set 3 (first version: 18 judged, 4 invalid) | 20, 5 (25 %), 19 % | 15, 2 (13 %), 16 % |
+| **set 4, after all tuning** | 17, 10 (59 %), 9 % | **10, 3 (30 %), 9 %** |
+
+(Set 4's standard-gate figure is before "The text could be rephrased to:" became meta-text for
+every rewriter; 16, 9 after.) On fresh texts the closer rule halves the share of judged cases
+resting on an invalid rewrite and costs no valid one; what it leaves is broken English ("the
+view from top were amazing", "the parcel had soaked") and a claim changed by one word ("the
+headphones are clear"). A check of verb agreement was tried with the grammar relations'
+``subject_of``: it flags "the soup was delicious and the waiter was friendly" (two subjects
+joined by "and"), so it was left out.
+
+The yield target is out of reach for this model whatever the gate does: 10 of each set's 20
+texts are word problems, which SmolLM2 answers instead of rewriting (1 valid judged rewrite in
+150 attempts over the 5 sets), and ``sentence.back_translation`` never came back into English (0
+in 100). That leaves about 30 of 80 attempts (37.5 %), below the 40 % target, even if every
+review's rewrite were valid; the reviews gave 34 valid judged rewrites in 150 attempts (23 %).
+
 ``sentence.back_translation`` made no valid rewrite at all (every candidate stayed in its pivot
 language, lost a number or commented).
 
@@ -122,8 +152,10 @@ OUT = ROOT / "test-artifacts" / "rewriter-models"
 HELD_OUT = {
     1: ROOT / "bench" / "data" / "rewriter_texts_held_out.jsonl",
     2: ROOT / "bench" / "data" / "rewriter_texts_held_out_2.jsonl",
+    3: ROOT / "bench" / "data" / "rewriter_texts_held_out_3.jsonl",
+    4: ROOT / "bench" / "data" / "rewriter_texts_held_out_4.jsonl",
 }
-HELD_OUT_SUFFIX = {1: "-held-out", 2: "-held-out-2"}
+HELD_OUT_SUFFIX = {1: "-held-out", 2: "-held-out-2", 3: "-held-out-3", 4: "-held-out-4"}
 CALLS = OUT / "calls.jsonl"
 
 
@@ -215,10 +247,17 @@ def start(model, state_dir: Path) -> int:
 
 
 def one_case(
-    relation, text_row: dict, rewriter: ModelRewriter, k: int, similarity, few_shot: bool = False
+    relation,
+    text_row: dict,
+    rewriter: ModelRewriter,
+    k: int,
+    similarity,
+    few_shot: bool = False,
+    small: bool = True,
 ) -> dict:
     """One attempt: the relation's follow-up of one text, through best of k and the gate.
-    ``few_shot``: prompts with worked examples (a run's prompts have none)."""
+    ``few_shot``: prompts with worked examples (a run's prompts have none); ``small``: the gate's
+    closer rule for a small rewriter, as a run applies it to the embedded model."""
     from core.tasks import BUILTIN_TASKS
     from core.types import Sample
     from relations.apply import Candidates, SkippedFollowUp, generate_followups
@@ -227,7 +266,7 @@ def one_case(
     task = BUILTIN_TASKS[text_row["task"]]
     field = FIELD[task.id]
     sample = Sample({f: "" for f in task.fields} | {field: text_row[field]})
-    candidates = Candidates(k, rewriter.ask, similarity, few_shot=few_shot)
+    candidates = Candidates(k, rewriter.ask, similarity, few_shot=few_shot, small_rewriter=small)
     record = {"model": rewriter.name, "task": task.id, "relation": relation.id}
     record |= {"source": text_row[field], "followup": None, "reason": None, "candidates": []}
     try:
@@ -243,7 +282,7 @@ def one_case(
         return record | {"outcome": "relation_skip", "reason": result.reason}
     tried = result.details.get("rewrite", {})
     record |= {"followup": result.fields[field], "candidates": tried.get("candidates", [])}
-    reason = gate_followup(relation, sample.fields, result, similarity)
+    reason = gate_followup(relation, sample.fields, result, similarity, small_rewriter=small)
     return record | {"outcome": "gate_skip" if reason else "judged", "reason": reason}
 
 
@@ -340,7 +379,7 @@ def report_cached(args: argparse.Namespace) -> None:
                 try:
                     row = one_case(
                         get_relation(relation_id), text_row, rewriter, args.k, similarity,
-                        args.few_shot,
+                        args.few_shot, not args.standard_gate,
                     )  # fmt: skip
                 except NotAskedYetError:
                     continue
@@ -369,11 +408,19 @@ def main() -> None:
     parser.add_argument(
         "--held-out",
         type=int,
-        choices=(1, 2),
+        choices=(1, 2, 3, 4),
         help="a set of 20 texts written after the gate was tuned on the others: 1 "
         "(bench/data/rewriter_texts_held_out.jsonl, into test-artifacts/"
         "rewriter-models-held-out), 2 (…_held_out_2.jsonl, written after the checks set 1 "
-        "suggested; into …-held-out-2)",
+        "suggested; into …-held-out-2), 3 (…_held_out_3.jsonl, written after the closer rule for "
+        "a small rewriter was first tuned; into …-held-out-3), 4 (…_held_out_4.jsonl, written "
+        "after it was tuned on set 3 too; into …-held-out-4)",
+    )
+    parser.add_argument(
+        "--standard-gate",
+        action="store_true",
+        help="gate as for a strong rewriter, without the closer rule a run applies to the "
+        "embedded model (relations.english.close_rewrite)",
     )
     parser.add_argument(
         "--cached-only",
@@ -410,7 +457,15 @@ def main() -> None:
     def run_model(rewriter: ModelRewriter) -> None:
         for number, text_row in enumerate(texts, 1):
             rows = [
-                one_case(rel, text_row, rewriter, args.k, similarity, args.few_shot)
+                one_case(
+                    rel,
+                    text_row,
+                    rewriter,
+                    args.k,
+                    similarity,
+                    args.few_shot,
+                    not args.standard_gate,
+                )
                 for rel in relations
             ]
             with lock:

@@ -40,6 +40,9 @@ class Candidates:
     rewrite: CandidateRewriter | None = None
     similarity: Similarity | None = None
     few_shot: bool = False  # prompts with worked examples (the bench's comparison only)
+    # The rewriter is a small model (the embedded one): its rewrites must also stay close to the
+    # source's words (``relations.english.close_rewrite``).
+    small_rewriter: bool = False
 
 
 ONE_CANDIDATE = Candidates()
@@ -128,8 +131,9 @@ def make_context(
         similarity = candidates.similarity
         ctx.candidates, ctx.rewrite_candidate = candidates.count, candidates.rewrite
         ctx.similarity, ctx.few_shot = similarity, candidates.few_shot
+        small = candidates.small_rewriter
         ctx.check_candidate = lambda source, text: check_followup(
-            relation, source, text, similarity
+            relation, source, text, similarity, small_rewriter=small
         )
     return ctx
 

@@ -15,7 +15,10 @@ that has probably changed the meaning becomes ``invalid_followup: …``:
   one line, keep each detail with the clause it belongs to, keep the speaker, add no clause
   about something the source never mentions (unless it is asked to add sentences), and reach
   the relation's embedding similarity floor, as each of the source's clauses must reach
-  ``CLAUSE_FLOOR`` somewhere in the rewrite (``relations.english.clauses``).
+  ``CLAUSE_FLOOR`` somewhere in the rewrite (``relations.english.clauses``);
+* a small rewriter's rewrite (the embedded model's, ``small_rewriter``) must also keep the
+  source's nouns and adjectives, bring in no new subject, keep each number's word and any
+  contrast (``relations.english.close_rewrite``).
 
 Both become SKIPs with the reason, counted separately — this is what keeps false positives down.
 
@@ -36,6 +39,7 @@ from relations.english.clauses import (
     moved_detail,
     new_claim,
 )
+from relations.english.close_rewrite import far_rewrite_reason
 from relations.english.lexicon import STOPWORDS
 from relations.english.protect import PROPER_NAMES, negation_count
 from relations.english.sentiment_words import polarity_counts
@@ -218,8 +222,9 @@ META_COMMENTARY = re.compile(
     r"|^\s*(?:note|explanation)\s*:"
     # "The answer to the question is: …", "the answer is 12"
     r"|\bthe (?:correct |final )?answer(?: to (?:the|this|your) (?:question|problem))? is\b"
-    # "This sentence can be rephrased as …"
-    r"|\bthis (?:sentence|text|question|problem|passage|statement) (?:can|could|may|might) be "
+    # "This sentence can be rephrased as …", "The text could be rephrased to: …"
+    r"|\b(?:this|the) (?:sentence|text|question|problem|passage|statement) (?:can|could|may|"
+    r"might) be "
     r"(?:rephrased|rewritten|paraphrased|translated|expressed|restated|written)\b"
     # "Translate this to Spanish", "Rewrite the text", "Paraphrase the following"
     r"|\b(?:translate|rephrase|paraphrase|rewrite|reword|expand) (?:this|the|it|that|following)\b"
@@ -403,10 +408,13 @@ def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | 
     return None
 
 
-def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None:
+def rewrite_reason(
+    relation: Relation, source: str, followup: str, *, small_rewriter: bool = False
+) -> str | None:
     """What an LLM rewrite broke (None: nothing we can see): meta-text or an instruction echo,
     another language, a name that opened a sentence, the question, the speaker, added numbers,
-    negation, sentiment, clauses."""
+    negation, sentiment, clauses; and for a ``small_rewriter``, a word of the source gone or a
+    new subject (``relations.english.close_rewrite``)."""
     meta = meta_text(source, followup)
     if meta is not None:
         return f'meta-commentary ("{meta}")'
@@ -428,6 +436,7 @@ def rewrite_reason(relation: Relation, source: str, followup: str) -> str | None
         lambda: _negation_reason(source, followup, adds),
         lambda: sentiment_reason(source, followup, adds),
         lambda: _clauses_reason(relation, source, followup),
+        lambda: _far_reason(relation, source, followup) if small_rewriter else None,
     )
     return next((reason for check in checks if (reason := check())), None)
 
@@ -451,6 +460,12 @@ def _clauses_reason(relation: Relation, source: str, followup: str) -> str | Non
     return None
 
 
+def _far_reason(relation: Relation, source: str, followup: str) -> str | None:
+    # si.expand adds sentences too, but a small rewriter's are held to restating the source.
+    adds = relation.id in ADDS_CLAUSES or relation.family == "custom"
+    return far_rewrite_reason(source, followup, adds=adds, drops=relation.id in MAY_DROP_CLAUSES)
+
+
 def dropped_number_words(source: str, followup: str) -> list[str]:
     """Number values ``source`` has (in words too: "three apples") that ``followup`` has not."""
     kept = number_values(followup)
@@ -467,7 +482,11 @@ def _numbers_reason(source: str, followup: str) -> str | None:
 
 
 def _content_reason(
-    relation: Relation, source: str, followup: str, similarity: Similarity | None
+    relation: Relation,
+    source: str,
+    followup: str,
+    similarity: Similarity | None,
+    small_rewriter: bool = False,
 ) -> str | None:
     if checks_preservation(relation):
         dropped = dropped_content(source, followup)
@@ -475,7 +494,7 @@ def _content_reason(
             shown = ", ".join(dropped[:5]) + (", …" if len(dropped) > 5 else "")
             return f"{INVALID}: dropped {shown}"
         if relation.kind == RelationKind.LLM:
-            broken = rewrite_reason(relation, source, followup)
+            broken = rewrite_reason(relation, source, followup, small_rewriter=small_rewriter)
             if broken:
                 return f"{INVALID}: {broken}"
         elif negation_count(source) != negation_count(followup):
@@ -506,15 +525,18 @@ def check_followup(
     source_text: str,
     followup_text: str,
     similarity: Similarity | None = None,
+    *,
+    small_rewriter: bool = False,
 ) -> str | None:
     """None when the follow-up text may be sent; otherwise the SKIP reason.
 
     ``similarity(a, b)`` returns the cosine of the two texts' embeddings; without it the floor
-    is not checked.
+    is not checked. ``small_rewriter``: an LLM rewrite came from a small model (the embedded
+    one), and must also stay close to the source's words (``relations.english.close_rewrite``).
     """
     if normalise_whitespace(source_text) == normalise_whitespace(followup_text):
         return None if allows_identical(relation) else IDENTICAL
-    return _content_reason(relation, source_text, followup_text, similarity)
+    return _content_reason(relation, source_text, followup_text, similarity, small_rewriter)
 
 
 def gate_followup(
@@ -522,8 +544,11 @@ def gate_followup(
     source_fields: Mapping[str, str],
     followup: FollowUp,
     similarity: Similarity | None = None,
+    *,
+    small_rewriter: bool = False,
 ) -> str | None:
-    """The gate over a whole follow-up: every changed field is checked against its source.
+    """The gate over a whole follow-up: every changed field is checked against its source
+    (``small_rewriter``: see ``check_followup``).
 
     The source is ``followup.source_fields`` when the relation derived its own source. A follow-up
     whose fields are all unchanged is identical only if it also adds no preamble or companions.
@@ -542,7 +567,9 @@ def gate_followup(
         source = base.get(name, "")
         if not source.strip():
             continue  # a field the relation added: nothing of the source to lose
-        reason = _content_reason(relation, source, followup.fields[name], similarity)
+        reason = _content_reason(
+            relation, source, followup.fields[name], similarity, small_rewriter
+        )
         if reason is not None:
             return f"{reason} (in {name})" if len(followup.fields) > 1 else reason
     return None

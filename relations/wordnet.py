@@ -380,8 +380,83 @@ def pos_candidates(word: str) -> list[str]:
     return list(_pos_candidates(lower))
 
 
+@_serialised
+def _usual_pos(wordnet: Any, word: str) -> tuple[str, ...]:
+    scored: list[tuple[int, int, str]] = []
+    for order, pos in enumerate(WN_POS):
+        lemma = wordnet.morphy(word, pos)  # "gives" → "give" (v), "leaves" → "leaf" (n)
+        if not lemma:
+            continue
+        count = sum(
+            entry.count()
+            for s in _synsets(wordnet, lemma, pos)
+            for entry in s.lemmas()
+            if entry.name().lower() == lemma
+        )
+        scored.append((-count, order, pos))
+    return tuple(pos for _, _, pos in sorted(scored))[:1]
+
+
+def usual_pos(word: str) -> str | None:
+    """The part of speech (``n v a r``) of ``word``'s most frequent use, inflections included
+    ("gives" is a verb, "hours" a noun), by WordNet's sense counts of its lemma; None for a
+    stopword, or a word WordNet does not know (a name, a brand)."""
+    lower = word.lower()
+    if lower in STOPWORDS or not lower.isalpha():
+        return None
+    found = _usual_pos(lower)
+    return found[0] if found else None
+
+
+def _forms(wordnet: Any, word: str) -> tuple[str, ...]:
+    # Callers hold the WordNet lock (morphy reads the exception lists).
+    forms = {word} | {lemma for pos in WN_POS if (lemma := wordnet.morphy(word, pos))}
+    return tuple(sorted(forms))
+
+
+_base_forms = _serialised(_forms)
+
+
+def base_forms(word: str) -> set[str]:
+    """``word`` and its WordNet lemmas for every part of speech ("lessons" → lesson, "rudely"
+    stays itself: see ``kin_words``)."""
+    return set(_base_forms(word.lower()))
+
+
+@_serialised
+def _kin_words(wordnet: Any, word: str) -> tuple[str, ...]:
+    found: set[str] = set()
+    for lemma_form in _forms(wordnet, word):
+        for synset in wordnet.synsets(lemma_form):
+            if synset.pos() == "v":
+                continue
+            for near in (synset, *synset.similar_tos(), *synset.also_sees()):
+                for lemma in near.lemmas():
+                    found.add(lemma.name().lower())
+                    found.update(d.name().lower() for d in lemma.derivationally_related_forms())
+            for lemma in synset.lemmas():
+                found.update(p.name().lower() for p in lemma.pertainyms())
+    return tuple(sorted(w for w in found if "_" not in w))
+
+
+def kin_words(word: str) -> set[str]:
+    """Words that say what ``word`` says, from its noun, adjective and adverb senses: the lemmas
+    of its synsets and of the adjectives WordNet lists as similar, their derived forms ("rude" ↔
+    "rudeness") and, for an adverb, the adjective it comes from ("rudely" → "rude"). Verbs are
+    left out: their synsets are too wide ("make" shares one with "get")."""
+    return set(_kin_words(word.lower()))
+
+
 def clear_lookup_caches() -> None:
     """Forget every memoised lookup (tests use it to start from a cold cache)."""
     with _wordnet_lock:
-        for lookup in (_synonyms, _antonyms, _lemma_poses, _pos_candidates):
+        for lookup in (
+            _synonyms,
+            _antonyms,
+            _lemma_poses,
+            _pos_candidates,
+            _usual_pos,
+            _base_forms,
+            _kin_words,
+        ):
             lookup.cache_clear()  # type: ignore[attr-defined]

@@ -143,8 +143,9 @@ def _gate_refusal(result: Any) -> str | None:
 
 def _rewriters(args: argparse.Namespace, store) -> tuple[Rewriter, Candidates]:
     """The rewrite hook and best of k a run would use for these arguments: the same calls (and
-    call cache), the same k, the same worked examples for the embedded model, and MiniLM's input
-    similarity to rank the candidates the gate passes."""
+    call cache), the same k, the same prompts (no worked examples, as in a run), the same gate
+    (the closer rule for the embedded model), and MiniLM's input similarity to rank the
+    candidates the gate passes."""
     # The model clients and the embedder only when a model rewrites.
     from app.engine.calls import make_sync_candidate_rewriter
     from app.engine.embedder import EmbeddingCache
@@ -156,7 +157,9 @@ def _rewriters(args: argparse.Namespace, store) -> tuple[Rewriter, Candidates]:
     endpoint = endpoint_from_args(args, args.endpoint, args.model)
     ask = make_sync_candidate_rewriter(store, endpoint)
     similarity = EmbeddingCache(default_embedder(), store).similarity
-    candidates = Candidates(args.rewrite_candidates, ask, similarity, endpoint.embedded)
+    candidates = Candidates(
+        args.rewrite_candidates, ask, similarity, small_rewriter=endpoint.embedded
+    )
     return (lambda prompt: ask(prompt, 0)), candidates
 
 

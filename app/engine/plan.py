@@ -123,7 +123,10 @@ async def plan_cases(
     # them into 72 of 229 candidates, and gave 2 valid judged rewrites against 8 without them
     # (bench/bench_rewriter_models.py against its --few-shot run).
     similarity = _SimilarityOn(gate_on, embeddings)
-    candidates = Candidates(config.rewrite_candidates, ask, similarity)
+    small_rewriter = transform_calls.endpoint.embedded
+    candidates = Candidates(
+        config.rewrite_candidates, ask, similarity, small_rewriter=small_rewriter
+    )
     rewrite = partial(ask, candidate=0)
     results = await _make_followups(
         jobs, list(samples), task, config.seed, rewrite, candidates, nli_target=config.nli_target
@@ -131,7 +134,7 @@ async def plan_cases(
     planned: list[PlannedCase] = []
     for (_, sample, relation), result in zip(jobs, results, strict=True):
         planned += _cases_of(run_id, sample, relation, result, config.repeats)
-    await asyncio.wrap_future(gate_on.submit(gate_cases, planned, embeddings))
+    await asyncio.wrap_future(gate_on.submit(gate_cases, planned, embeddings, small_rewriter))
     return planned
 
 
@@ -263,8 +266,11 @@ def _cases_of(
     return cases
 
 
-def gate_cases(planned: list[PlannedCase], embeddings: EmbeddingCache) -> None:
-    """The validity gate: identical or meaning-breaking follow-ups are SKIPped before sending."""
+def gate_cases(
+    planned: list[PlannedCase], embeddings: EmbeddingCache, small_rewriter: bool = False
+) -> None:
+    """The validity gate: identical or meaning-breaking follow-ups are SKIPped before sending.
+    ``small_rewriter``: the rewrites came from the embedded model, held to the closer rule."""
     needs_similarity = [
         c for c in planned if c.followup and c.relation.similarity_floor is not None
     ]
@@ -281,7 +287,11 @@ def gate_cases(planned: list[PlannedCase], embeddings: EmbeddingCache) -> None:
             continue
         if id(case.followup) not in reasons:
             reasons[id(case.followup)] = gate_followup(
-                case.relation, case.source_fields, case.followup, embeddings.similarity
+                case.relation,
+                case.source_fields,
+                case.followup,
+                embeddings.similarity,
+                small_rewriter=small_rewriter,
             )
         reason = reasons[id(case.followup)]
         if reason:

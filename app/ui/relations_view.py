@@ -77,7 +77,9 @@ def transformation_rewriter(count: int = 1) -> tuple[Rewriter, Candidates]:
         return EmbeddingCache(default_embedder(), get_store()).similarity(a, b)
 
     # The prompts a run gives the embedded rewriter: no worked examples (``app.engine.plan``).
-    return (lambda prompt: ask(prompt, 0)), Candidates(count, ask, similarity)
+    # The embedded model is a small rewriter: the gate holds it to the closer rule, as in a run.
+    candidates = Candidates(count, ask, similarity, small_rewriter=True)
+    return (lambda prompt: ask(prompt, 0)), candidates
 
 
 # ---------------------------------------------------------------- catalog (pure)

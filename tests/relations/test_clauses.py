@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,8 +29,8 @@ from relations.english.sentiment_words import polarity_counts
 from relations.registry import get_relation
 from relations.validity import check_followup
 from storage.gate_verbs import reason_kind
+from tests.relations.bench_readings import read_rewrites
 
-ROOT = Path(__file__).resolve().parents[2]
 LAPTOP = "The laptop is fast, but the screen is dull and the keyboard feels cheap."
 PHONE = "I waited an hour on the phone and the agent was rude to me."
 
@@ -188,28 +186,6 @@ def test_sentiment_adverbs_count_as_their_adjectives():
     assert polarity_counts("early family only")["positive"] == 0
 
 
-@pytest.fixture(scope="module")
-def minilm_similarity():
-    from app.engine.minilm_onnx import MiniLMOnnxEmbedder, ensure_onnx
-
-    ensure_onnx()
-    embedder = MiniLMOnnxEmbedder(threads=1)
-    vectors: dict[str, np.ndarray] = {}
-
-    def similarity(a: str, b: str) -> float:
-        missing = [t for t in dict.fromkeys((a, b)) if t not in vectors]
-        if missing:
-            vectors.update(zip(missing, embedder.embed(missing), strict=True))
-        return float(np.dot(vectors[a], vectors[b]))
-
-    return similarity
-
-
-def _read_rewrites() -> list[dict]:
-    path = ROOT / "bench/data/rewriter_review.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 # The invalid rewrites of the 20-text bench that the gate judged before these checks.
 CAUGHT_NOW = {
     "The agent was rude to me.": 'a claim dropped ("I waited an hour on the phone"',
@@ -228,7 +204,7 @@ CAUGHT_NOW = {
 def test_the_read_rewrites_the_gate_used_to_judge_are_now_skipped(minilm_similarity):
     """With MiniLM's cosines: half the complaint dropped (0.27), the soup dropped (0.36), two
     swaps of the laptop's faults, a softer verdict added, and verse appended on new lines."""
-    by_text = {r["followup"]: r for r in _read_rewrites()}
+    by_text = {r["followup"]: r for r in read_rewrites()}
     for text, reason in CAUGHT_NOW.items():
         row = by_text[text]
         assert not row["valid"]
@@ -245,12 +221,12 @@ def test_the_read_rewrites_the_gate_used_to_judge_are_now_skipped(minilm_similar
 
 
 def test_rewrites_read_as_valid_and_ours_still_pass(minilm_similarity):
-    """The 20 bench rewrites we read as valid (9 on the tuning texts, 11 on the two held-out
+    """The 42 bench rewrites we read as valid (9 on the tuning texts, 33 on the four held-out
     sets) and 44 faithful rewrites of our own (merges, reordered clauses, synonyms, expansions)
     pass the whole gate; one of ours is rejected by design: 'not on time' → 'late' loses the
     negation word the gate protects."""
-    read_valid = [r for r in _read_rewrites() if r["valid"]]
-    assert len(read_valid) == 20
+    read_valid = [r for r in read_rewrites() if r["valid"]]
+    assert len(read_valid) == 42
     for row in read_valid:
         relation = get_relation(row["relation"])
         assert check_followup(relation, row["source"], row["followup"], minilm_similarity) is None

@@ -38,6 +38,14 @@ SMALL_MODEL_REWRITES = [
         "marbles does Tom have now?",
         'invalid_followup: meta-commentary ("This sentence can be rephrased")',
     ),
+    # … with "the" (SmolLM2 on a held-out review, bench/data/rewriter_texts_held_out_4.jsonl).
+    (
+        "ad.paraphrase",
+        REVIEW,
+        "The text could be rephrased to: The staff were friendly, the room was lovely and the "
+        "breakfast was delicious.",
+        'invalid_followup: meta-commentary ("The text could be rephrased")',
+    ),
     # Instruction echo, from the back-translation prompt.
     (
         "sentence.back_translation",
