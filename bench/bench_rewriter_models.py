@@ -91,6 +91,24 @@ headphones are clear"). A check of verb agreement was tried with the grammar rel
 ``subject_of``: it flags "the soup was delicious and the waiter was friendly" (two subjects
 joined by "and"), so it was left out.
 
+**The reading check** (``app.engine.fluency``; ``--no-fluency`` leaves it out): a rewrite that
+reads to SmolLM2 itself more than 0.4 nats a token worse than its source (mean negative
+log-likelihood) is broken English. Its margin was set on the readings of sets 1–4 (broken: +0.55
+to +2.77; valid: +0.24 at most), then set 5 (``--held-out 5``) was written and run:
+
+| texts | standard gate | closer rule, words only | closer rule with the reading check |
+|---|---|---|---|
+| held-out set 1 | 14, 7 (50 %), 9 % | 8, 2 (25 %), 8 % | 7, 1 (14 %), 8 % |
+| set 3 | 20, 5 (25 %), 19 % | 15, 2 (13 %), 16 % | 15, 2 (13 %), 16 % |
+| set 4 | 16, 9 (56 %), 9 % | 10, 3 (30 %), 9 % | 8, 1 (12 %), 9 % |
+| **set 5, written after all tuning** | 14, 6 (43 %), 10 % | 5, 0, 6 % | **4, 0, 5 %** |
+
+(judged, on an invalid rewrite, yield; the tuning texts and set 2 are unchanged by it: 6, 0 and
+3, 0.) On set 5 the closer rule left no invalid rewrite judged, and cost 4 of the 8 valid ones
+("3 centimetres" → "3 cm", "The movie's too long", "The camp is tidy", a dropped "yet"): few
+cases, so the 5 % target is not shown met, only approached. Over the five held-out sets, 4 of 37
+judged rewrites rest on an invalid one.
+
 The yield target is out of reach for this model whatever the gate does: 10 of each set's 20
 texts are word problems, which SmolLM2 answers instead of rewriting (1 valid judged rewrite in
 150 attempts over the 5 sets), and ``sentence.back_translation`` never came back into English (0
@@ -154,8 +172,9 @@ HELD_OUT = {
     2: ROOT / "bench" / "data" / "rewriter_texts_held_out_2.jsonl",
     3: ROOT / "bench" / "data" / "rewriter_texts_held_out_3.jsonl",
     4: ROOT / "bench" / "data" / "rewriter_texts_held_out_4.jsonl",
+    5: ROOT / "bench" / "data" / "rewriter_texts_held_out_5.jsonl",
 }
-HELD_OUT_SUFFIX = {1: "-held-out", 2: "-held-out-2", 3: "-held-out-3", 4: "-held-out-4"}
+HELD_OUT_SUFFIX = {n: "-held-out" + (f"-{n}" if n > 1 else "") for n in HELD_OUT}
 CALLS = OUT / "calls.jsonl"
 
 
@@ -254,10 +273,12 @@ def one_case(
     similarity,
     few_shot: bool = False,
     small: bool = True,
+    fluency: bool = True,
 ) -> dict:
     """One attempt: the relation's follow-up of one text, through best of k and the gate.
     ``few_shot``: prompts with worked examples (a run's prompts have none); ``small``: the gate's
-    closer rule for a small rewriter, as a run applies it to the embedded model."""
+    closer rule for a small rewriter, as a run applies it to the embedded model (``fluency``:
+    with its reading check, SmolLM2 scoring the texts)."""
     from core.tasks import BUILTIN_TASKS
     from core.types import Sample
     from relations.apply import Candidates, SkippedFollowUp, generate_followups
@@ -266,7 +287,11 @@ def one_case(
     task = BUILTIN_TASKS[text_row["task"]]
     field = FIELD[task.id]
     sample = Sample({f: "" for f in task.fields} | {field: text_row[field]})
-    candidates = Candidates(k, rewriter.ask, similarity, few_shot=few_shot, small_rewriter=small)
+    from app.engine.fluency import embedded_rewriter
+    from relations.english.close_rewrite import SmallRewriter
+
+    closer = (embedded_rewriter() if fluency else SmallRewriter()) if small else None
+    candidates = Candidates(k, rewriter.ask, similarity, few_shot=few_shot, small_rewriter=closer)
     record = {"model": rewriter.name, "task": task.id, "relation": relation.id}
     record |= {"source": text_row[field], "followup": None, "reason": None, "candidates": []}
     try:
@@ -282,7 +307,7 @@ def one_case(
         return record | {"outcome": "relation_skip", "reason": result.reason}
     tried = result.details.get("rewrite", {})
     record |= {"followup": result.fields[field], "candidates": tried.get("candidates", [])}
-    reason = gate_followup(relation, sample.fields, result, similarity, small_rewriter=small)
+    reason = gate_followup(relation, sample.fields, result, similarity, small_rewriter=closer)
     return record | {"outcome": "gate_skip" if reason else "judged", "reason": reason}
 
 
@@ -379,7 +404,7 @@ def report_cached(args: argparse.Namespace) -> None:
                 try:
                     row = one_case(
                         get_relation(relation_id), text_row, rewriter, args.k, similarity,
-                        args.few_shot, not args.standard_gate,
+                        args.few_shot, not args.standard_gate, not args.no_fluency,
                     )  # fmt: skip
                 except NotAskedYetError:
                     continue
@@ -408,19 +433,25 @@ def main() -> None:
     parser.add_argument(
         "--held-out",
         type=int,
-        choices=(1, 2, 3, 4),
+        choices=tuple(HELD_OUT),
         help="a set of 20 texts written after the gate was tuned on the others: 1 "
         "(bench/data/rewriter_texts_held_out.jsonl, into test-artifacts/"
         "rewriter-models-held-out), 2 (…_held_out_2.jsonl, written after the checks set 1 "
         "suggested; into …-held-out-2), 3 (…_held_out_3.jsonl, written after the closer rule for "
         "a small rewriter was first tuned; into …-held-out-3), 4 (…_held_out_4.jsonl, written "
-        "after it was tuned on set 3 too; into …-held-out-4)",
+        "after it was tuned on set 3 too; into …-held-out-4), 5 (…_held_out_5.jsonl, written "
+        "after the reading check was added; into …-held-out-5)",
     )
     parser.add_argument(
         "--standard-gate",
         action="store_true",
         help="gate as for a strong rewriter, without the closer rule a run applies to the "
         "embedded model (relations.english.close_rewrite)",
+    )
+    parser.add_argument(
+        "--no-fluency",
+        action="store_true",
+        help="the closer rule without its reading check (SmolLM2 scoring how a rewrite reads)",
     )
     parser.add_argument(
         "--cached-only",
@@ -465,6 +496,7 @@ def main() -> None:
                     similarity,
                     args.few_shot,
                     not args.standard_gate,
+                    not args.no_fluency,
                 )
                 for rel in relations
             ]

@@ -21,6 +21,7 @@ from relations.base import (
     Rewriter,
     TransformContext,
 )
+from relations.english.close_rewrite import SmallRewriter
 from relations.requirements import availability
 from relations.validity import Similarity, check_followup
 
@@ -42,7 +43,7 @@ class Candidates:
     few_shot: bool = False  # prompts with worked examples (the bench's comparison only)
     # The rewriter is a small model (the embedded one): its rewrites must also stay close to the
     # source's words (``relations.english.close_rewrite``).
-    small_rewriter: bool = False
+    small_rewriter: SmallRewriter | None = None
 
 
 ONE_CANDIDATE = Candidates()

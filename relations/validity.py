@@ -18,7 +18,8 @@ that has probably changed the meaning becomes ``invalid_followup: …``:
   ``CLAUSE_FLOOR`` somewhere in the rewrite (``relations.english.clauses``);
 * a small rewriter's rewrite (the embedded model's, ``small_rewriter``) must also keep the
   source's nouns and adjectives, bring in no new subject, keep each number's word and any
-  contrast (``relations.english.close_rewrite``).
+  contrast, and read to that model about as well as its source (``relations.english.
+  close_rewrite``).
 
 Both become SKIPs with the reason, counted separately — this is what keeps false positives down.
 
@@ -39,7 +40,7 @@ from relations.english.clauses import (
     moved_detail,
     new_claim,
 )
-from relations.english.close_rewrite import far_rewrite_reason
+from relations.english.close_rewrite import SmallRewriter, far_rewrite_reason
 from relations.english.lexicon import STOPWORDS
 from relations.english.protect import PROPER_NAMES, negation_count
 from relations.english.sentiment_words import polarity_counts
@@ -409,12 +410,16 @@ def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | 
 
 
 def rewrite_reason(
-    relation: Relation, source: str, followup: str, *, small_rewriter: bool = False
+    relation: Relation,
+    source: str,
+    followup: str,
+    *,
+    small_rewriter: SmallRewriter | None = None,
 ) -> str | None:
     """What an LLM rewrite broke (None: nothing we can see): meta-text or an instruction echo,
     another language, a name that opened a sentence, the question, the speaker, added numbers,
-    negation, sentiment, clauses; and for a ``small_rewriter``, a word of the source gone or a
-    new subject (``relations.english.close_rewrite``)."""
+    negation, sentiment, clauses; and for a ``small_rewriter``, the closer rule: a word of the
+    source gone, a new subject, broken English … (``relations.english.close_rewrite``)."""
     meta = meta_text(source, followup)
     if meta is not None:
         return f'meta-commentary ("{meta}")'
@@ -436,7 +441,11 @@ def rewrite_reason(
         lambda: _negation_reason(source, followup, adds),
         lambda: sentiment_reason(source, followup, adds),
         lambda: _clauses_reason(relation, source, followup),
-        lambda: _far_reason(relation, source, followup) if small_rewriter else None,
+        lambda: (
+            _far_reason(relation, source, followup, small_rewriter)
+            if small_rewriter is not None
+            else None
+        ),
     )
     return next((reason for check in checks if (reason := check())), None)
 
@@ -460,10 +469,14 @@ def _clauses_reason(relation: Relation, source: str, followup: str) -> str | Non
     return None
 
 
-def _far_reason(relation: Relation, source: str, followup: str) -> str | None:
+def _far_reason(
+    relation: Relation, source: str, followup: str, small_rewriter: SmallRewriter
+) -> str | None:
     # si.expand adds sentences too, but a small rewriter's are held to restating the source.
     adds = relation.id in ADDS_CLAUSES or relation.family == "custom"
-    return far_rewrite_reason(source, followup, adds=adds, drops=relation.id in MAY_DROP_CLAUSES)
+    drops = relation.id in MAY_DROP_CLAUSES
+    fluency = small_rewriter.fluency
+    return far_rewrite_reason(source, followup, adds=adds, drops=drops, fluency=fluency)
 
 
 def dropped_number_words(source: str, followup: str) -> list[str]:
@@ -486,7 +499,7 @@ def _content_reason(
     source: str,
     followup: str,
     similarity: Similarity | None,
-    small_rewriter: bool = False,
+    small_rewriter: SmallRewriter | None = None,
 ) -> str | None:
     if checks_preservation(relation):
         dropped = dropped_content(source, followup)
@@ -526,7 +539,7 @@ def check_followup(
     followup_text: str,
     similarity: Similarity | None = None,
     *,
-    small_rewriter: bool = False,
+    small_rewriter: SmallRewriter | None = None,
 ) -> str | None:
     """None when the follow-up text may be sent; otherwise the SKIP reason.
 
@@ -545,7 +558,7 @@ def gate_followup(
     followup: FollowUp,
     similarity: Similarity | None = None,
     *,
-    small_rewriter: bool = False,
+    small_rewriter: SmallRewriter | None = None,
 ) -> str | None:
     """The gate over a whole follow-up: every changed field is checked against its source
     (``small_rewriter``: see ``check_followup``).

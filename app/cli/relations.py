@@ -149,6 +149,7 @@ def _rewriters(args: argparse.Namespace, store) -> tuple[Rewriter, Candidates]:
     # The model clients and the embedder only when a model rewrites.
     from app.engine.calls import make_sync_candidate_rewriter
     from app.engine.embedder import EmbeddingCache
+    from app.engine.fluency import embedded_rewriter
     from app.engine.workspace import default_embedder
     from relations.apply import Candidates
 
@@ -157,9 +158,8 @@ def _rewriters(args: argparse.Namespace, store) -> tuple[Rewriter, Candidates]:
     endpoint = endpoint_from_args(args, args.endpoint, args.model)
     ask = make_sync_candidate_rewriter(store, endpoint)
     similarity = EmbeddingCache(default_embedder(), store).similarity
-    candidates = Candidates(
-        args.rewrite_candidates, ask, similarity, small_rewriter=endpoint.embedded
-    )
+    small = embedded_rewriter() if endpoint.embedded else None
+    candidates = Candidates(args.rewrite_candidates, ask, similarity, small_rewriter=small)
     return (lambda prompt: ask(prompt, 0)), candidates
 
 

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from app.engine.calls import CallCache, TransformationError, candidate_params
 from app.engine.embedder import EmbeddingCache
+from app.engine.fluency import embedded_rewriter
 from core.tasks import Task
 from core.types import Completion, Sample, content_hash
 from relations.apply import Candidates, SkippedFollowUp, generate_followups
 from relations.base import FollowUp, Relation, RelationKind
+from relations.english.close_rewrite import SmallRewriter
 from relations.validity import gate_followup
 
 if TYPE_CHECKING:
@@ -123,7 +125,7 @@ async def plan_cases(
     # them into 72 of 229 candidates, and gave 2 valid judged rewrites against 8 without them
     # (bench/bench_rewriter_models.py against its --few-shot run).
     similarity = _SimilarityOn(gate_on, embeddings)
-    small_rewriter = transform_calls.endpoint.embedded
+    small_rewriter = embedded_rewriter() if transform_calls.endpoint.embedded else None
     candidates = Candidates(
         config.rewrite_candidates, ask, similarity, small_rewriter=small_rewriter
     )
@@ -267,7 +269,9 @@ def _cases_of(
 
 
 def gate_cases(
-    planned: list[PlannedCase], embeddings: EmbeddingCache, small_rewriter: bool = False
+    planned: list[PlannedCase],
+    embeddings: EmbeddingCache,
+    small_rewriter: SmallRewriter | None = None,
 ) -> None:
     """The validity gate: identical or meaning-breaking follow-ups are SKIPped before sending.
     ``small_rewriter``: the rewrites came from the embedded model, held to the closer rule."""

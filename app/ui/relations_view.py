@@ -58,6 +58,7 @@ def transformation_rewriter(count: int = 1) -> tuple[Rewriter, Candidates]:
     trying the same text twice is instant.
     """
     from app.engine.calls import TransformationError, make_sync_candidate_rewriter
+    from app.engine.fluency import embedded_rewriter
     from app.engine.model_server import get_server
     from app.ui.components import resolve_embedded
 
@@ -78,7 +79,7 @@ def transformation_rewriter(count: int = 1) -> tuple[Rewriter, Candidates]:
 
     # The prompts a run gives the embedded rewriter: no worked examples (``app.engine.plan``).
     # The embedded model is a small rewriter: the gate holds it to the closer rule, as in a run.
-    candidates = Candidates(count, ask, similarity, small_rewriter=True)
+    candidates = Candidates(count, ask, similarity, small_rewriter=embedded_rewriter())
     return (lambda prompt: ask(prompt, 0)), candidates
 
 
