@@ -37,6 +37,16 @@ class BagOfWordsEmbedder:
         return vectors
 
 
+def mock_runner(store: Store, respond):
+    """A runner whose every endpoint answers through one ``MockClient(respond)``, embedding with
+    ``BagOfWordsEmbedder``: the engine with no network and no model."""
+    from app.clients.mock import MockClient
+    from app.engine.runner import Runner
+
+    embeddings = EmbeddingCache(BagOfWordsEmbedder(), store)
+    return Runner(store, embeddings, client_factory=MockClient(respond).factory)
+
+
 @pytest.fixture
 def store(tmp_path):
     s = Store(tmp_path / "test.db")

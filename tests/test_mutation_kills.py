@@ -431,14 +431,11 @@ def test_call_cache_hands_nothing_when_the_answers_were_taken_first(tmp_path) ->
 def test_an_empty_rewrite_is_skipped_as_empty(tmp_path) -> None:
     """``rewrite`` returns the rewriter's text, or "" for none: an empty paraphrase is a SKIP
     that says so (mutant: ``completion.text or "XXXX"`` made it a follow-up)."""
-    from app.clients.mock import MockClient
-    from app.engine.embedder import EmbeddingCache
-    from app.engine.runner import Runner
     from core.run_config import RunConfig
     from core.tasks import BUILTIN_TASKS
     from core.types import Endpoint, Sample
     from storage import Store
-    from tests.conftest import BagOfWordsEmbedder
+    from tests.conftest import mock_runner
 
     model = Endpoint(name="mock", base_url="mock://model", model="mock-model", kind="mock")
     rewriter = Endpoint(name="rw", base_url="mock://rw", model="rw", kind="mock")
@@ -448,11 +445,7 @@ def test_an_empty_rewrite_is_skipped_as_empty(tmp_path) -> None:
 
     store = Store(tmp_path / "empty.db")
     try:
-        runner = Runner(
-            store,
-            EmbeddingCache(BagOfWordsEmbedder(), store),
-            client_factory=MockClient(respond).factory,
-        )
+        runner = mock_runner(store, respond)
         config = RunConfig(model, "sentiment", ("si.paraphrase",), transformation_endpoint=rewriter)
         summary = runner.run_sync(
             config, BUILTIN_TASKS["sentiment"], [Sample({"text": "I love this phone."})]

@@ -42,7 +42,7 @@ from relations.apply import SkippedFollowUp, generate_followups
 from relations.base import RelationKind
 from relations.registry import list_relations
 from storage import Store
-from tests.conftest import BagOfWordsEmbedder
+from tests.conftest import BagOfWordsEmbedder, mock_runner
 from tests.golden.build_engine1_fixture import (
     model_answer,
     respond_reliably,
@@ -136,11 +136,7 @@ def run_and_check(plan: dict, folder: Path) -> Counter:
     samples = plan["samples"]
     store = Store(folder / "pairing.db")
     try:
-        runner = Runner(
-            store,
-            EmbeddingCache(BagOfWordsEmbedder(), store),
-            client_factory=MockClient(respond).factory,
-        )
+        runner = mock_runner(store, respond)
         config = RunConfig(
             ENDPOINT,
             task.id,

@@ -82,7 +82,7 @@ def _words(text: str) -> list[str]:
     return [re.sub(r"'s$", "", w) for w in found]
 
 
-def _content_word(word: str, parts: tuple[str | None, ...]) -> bool:
+def _content_word(word: str, parts: tuple[str, ...]) -> bool:
     from relations.wordnet import usual_pos
 
     if word in STOPWORDS or len(word) < 3 or not word.isalpha():
@@ -220,31 +220,58 @@ def far_rewrite_reason(
     new nouns are allowed (an expansion's elaboration is not: it restates); ``drops``: it is
     asked to shorten, so words may go; ``fluency``: see ``SmallRewriter``.
     """
+    # In order, and lazily: the first fault is the reason; the WordNet lookups and the model's
+    # reading of the text are not done once one is found.
+    checks = (
+        lambda: _label_reason(source, rewrite),
+        lambda: (
+            None
+            if drops
+            else _listed("a word of the source is gone", missing_words, source, rewrite)
+        ),
+        lambda: None if adds else _listed("a new subject brought in", added_nouns, source, rewrite),
+        lambda: None if drops else _number_reason(source, rewrite),
+        lambda: _contrast_reason(source, rewrite),
+        lambda: _listed("a verb turned passive", passive_flips, source, rewrite, "; ", 2),
+        lambda: None if fluency is None else _reading_reason(source, rewrite, fluency),
+    )
+    return next((reason for check in checks if (reason := check())), None)
+
+
+def _listed(
+    kind: str,
+    find: Callable[[str, str], list[str]],
+    source: str,
+    rewrite: str,
+    joiner: str = ", ",
+    shown: int = 4,
+) -> str | None:
+    """ "kind (a, b)" for what ``find`` lists; None when it lists nothing or WordNet, which it
+    needs, is not installed."""
     try:
-        missing = [] if drops else missing_words(source, rewrite)
-        added = [] if adds else added_nouns(source, rewrite)
-    except RuntimeError:  # WordNet is not installed: the words are not checked
-        missing = added = []
+        found = find(source, rewrite)
+    except RuntimeError:  # WordNet is not installed: this check does not run
+        return None
+    return f"{kind} ({joiner.join(found[:shown])})" if found else None
+
+
+def _label_reason(source: str, rewrite: str) -> str | None:
     label = label_before(source, rewrite)
-    if label is not None:
-        return f'a label before the text ("{label}:")'
-    if missing:
-        return f"a word of the source is gone ({', '.join(missing[:4])})"
-    if added:
-        return f"a new subject brought in ({', '.join(added[:4])})"
-    lost = numbers_without_their_word(source, rewrite) if not drops else []
-    if lost:
-        return f"a number lost its word ({'; '.join(lost[:3])})"
+    return None if label is None else f'a label before the text ("{label}:")'
+
+
+def _number_reason(source: str, rewrite: str) -> str | None:
+    lost = numbers_without_their_word(source, rewrite)
+    return f"a number lost its word ({'; '.join(lost[:3])})" if lost else None
+
+
+def _contrast_reason(source: str, rewrite: str) -> str | None:
     contrast = contrast_lost(source, rewrite)
-    if contrast:
-        return f'the contrast is gone ("{contrast}")'
-    try:
-        flips = passive_flips(source, rewrite)
-    except RuntimeError:  # WordNet is not installed: verbs are not known
-        flips = []
-    if flips:
-        return f"a verb turned passive ({'; '.join(flips[:2])})"
-    worse = reads_worse(source, rewrite, fluency) if fluency is not None else None
-    if worse is not None:
-        return f"reads as broken English (+{worse:.2f} nats a token against the source)"
-    return None
+    return f'the contrast is gone ("{contrast}")' if contrast else None
+
+
+def _reading_reason(source: str, rewrite: str, fluency: Callable[[str], float]) -> str | None:
+    worse = reads_worse(source, rewrite, fluency)
+    if worse is None:
+        return None
+    return f"reads as broken English (+{worse:.2f} nats a token against the source)"

@@ -9,10 +9,16 @@ The close ones that must pass are SmolLM2's rewrites we read as valid.
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.run_config import RunConfig
+from core.tasks import BUILTIN_TASKS
+from core.types import Endpoint, Sample
+from relations.base import RelationKind
 from relations.english.close_rewrite import (
     SmallRewriter,
     added_nouns,
@@ -24,6 +30,8 @@ from relations.english.close_rewrite import (
 from relations.registry import get_relation
 from relations.requirements import wordnet_status
 from relations.validity import check_followup
+from storage import Store
+from tests.conftest import mock_runner
 
 pytestmark = pytest.mark.skipif(
     not wordnet_status()[0], reason="WordNet is not installed (make installs it)"
@@ -268,46 +276,112 @@ def test_property_reordered_clauses_pass_and_a_replaced_adjective_is_named(
     assert missing == ([] if still_said else [adjective])
 
 
+MODEL = Endpoint(name="m", base_url="mock://model", model="m", kind="mock")
+EMBEDDED = Endpoint(name="e", base_url="mock://embedded", model="smollm2", kind="embedded")
+STRONG = Endpoint(name="s", base_url="mock://strong", model="big", kind="mock")
+
+
 def test_a_run_holds_only_the_embedded_rewriter_to_the_closer_rule(tmp_path):
     """Through the runner: the same unfaithful rewrite is SKIPped with its reason when the
     embedded model wrote it, and judged when a strong model (any other endpoint) did."""
-    from app.clients.mock import MockClient
-    from app.engine.embedder import EmbeddingCache
-    from app.engine.runner import Runner
-    from core.run_config import RunConfig
-    from core.tasks import BUILTIN_TASKS
-    from core.types import Endpoint, Sample
-    from storage import Store
-    from tests.conftest import BagOfWordsEmbedder
-
     source, rewrite, reason = UNFAITHFUL[0]
 
     def respond(messages) -> str:
         return rewrite if "<text>" in messages[-1]["content"] else "positive"
 
-    model = Endpoint(name="m", base_url="mock://model", model="m", kind="mock")
-    embedded = Endpoint(name="e", base_url="mock://embedded", model="smollm2", kind="embedded")
-    strong = Endpoint(name="s", base_url="mock://strong", model="big", kind="mock")
-    task = BUILTIN_TASKS["sentiment"]
     store = Store(tmp_path / "close.db")
     try:
-        runner = Runner(
-            store,
-            EmbeddingCache(BagOfWordsEmbedder(), store),
-            client_factory=MockClient(respond).factory,
-        )
+        runner = mock_runner(store, respond)
         verdicts = {}
-        for rewriter in (embedded, strong):
+        for rewriter in (EMBEDDED, STRONG):
             config = RunConfig(
-                model, "sentiment", ("si.paraphrase",), transformation_endpoint=rewriter
+                MODEL, "sentiment", ("si.paraphrase",), transformation_endpoint=rewriter
             )
-            summary = runner.run_sync(config, task, [Sample({"text": source})])
+            summary = runner.run_sync(
+                config, BUILTIN_TASKS["sentiment"], [Sample({"text": source})]
+            )
             (case,) = store.cases_for([summary.run_id])
             verdicts[rewriter.name] = (case.verdict.value, case.reason)
     finally:
         store.close()
     assert verdicts["e"] == ("SKIP", f"invalid_followup: {reason}")
     assert verdicts["s"][0] != "SKIP"
+
+
+def _mock_rewrite(text: str) -> str:
+    """Half the texts rewritten closely ("indeed" added), half with a new noun ("at the
+    office"), chosen by the text's digest: recognisable, and the same every run."""
+    if int(hashlib.sha256(text.encode()).hexdigest(), 16) % 2:
+        return f"Indeed, {text}"
+    end = len(text.rstrip(".!?"))
+    return f"{text[:end]} at the office{text[end:]}"
+
+
+def test_a_mixed_run_gates_each_rewrite_on_its_own_source(tmp_path):
+    """Rule and LLM-prompted relations, two tasks (one with two fields), two repeats, one
+    database, the embedded model as rewriter. Each LLM case is checked by content: its verdict
+    is what the gate (closer rule included) says of its own source and follow-up, its repeats
+    agree, and both branches occur; no rule relation's case gets a closer-rule reason."""
+    from app.engine.embedder import EmbeddingCache
+    from app.engine.fluency import embedded_rewriter
+    from app.inputs.datasets import load_dataset
+    from relations.base import FollowUp
+    from relations.validity import gate_followup
+    from tests.conftest import BagOfWordsEmbedder
+    from tests.golden.build_engine1_fixture import model_answer, text_to_rewrite
+
+    def respond(messages) -> str:
+        prompt = messages[-1]["content"]
+        text = text_to_rewrite(prompt)
+        return model_answer(prompt) if text is None else _mock_rewrite(text)
+
+    relation_ids = ("char.leet", "si.paraphrase", "si.identity", "ad.paraphrase", "word.synonym")
+    similarity = EmbeddingCache(BagOfWordsEmbedder()).similarity
+    closer_kinds = ("a new subject brought in", "a word of the source is gone", "reads as broken")
+    seen: dict[str, set[str]] = {"SKIP": set(), "judged": set()}
+    store = Store(tmp_path / "mixed.db")
+    try:
+        runner = mock_runner(store, respond)
+        for task_id in ("sentiment", "qa"):
+            config = RunConfig(
+                MODEL, task_id, relation_ids, repeats=2, transformation_endpoint=EMBEDDED
+            )
+            task = BUILTIN_TASKS[task_id]
+            summary = runner.run_sync(config, task, load_dataset(task_id)[:4])
+            by_followup: dict[tuple, set] = {}
+            for case in store.cases_for([summary.run_id]):
+                relation = get_relation(case.relation_id)
+                key = (case.sample_id, case.relation_id, case.followup_index)
+                by_followup.setdefault(key, set()).add((case.verdict.value, case.reason))
+                if relation.kind != RelationKind.LLM:
+                    assert not any(kind in (case.reason or "") for kind in closer_kinds)
+                    continue
+                followup = FollowUp(dict(case.followup_input), target="*")
+                expected = gate_followup(
+                    relation,
+                    case.source_input,
+                    followup,
+                    similarity,
+                    small_rewriter=embedded_rewriter(),
+                )
+                changed = [v for k, v in case.followup_input.items() if v != case.source_input[k]]
+                assert changed and all(
+                    v.startswith("Indeed, ") or "at the office" in v for v in changed
+                ), case
+                if expected is None:
+                    assert case.verdict.value != "SKIP", (case.followup_input, case.reason)
+                    seen["judged"].add(changed[0])
+                else:
+                    assert (case.verdict.value, case.reason) == ("SKIP", expected)
+                    seen["SKIP"].add(changed[0])
+            # The repeats of a follow-up share its gate verdict.
+            for verdicts in by_followup.values():
+                skips = {v for v in verdicts if v[0] == "SKIP"}
+                assert not skips or verdicts == skips
+    finally:
+        store.close()
+    assert any("at the office" in text for text in seen["SKIP"])
+    assert any(text.startswith("Indeed, ") for text in seen["judged"])
 
 
 def test_on_every_rewrite_we_read_the_closer_rule_catches_most_invalid_ones(minilm_similarity):
