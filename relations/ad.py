@@ -77,7 +77,7 @@ _QUESTION_LABEL = re.compile(r"^question:\s*", re.I)  # no "Question: Question: 
 )
 def paraphrase(text: str, ctx: TransformContext) -> str:
     return single_line_rewrite(
-        ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES
+        ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES, by_sentence=True
     )
 
 

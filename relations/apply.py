@@ -44,6 +44,9 @@ class Candidates:
     # The rewriter is a small model (the embedded one): its rewrites must also stay close to the
     # source's words (``relations.english.close_rewrite``).
     small_rewriter: SmallRewriter | None = None
+    # A small rewriter is asked sentence by sentence where a relation allows it; True: whole
+    # texts, as a strong one is (the bench's comparison only).
+    whole_text: bool = False
 
 
 ONE_CANDIDATE = Candidates()
@@ -133,6 +136,7 @@ def make_context(
         ctx.candidates, ctx.rewrite_candidate = candidates.count, candidates.rewrite
         ctx.similarity, ctx.few_shot = similarity, candidates.few_shot
         small = candidates.small_rewriter
+        ctx.by_sentence = small is not None and not candidates.whole_text
         ctx.check_candidate = lambda source, text: check_followup(
             relation, source, text, similarity, small_rewriter=small
         )

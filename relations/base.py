@@ -87,6 +87,9 @@ class TransformContext:
     # Prompts with worked examples (the bench compares them; no run asks for them: the embedded
     # SmolLM2 copied them into its rewrites, bench/bench_rewriter_models.py).
     few_shot: bool = False
+    # The rewriter is a small model: a rewrite that may be asked sentence by sentence is
+    # (``relations.candidates.best_by_sentence``).
+    by_sentence: bool = False
     # What the transformation wants kept with the case (e.g. the candidates it tried).
     details: dict[str, Any] = field(default_factory=dict)
 

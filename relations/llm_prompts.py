@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from relations.base import NotApplicable, Rewriter, TransformContext
-from relations.candidates import best_of_k
+from relations.candidates import MakeCandidate, MakeCandidateOf, best_by_sentence, best_of_k
 from relations.text_utils import normalise_whitespace
 
 PRESERVATION_CONSTRAINT = (
@@ -183,20 +183,32 @@ def llm_rewrite(
     *,
     what: str,
     examples: Sequence[tuple[str, str]] = (),
+    by_sentence: bool = False,
 ) -> str:
     """Ask the transformation endpoint for a rewrite (the best of k candidates, see
     ``relations.candidates``); NotApplicable when every candidate comes back empty. A small
-    rewriter (``ctx.few_shot``) gets ``examples`` in its prompt."""
+    rewriter (``ctx.few_shot``) gets ``examples`` in its prompt; ``by_sentence``: the rewrite
+    may be asked sentence by sentence, which a small rewriter is (``ctx.by_sentence``)."""
     shown = examples if ctx.few_shot else ()
-    prompt = build_rewrite_prompt(instruction, text, examples=shown)
 
-    def make(rewrite: Rewriter) -> str:
-        cleaned = clean_rewrite(rewrite(prompt))
-        if not cleaned:
-            raise NotApplicable(f"the transformation endpoint returned an empty {what}")
-        return cleaned
+    def make_of(piece: str) -> MakeCandidate:
+        prompt = build_rewrite_prompt(instruction, piece, examples=shown)
 
-    return best_of_k(ctx, text, make)
+        def make(rewrite: Rewriter) -> str:
+            cleaned = clean_rewrite(rewrite(prompt))
+            if not cleaned:
+                raise NotApplicable(f"the transformation endpoint returned an empty {what}")
+            return cleaned
+
+        return make
+
+    return _best(ctx, text, make_of, by_sentence)
+
+
+def _best(ctx: TransformContext, text: str, make_of: MakeCandidateOf, by_sentence: bool) -> str:
+    if by_sentence and ctx.by_sentence:
+        return best_by_sentence(ctx, text, make_of)
+    return best_of_k(ctx, text, make_of(text))
 
 
 def single_line_rewrite(
@@ -208,16 +220,21 @@ def single_line_rewrite(
     min_ratio: float = 0.5,
     max_ratio: float = 2.0,
     examples: Sequence[tuple[str, str]] = (),
+    by_sentence: bool = False,
 ) -> str:
     """AgentDiff-style filtered rewrite: first non-empty line, sane length, not identical (each
-    candidate filtered, then the best of k kept)."""
+    candidate filtered, then the best of k kept; ``by_sentence``: see ``llm_rewrite``)."""
     shown = examples if ctx.few_shot else ()
-    prompt = build_rewrite_prompt(instruction, text, single_line=True, examples=shown)
 
-    def make(rewrite: Rewriter) -> str:
-        return _filtered_line(rewrite(prompt), text, what, min_ratio, max_ratio)
+    def make_of(piece: str) -> MakeCandidate:
+        prompt = build_rewrite_prompt(instruction, piece, single_line=True, examples=shown)
 
-    return best_of_k(ctx, text, make)
+        def make(rewrite: Rewriter) -> str:
+            return _filtered_line(rewrite(prompt), piece, what, min_ratio, max_ratio)
+
+        return make
+
+    return _best(ctx, text, make_of, by_sentence)
 
 
 def _filtered_line(response: str, text: str, what: str, min_ratio: float, max_ratio: float) -> str:

@@ -121,7 +121,9 @@ def identity(text: str, ctx: TransformContext) -> str:
     similarity_floor=0.7,
 )
 def paraphrase(text: str, ctx: TransformContext) -> str:
-    return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES)
+    return llm_rewrite(
+        ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES, by_sentence=True
+    )
 
 
 @transform_relation(

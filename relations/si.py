@@ -100,7 +100,9 @@ def identity(text: str, ctx: TransformContext) -> str:
     similarity_floor=0.7,
 )
 def paraphrase(text: str, ctx: TransformContext) -> str:
-    return llm_rewrite(ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES)
+    return llm_rewrite(
+        ctx, _PARAPHRASE, text, what="paraphrase", examples=PARAPHRASE_EXAMPLES, by_sentence=True
+    )
 
 
 def permute_facts(text: str, ctx: TransformContext) -> str:
@@ -148,7 +150,9 @@ def reorder_facts(text: str, ctx: TransformContext) -> str:
     similarity_floor=0.6,
 )
 def expand(text: str, ctx: TransformContext) -> str:
-    return llm_rewrite(ctx, _EXPAND, text, what="expansion", examples=EXPAND_EXAMPLES)
+    return llm_rewrite(
+        ctx, _EXPAND, text, what="expansion", examples=EXPAND_EXAMPLES, by_sentence=True
+    )
 
 
 @transform_relation(
@@ -163,7 +167,7 @@ def expand(text: str, ctx: TransformContext) -> str:
     similarity_floor=0.7,
 )
 def contract(text: str, ctx: TransformContext) -> str:
-    return llm_rewrite(ctx, _CONTRACT, text, what="contraction")
+    return llm_rewrite(ctx, _CONTRACT, text, what="contraction", by_sentence=True)
 
 
 @transform_relation(

@@ -113,6 +113,11 @@ def join_sentences(sentences: Sequence[str]) -> str:
     return " ".join(sentences)
 
 
+def lower_words(text: str) -> list[str]:
+    """The words of ``text`` in lower case, with a plain apostrophe ("Don’t" → "don't")."""
+    return [w.lower().replace("’", "'") for w in re.findall(r"[^\W\d_][\w'’-]*", text)]
+
+
 def first_word(sentence: str) -> str:
     match = re.search(r"[^\W\d_][\w'’-]*", sentence)
     return match.group().lower() if match else ""

@@ -42,8 +42,10 @@ from relations.english.clauses import (
 )
 from relations.english.close_rewrite import SmallRewriter, far_rewrite_reason
 from relations.english.lexicon import STOPWORDS
+from relations.english.person import person_reason
 from relations.english.protect import PROPER_NAMES, negation_count
 from relations.english.sentiment_words import polarity_counts
+from relations.text_utils import lower_words as _words
 from relations.text_utils import normalise_whitespace, split_sentences
 
 Similarity = Callable[[str, str], float]
@@ -237,6 +239,8 @@ META_COMMENTARY = re.compile(
     r"|\b(?:paraphrase|translation|rewrite|output|answer|solution)\s*:"
     # "Original: … Rephrased: …", "The text: …": two versions, or a label before the text
     r"|^\W*(?:original|rephrased|reworded|expanded|simplified|the text|text)\s*:"
+    # "To summarize, A bag of rice …": a summary announced, not the text rewritten
+    r"|^\W*(?:to summari[sz]e|in summary|to sum up)\b"
     # "This sentence uses the adjective …", "A user asks the question: …": about the text
     r"|\bthis (?:sentence|text|passage) (?:uses|describes|says|means|shows|is about)\b"
     r"|\bthe user (?:asks|wants)\b|\ba user asks\b"
@@ -323,10 +327,6 @@ def meta_text(source: str, followup: str) -> str | None:
     return None
 
 
-def _words(text: str) -> list[str]:
-    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
-
-
 def not_english(source: str, followup: str) -> bool:
     """Whether ``followup`` reads as another language while ``source`` reads as English."""
     before, after = _words(source), _words(followup)
@@ -371,27 +371,6 @@ def added_numbers(source: str, followup: str) -> list[str]:
 def _without_incidental(text: str) -> str:
     pattern = r"\b(?:" + "|".join(_INCIDENTAL_NUMBER_WORDS) + r")\b"
     return re.sub(pattern, " ", text, flags=re.I)
-
-
-_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
-_SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves"})
-
-
-def person_reason(source: str, followup: str) -> str | None:
-    """The speaker changed: the source speaks of itself ("my headphones", "our guide") and the
-    rewrite addresses someone else instead ("your headphones"), or no one speaks any more ("The
-    app crashes every time I open the camera." → "The app fails to recover from camera
-    crashes."): another claim."""
-    before, after = _words(source), _words(followup)
-    mine = [w for w in before if w in _FIRST_PERSON]
-    yours = [w for w in after if w in _SECOND_PERSON and w not in before]
-    kept = [w for w in after if w in _FIRST_PERSON]
-    speaker = "I" if mine and mine[0] == "i" else mine[0] if mine else ""
-    if mine and yours and len(kept) < len(mine):
-        return f"the speaker changed ({speaker} → {yours[0]})"
-    if mine and not kept:  # "I open the camera" → "camera crashes": whose experience is gone
-        return f"the speaker dropped ({speaker})"
-    return None
 
 
 def sentiment_reason(source: str, followup: str, adds_sentences: bool) -> str | None:

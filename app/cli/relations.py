@@ -135,6 +135,8 @@ def _gate_refusal(result: Any) -> str | None:
     from relations.candidates import DETAILS_KEY
 
     tried = (result.details or {}).get(DETAILS_KEY)
+    if tried and "by_sentence" in tried:  # a small rewriter's, asked sentence by sentence
+        return tried["gate"]
     if not tried or tried["valid"] or tried["chosen"] is None:
         return None
     chosen = next(c for c in tried["candidates"] if c["n"] == tried["chosen"])

@@ -314,6 +314,9 @@ def candidate_summaries(followup: FollowUp) -> list[str]:
         if not tried or "valid" not in tried:
             continue
         head = f"{name}: {tried['tried']} rewrite candidate(s) asked, {tried['valid']} valid"
+        if "by_sentence" in tried:
+            lines.append(_by_sentence_summary(head, tried))
+            continue
         if tried["valid"]:
             line = f"{head}; candidate #{tried['chosen']} kept (the closest to the source)."
         else:
@@ -325,6 +328,24 @@ def candidate_summaries(followup: FollowUp) -> list[str]:
         ]
         lines.append(line + (f" Rejected: {'; '.join(rejected)}." if rejected else ""))
     return lines
+
+
+def _by_sentence_summary(head: str, tried: dict) -> str:
+    """A small rewriter's rewrite, asked sentence by sentence: which sentences were reworded."""
+    sentences = tried["by_sentence"]
+    reworded = sum(1 for s in sentences if s["kept"] == "reworded")
+    asked = sum(1 for s in sentences if s["kept"] != "question")
+    questions = len(sentences) - asked
+    line = f"{head}, sentence by sentence: {reworded} of {asked} sentence(s) reworded"
+    if questions:
+        line += f", {questions} question(s) kept as written"
+    if not reworded:
+        return line + "; none passed the validity gate, so a run would SKIP this case."
+    line += " (each the closest valid candidate; the others as written)."
+    if tried.get("gate"):
+        reason = tried["gate"].removeprefix(INVALID + ": ")
+        line += f" Put back together, the text fails the gate ({reason}): a run would SKIP it."
+    return line
 
 
 def render_catalog(relations: Sequence[Relation]) -> None:

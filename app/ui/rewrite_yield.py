@@ -29,7 +29,7 @@ def weak_rewriter_note(found: RewriteYield) -> str:
         f"rewrites ({found.share:.0%}) passed the validity gate, below "
         f"{WEAK_REWRITER_YIELD:.0%}, so most of its cases are SKIPs and measure nothing. A "
         "rewriter this weak also gets unfaithful rewrites past the gate (the embedded "
-        "SmolLM2-135M: 4 of 37 on the held-out texts we read), so check its FAILs "
+        "SmolLM2-135M: 13 of 102 on the held-out texts we read), so check its FAILs "
         "in Triage before trusting them. Use a stronger model as the transformation endpoint "
         "(**Transformation endpoint** in the run form, `--transformation-endpoint` on the "
         "command line)."

@@ -23,9 +23,12 @@ from relations.english.close_rewrite import (
     SmallRewriter,
     added_nouns,
     contrast_lost,
+    degree_words_added,
     far_rewrite_reason,
     missing_words,
     numbers_without_their_word,
+    quotes_added,
+    unknown_words,
 )
 from relations.registry import get_relation
 from relations.requirements import wordnet_status
@@ -84,6 +87,32 @@ UNFAITHFUL = [
         "The process: The nurse was gentle and the waiting room was spotless.",
         'a label before the text ("The process:")',
     ),
+    (
+        "The jacket fits well. The zip broke after a week.",
+        "The jacket fits well. The ziplock broke after a week.",
+        "a word unknown to WordNet (ziplock)",
+    ),
+    (
+        "The beach was clean and the water was clear. It was a perfect day.",
+        "The beach was always clean and the water was clear. It was a perfect day.",
+        "a degree word added (always)",
+    ),
+    (
+        "The ferry was on time and the crossing was calm.",
+        "The ferry was on time, but the crossing was too calm.",
+        "a degree word added (too)",
+    ),
+    (
+        "The kettle boils quickly and the handle stays cool.",
+        'The kettle "boils quickly" and the handle remains cool.',
+        "words put in quotes (boils quickly)",
+    ),
+    (
+        "A bookshelf has 5 shelves and each shelf holds 32 books. How many books fit on the "
+        "bookshelf?",
+        "The bookshelf has 5 shelves with 32 books. How many books fit on the bookshelf?",
+        '"each" is gone: a quantity per item may now read as a total',
+    ),
 ]
 
 # (source, a close rewrite SmolLM2 wrote and we read as valid)
@@ -123,6 +152,15 @@ CLOSE = [
     (
         "The headphones sound clear and the case feels solid.",
         "The headphones have clear sound and the case is solid.",
+    ),
+    (
+        "Leo reads 12 pages each evening. The book has 96 pages. How many evenings does he need?",
+        "Leo reads 12 pages each evening. The book is 96 pages long. How many evenings does he "
+        "need?",
+    ),
+    (
+        "A crate holds 6 bottles and a shop orders 15 crates. How many bottles arrive?",
+        "Each crate holds 6 bottles. The shop orders 15 crates. How many bottles arrive?",
     ),
 ]
 
@@ -222,16 +260,34 @@ def test_the_gate_holds_only_a_small_rewriter_to_the_closer_rule():
     assert check_followup(get_relation("si.expand"), museum, added) is None
 
 
-def test_without_wordnet_only_numbers_and_contrasts_are_checked(monkeypatch):
+def test_unknown_degree_and_quoted_words_are_only_those_the_source_has_not():
+    """A word WordNet does not know is fine when the source has it ("wifi"); stopwords and
+    inflections of known words are known; a degree word or a quote the source has may stay."""
+    assert unknown_words("The wifi kept dropping.", "The wifi was dropping all the time.") == []
+    assert unknown_words("The zip broke.", "The zipps broke and it's gone.") == ["zipps"]
+    assert degree_words_added("It was very cold.", "It was very, very cold.") == []
+    assert degree_words_added("The room was small.", "The room was rather small.") == ["rather"]
+    assert quotes_added('He called it "cosy".', 'He said it was "cosy".') == []
+    assert quotes_added("The food was fine.", "The food was “fine”.") == ["fine"]
+
+
+def test_without_wordnet_only_the_checks_of_plain_words_run(monkeypatch):
+    """Numbers, contrasts, degree words, quotes and labels need no WordNet; the checks of
+    nouns, adjectives, unknown words and voice are left out."""
     import relations.wordnet
 
     def missing(word: str):
         raise RuntimeError("WordNet is not installed")
 
-    monkeypatch.setattr(relations.wordnet, "usual_pos", missing)
-    monkeypatch.setattr(relations.wordnet, "base_forms", missing)
-    source, rewrite, _ = UNFAITHFUL[0]
-    assert far_rewrite_reason(source, rewrite, adds=False, drops=False) is None
+    for lookup in ("usual_pos", "base_forms", "pos_candidates"):
+        monkeypatch.setattr(relations.wordnet, lookup, missing)
+    by_reason = {reason.split(" (")[0]: (s, r) for s, r, reason in UNFAITHFUL}
+    for left_out in ("a word of the source is gone", "a word unknown to WordNet"):
+        source, rewrite = by_reason[left_out]
+        assert far_rewrite_reason(source, rewrite, adds=False, drops=False) is None
+    for kept in ("a degree word added", "words put in quotes"):
+        source, rewrite = by_reason[kept]
+        assert far_rewrite_reason(source, rewrite, adds=False, drops=False).startswith(kept)
     eggs, broken, reason = UNFAITHFUL[5]
     assert far_rewrite_reason(eggs, broken, adds=False, drops=False) == reason
     pizza, lost, reason = UNFAITHFUL[6]
@@ -365,9 +421,10 @@ def test_a_mixed_run_gates_each_rewrite_on_its_own_source(tmp_path):
                     small_rewriter=embedded_rewriter(),
                 )
                 changed = [v for k, v in case.followup_input.items() if v != case.source_input[k]]
-                assert changed and all(
-                    v.startswith("Indeed, ") or "at the office" in v for v in changed
-                ), case
+                # Rewritten whole or sentence by sentence (the embedded rewriter's way).
+                assert changed and all("Indeed, " in v or "at the office" in v for v in changed), (
+                    case
+                )
                 if expected is None:
                     assert case.verdict.value != "SKIP", (case.followup_input, case.reason)
                     seen["judged"].add(changed[0])
@@ -381,15 +438,18 @@ def test_a_mixed_run_gates_each_rewrite_on_its_own_source(tmp_path):
     finally:
         store.close()
     assert any("at the office" in text for text in seen["SKIP"])
-    assert any(text.startswith("Indeed, ") for text in seen["judged"])
+    assert any("Indeed, " in text for text in seen["judged"])
 
 
 def test_on_every_rewrite_we_read_the_closer_rule_catches_most_invalid_ones(minilm_similarity):
     """The bench's SmolLM2 rewrites that pass the gate a strong rewriter gets (MiniLM's real
-    cosines, SmolLM2's real reading scores): of the 35 we read as invalid, the word checks SKIP
-    28 and the reading check 3 more; of the 50 we read as valid, they SKIP 10 and 1 ("hotel
+    cosines, SmolLM2's real reading scores): of the 54 we read as invalid, the word checks SKIP
+    34 and the reading check 3 more; of the 125 we read as valid, they SKIP 11 and 1 ("hotel
     room" → "room", "peaceful" → "tranquil", "The movie's too long" …). What is left is a claim
-    changed by one word ("the headphones are clear") and garbled clauses."""
+    changed by one word ("the headphones are clear", "Each minibus has 9 children"), garbled
+    clauses ("a box of 12 boxes") and a word out of English order ("Omar runs every morning 5
+    kilometres"). Sets 6–9 added the readings of rewrites asked statement by statement; the
+    unknown-word, degree-word, quotes and "each" checks were written on sets 6–8's."""
     from app.engine.fluency import embedded_rewriter
     from tests.relations.bench_readings import read_rewrites
 
@@ -406,9 +466,9 @@ def test_on_every_rewrite_we_read_the_closer_rule_catches_most_invalid_ones(mini
             counts[(row["valid"], got is None)] += 1
         return counts
 
-    words_only = {(True, True): 40, (True, False): 10, (False, True): 7, (False, False): 28}
+    words_only = {(True, True): 114, (True, False): 11, (False, True): 20, (False, False): 34}
     assert tally(SmallRewriter()) == words_only
-    everything = {(True, True): 39, (True, False): 11, (False, True): 4, (False, False): 31}
+    everything = {(True, True): 113, (True, False): 12, (False, True): 17, (False, False): 37}
     assert tally(embedded_rewriter()) == everything
 
 

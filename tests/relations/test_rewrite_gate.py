@@ -154,6 +154,24 @@ SMALL_MODEL_REWRITES = [
         "Your new headphones broke after two days, which is really disappointing.",
         "invalid_followup: the speaker changed (my → your)",
     ),
+    # Held-out set 8 (asked sentence by sentence): another person does the work, and a summary
+    # announced before the text.
+    (
+        "si.paraphrase",
+        "Hugo earns 12 pounds an hour. He works 6 hours on Sunday. How much does he earn on "
+        "Sunday?",
+        "Hugo earns 12 pounds an hour. She works 6 hours on Sunday. How much does he earn on "
+        "Sunday?",
+        "invalid_followup: a pronoun changed (he → she)",
+    ),
+    (
+        "ad.paraphrase",
+        "A bag of rice weighs 5 kilograms. A family eats 250 grams a day. How many days does the "
+        "bag last?",
+        "To summarize, A bag of rice weighs 5 kilograms. A family eats 250 grams every day. How "
+        "many days does the bag last?",
+        'invalid_followup: meta-commentary ("To summarize")',
+    ),
     # a comment on the source's wording after the source itself.
     (
         "si.expand",
@@ -327,3 +345,16 @@ def test_without_wordnet_only_the_listed_names_are_known(monkeypatch):
 
     monkeypatch.setattr(relations.wordnet, "is_common_word", missing)
     assert opening_names("Lena is 9 years old.") == []
+
+
+def test_a_pronoun_swap_counts_only_where_the_source_speaks_of_one_person():
+    """ "He" → "she" is another person; a source that has both may have its pronouns moved."""
+    from relations.validity import person_reason
+
+    assert person_reason("He runs. He rests.", "She runs. He rests.") == (
+        "a pronoun changed (he → she)"
+    )
+    assert person_reason("She thanked him.", "He was thanked by her.") is None
+    assert person_reason("Mia reads her book.", "Mia reads his book.") == (
+        "a pronoun changed (her → his)"
+    )

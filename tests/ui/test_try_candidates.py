@@ -56,3 +56,33 @@ def test_try_it_says_a_run_would_skip_when_no_candidate_passes():
         "would SKIP this case. Rejected: #0 dropped 3, 2, Ann; #1 dropped 3, 2, Ann; #2 dropped "
         "3, 2, Ann."
     ]
+
+
+def test_try_it_says_which_sentences_a_small_rewriter_reworded():
+    """The embedded rewriter (a small one) is asked sentence by sentence: the summary says how
+    many statements were reworded and that the question was kept as written."""
+    from relations.english.close_rewrite import SmallRewriter
+
+    problem = "Tom has 3 marbles. He gives 2 marbles to Ann. How many marbles does Tom have now?"
+    close = {"Tom has 3 marbles.": "Tom owns 3 marbles."}
+
+    def ask(prompt: str, candidate: int) -> str:
+        text = prompt.split("<text>\n", 1)[1].split("\n</text>", 1)[0]
+        return close.get(text, "Tom has 1 marble left.")
+
+    result = try_relation(
+        get_relation("si.paraphrase"),
+        problem,
+        rewrite=lambda prompt: ask(prompt, 0),
+        candidates=Candidates(
+            3, ask, lambda a, b: 1.0 if a == b else 0.9, small_rewriter=SmallRewriter()
+        ),
+    )
+    assert result.followup.fields == {
+        "text": "Tom owns 3 marbles. He gives 2 marbles to Ann. How many marbles does Tom have now?"
+    }
+    assert candidate_summaries(result.followup) == [
+        "text: 6 rewrite candidate(s) asked, 3 valid, sentence by sentence: 1 of 2 sentence(s) "
+        "reworded, 1 question(s) kept as written (each the closest valid candidate; the others "
+        "as written)."
+    ]
