@@ -63,14 +63,11 @@ def judge(ctx: TransformContext, source: str, index: int, text: str) -> Candidat
     return Candidate(index, text, reason, value)
 
 
-def best_of_k(ctx: TransformContext, source: str, make: MakeCandidate) -> str:
-    """Ask for ``ctx.candidate_count()`` candidates and return the chosen one's text.
-
-    A candidate the relation itself rejects (empty, too long …) is counted but not kept; when
-    none is left, the first rejection is the SKIP reason. A failing call makes the case an ERROR
-    after every candidate was asked (so batch export sees all k requests at once).
-    """
-    count = ctx.candidate_count()
+def _ask(
+    ctx: TransformContext, make: MakeCandidate, count: int
+) -> tuple[list[tuple[int, str]], list[str], Exception | None]:
+    """Every one of ``count`` candidates asked: those made (index, text), the relation's own
+    rejections, and the first failed call (kept, so the others are still asked)."""
     made: list[tuple[int, str]] = []
     rejected: list[str] = []
     failure: Exception | None = None
@@ -81,6 +78,18 @@ def best_of_k(ctx: TransformContext, source: str, make: MakeCandidate) -> str:
             rejected.append(str(exc))
         except Exception as exc:
             failure = failure or exc
+    return made, rejected, failure
+
+
+def best_of_k(ctx: TransformContext, source: str, make: MakeCandidate) -> str:
+    """Ask for ``ctx.candidate_count()`` candidates and return the chosen one's text.
+
+    A candidate the relation itself rejects (empty, too long …) is counted but not kept; when
+    none is left, the first rejection is the SKIP reason. A failing call makes the case an ERROR
+    after every candidate was asked (so batch export sees all k requests at once).
+    """
+    count = ctx.candidate_count()
+    made, rejected, failure = _ask(ctx, make, count)
     if failure is not None:
         raise failure
     if not made:
@@ -152,18 +161,12 @@ def best_by_sentence(ctx: TransformContext, source: str, make_of: MakeCandidateO
         if not sentence.asked:
             shown.append({"text": sentence.text, "kept": "question"})
             continue
-        make = make_of(sentence.text)
-        judged: list[Candidate] = []
-        for index in range(count):
-            try:
-                text = make(ctx.rewriter_for(index))
-            except NotApplicable as exc:
-                rejected.append(str(exc))
-                continue
-            except Exception as exc:
-                failure = failure or exc
-                continue
-            judged.append(judge(ctx, sentence.text, index, text))
+        made, refused, failed = _ask(ctx, make_of(sentence.text), count)
+        rejected += refused
+        failure = failure or failed
+        if failure is not None:  # the case is an ERROR: ask the rest, judge nothing
+            continue
+        judged = [judge(ctx, sentence.text, index, text) for index, text in made]
         passing = [c for c in judged if c.reason is None]
         if passing:
             chosen[number] = choose(judged).text

@@ -113,13 +113,17 @@ def join_sentences(sentences: Sequence[str]) -> str:
     return " ".join(sentences)
 
 
+# A word: letters first, then letters, digits, apostrophes or hyphens ("don't", "check-in").
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+
+
 def lower_words(text: str) -> list[str]:
     """The words of ``text`` in lower case, with a plain apostrophe ("Don’t" → "don't")."""
-    return [w.lower().replace("’", "'") for w in re.findall(r"[^\W\d_][\w'’-]*", text)]
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
 
 
 def first_word(sentence: str) -> str:
-    match = re.search(r"[^\W\d_][\w'’-]*", sentence)
+    match = _WORD.search(sentence)
     return match.group().lower() if match else ""
 
 

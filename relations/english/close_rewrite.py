@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from relations.english.lexicon import STOPWORDS
-from relations.text_utils import normalise_whitespace
+from relations.text_utils import lower_words, normalise_whitespace
 
 # How much worse a rewrite may read than its source to the rewriter's own model, in nats a token
 # (mean negative log-likelihood): SmolLM2's valid rewrites we read scored +0.24 at most, its broken
@@ -71,7 +71,6 @@ class SmallRewriter:
     fluency: Callable[[str], float] | None = None
 
 
-_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # A number written with digits and the word right after it ("7 of", "24 eggs"); not the minutes
 # of a time or the parts of a fraction ("6:45", "3/4").
 _NUMBER_THEN_WORD = re.compile(r"(?<![\d.:/,])(\d+(?:\.\d+)?)(?![\d:/])\s+([^\W\d_][\w'’-]*)")
@@ -97,8 +96,8 @@ DISTRIBUTIVE_WORDS = frozenset({"each", "every", "per", "apiece"})
 
 
 def _words(text: str) -> list[str]:
-    found = (w.lower().replace("’", "'") for w in _WORD.findall(text))
-    return [re.sub(r"'s$", "", w) for w in found]
+    """The lower-case words of ``text``, each without a possessive "'s" ("hotel's" → hotel)."""
+    return [re.sub(r"'s$", "", w) for w in lower_words(text)]
 
 
 def _content_word(word: str, parts: tuple[str, ...]) -> bool:

@@ -225,3 +225,18 @@ def test_with_every_candidate_rejected_by_the_relation_the_case_skips_with_its_r
     assert result.reason == (
         "paraphrase rejected: identical to the source (all 3 candidates of each sentence)"
     )
+
+
+def test_a_failing_call_fails_the_case_after_every_sentence_was_asked():
+    """As with whole texts: the error comes after all candidates of all statements were asked
+    (so a batch export's first stage sees every request)."""
+
+    def answer(text: str, n: int) -> str:
+        if text.startswith("Tom"):
+            raise ConnectionError("the endpoint went away")
+        return CLOSE[text]
+
+    rewriter = Rewriter(answer)
+    with pytest.raises(ConnectionError):
+        _followup("si.paraphrase", PROBLEM, rewriter)
+    assert sorted(rewriter.asked) == sorted((s, n) for s in CLOSE for n in range(3))
