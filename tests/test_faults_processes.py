@@ -325,7 +325,10 @@ def test_a_full_disk_keeps_what_was_stored_and_the_rerun_sends_only_the_rest(tmp
         assert found, line
         assert db.exists()
         kept = _count_calls(db)
-        assert 0 < kept == int(found.group(1)) < first_sent
+        # Calls still in flight when the disk filled were sent but not kept. There may be none:
+        # a loaded machine can starve the event loop while the batch that fills the disk is
+        # judged, and then every call sent was also stored.
+        assert 0 < kept == int(found.group(1)) <= first_sent
         assert _integrity(db) == "ok"
         stored = {
             json.loads(row[0])[-1]["content"] for row in _read(db, "SELECT messages FROM calls")
@@ -337,6 +340,7 @@ def test_a_full_disk_keeps_what_was_stored_and_the_rerun_sends_only_the_rest(tmp
     summary = json.loads(out)
     resent = answers.prompts(since=first_sent)
     assert summary["status"] == "done" and "ERROR" not in summary["verdicts"]
+    assert summary["calls_made"] > 0  # the disk filled mid-run: the rest was still to send
     assert len(resent) == summary["calls_made"] and not stored & set(resent)
     assert _count_calls(db) == kept + summary["calls_made"]
 
