@@ -18,11 +18,14 @@ GATE_REASON_PREFIXES = ("identical_followup", "invalid_followup")
 
 @dataclass(frozen=True)
 class GateCount:
-    """One relation's follow-ups in a run, and how many of them the validity gate rejected."""
+    """One relation's follow-ups in a run, how many of them the validity gate rejected, and how
+    many were SKIPped for another reason (the relation made no usable follow-up, it does not
+    apply, a precondition failed): with both, the follow-ups left are the ones judged."""
 
     relation_id: str
     followups: int
     rejected: int
+    skipped_otherwise: int = 0
 
     @property
     def rejected_share(self) -> float:
@@ -33,7 +36,8 @@ class GateVerbs:
     """Mixin of :class:`storage.store.Store`: read-only counts of the validity gate's SKIPs."""
 
     def gate_counts(self, run_id: str) -> list[GateCount]:
-        """Per relation of the run (sorted by id): its distinct follow-ups and the gate's rejects.
+        """Per relation of the run (sorted by id): its distinct follow-ups, the gate's rejects and
+        the other SKIPs.
 
         A follow-up is counted once however many repeats it has (sample, field, index).
         """
@@ -45,13 +49,20 @@ class GateVerbs:
                    count(DISTINCT CASE
                        WHEN verdict = 'SKIP' AND (reason LIKE ? OR reason LIKE ?)
                        THEN sample_id || char(31) || target || char(31) || followup_index
-                   END) AS rejected
+                   END) AS rejected,
+                   count(DISTINCT CASE
+                       WHEN verdict = 'SKIP' AND NOT (reason LIKE ? OR reason LIKE ?)
+                       THEN sample_id || char(31) || target || char(31) || followup_index
+                   END) AS skipped_otherwise
             FROM cases WHERE run_id = ?
             GROUP BY relation_id ORDER BY relation_id
             """,
-            [*(f"{prefix}%" for prefix in GATE_REASON_PREFIXES), run_id],
+            [*(f"{prefix}%" for prefix in GATE_REASON_PREFIXES * 2), run_id],
         )
-        return [GateCount(r["relation_id"], r["followups"], r["rejected"]) for r in rows]
+        return [
+            GateCount(r["relation_id"], r["followups"], r["rejected"], r["skipped_otherwise"])
+            for r in rows
+        ]
 
 
 # SKIPs that say the rewriter was never asked: no transformation endpoint, or the relation does not

@@ -83,6 +83,21 @@ def test_rewrite_yield_counts_valid_rewrites_over_attempts(tmp_path):
     assert store.rewrite_yield(CaseFilter(), []) == []
 
 
+def test_gate_counts_set_the_gate_apart_from_the_other_skips(tmp_path):
+    """The Probe's gate table beside the yield: si.paraphrase has 8 follow-ups (1-8), 3 rejected
+    by the gate (3, 4, 5) and 3 SKIPped otherwise (2: a precondition, 6: an empty rewrite, 8: no
+    endpoint; 7 is an ERROR). si.expand: 2 follow-ups, no SKIP. char.delete: 1, rejected."""
+    from storage.gate_verbs import GateCount
+
+    store = Store(tmp_path / "g.db")
+    save_runs(store, CASES)
+    assert store.gate_counts("run-a") == [
+        GateCount("char.delete", followups=1, rejected=1, skipped_otherwise=0),
+        GateCount("si.expand", followups=2, rejected=0, skipped_otherwise=0),
+        GateCount("si.paraphrase", followups=8, rejected=3, skipped_otherwise=3),
+    ]
+
+
 @pytest.mark.parametrize(
     ("reason", "kind"),
     [

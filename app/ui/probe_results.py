@@ -78,19 +78,24 @@ def case_title(case: dict[str, Any]) -> str:
 
 
 def render_gate_summary(counts: list[GateCount]) -> None:
-    """Per relation, how many follow-ups the validity gate rejected (nothing when none were).
-    When an LLM-prompted relation's rewriter is too weak, ``render_weak_rewriter_notes`` says so
-    (its yield counts the relation's own SKIPs of empty rewrites too)."""
+    """Per relation, how many follow-ups the validity gate rejected (nothing when none were),
+    beside its other SKIPs: the weak-rewriter note's yield counts the relation's own SKIPs (an
+    empty or identical rewrite) as failed attempts too, and without them the two disagreed
+    ("2 of 6 rejected" above "2 of 6 rewrites passed")."""
     rejected = [count for count in counts if count.rejected]
     if not rejected:
         return
-    st.markdown("**Validity gate** — follow-ups SKIPped before sending, per relation")
+    st.markdown(
+        "**Validity gate** — follow-ups SKIPped before sending, per relation; other SKIPs: "
+        "no usable follow-up was made, the relation does not apply, or a precondition failed"
+    )
     st.dataframe(
         pd.DataFrame(
             {
                 "relation": [c.relation_id for c in rejected],
                 "follow-ups": [c.followups for c in rejected],
                 "rejected": [c.rejected for c in rejected],
+                "other SKIPs": [c.skipped_otherwise for c in rejected],
                 "share rejected": [c.rejected_share for c in rejected],
             }
         ),

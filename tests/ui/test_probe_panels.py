@@ -103,8 +103,8 @@ def test_gate_counts_count_each_followup_once(db_path) -> None:
     store = Store(db_path)
     save_runs(store, _gate_cases())
     assert store.gate_counts("run-a") == [
-        GateCount("char.delete", followups=2, rejected=1),
-        GateCount("si.paraphrase", followups=3, rejected=2),
+        GateCount("char.delete", followups=2, rejected=1, skipped_otherwise=1),
+        GateCount("si.paraphrase", followups=3, rejected=2, skipped_otherwise=0),
     ]
     assert store.gate_counts("no-such-run") == []
 
@@ -124,6 +124,7 @@ def test_results_show_the_gate_rejections_and_a_note_when_the_rewriter_is_too_we
     assert list(gate["relation"]) == ["char.delete", "si.paraphrase"]
     assert list(gate["rejected"]) == [1, 2]
     assert list(gate["follow-ups"]) == [2, 3]
+    assert list(gate["other SKIPs"]) == [1, 0]  # d2's "no letters to perturb" is not the gate's
     [note] = [w.value for w in at.warning if "too weak" in w.value]
     assert "too weak for si.paraphrase: 1 of 3 rewrites (33%)" in note
     assert "Transformation endpoint" in note
